@@ -1,0 +1,50 @@
+package vigil
+
+import (
+	"encoding/json"
+	"regexp"
+	"time"
+)
+
+// Artifact is one raw security signal as received, plus what the pipeline
+// derived from it.
+type Artifact struct {
+	ID        string          `json:"id"`
+	OrgID     string          `json:"org_id"`
+	Source    string          `json:"source"`
+	Raw       string          `json:"raw"`
+	Timestamp time.Time       `json:"timestamp"`
+	Metadata  json.RawMessage `json:"metadata"`
+	CreatedAt time.Time       `json:"created_at"`
+
+	// Event holds the normalized (ECS) fields once parsed; null before.
+	Event json.RawMessage `json:"event"`
+	// Enrichment holds per-node-value context once enriched; null before.
+	Enrichment json.RawMessage `json:"enrichment"`
+}
+
+// ArtifactFilter selects artifacts of one org.
+type ArtifactFilter struct {
+	Source string
+	Query  string
+	Range  TimeRange
+	Page   Page
+}
+
+// Artifact limits (DESIGN §6).
+const (
+	MaxRawBytes     = 1 << 20
+	MaxBatchItems   = 10000
+	MaxSourceLen    = 64
+	MaxMetadataSize = 64 << 10
+)
+
+var sourceRE = regexp.MustCompile(`^[a-z0-9_.-]{1,64}$`)
+
+// ValidateSource returns the issue with a source identifier, or "".
+func ValidateSource(s string) string {
+	if !sourceRE.MatchString(s) {
+		return "must be 1..64 characters of [a-z0-9_.-]"
+	}
+	return ""
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// config is every setting of the service; flags first, then VIGIL_<FLAG>
+// environment variables, then defaults.
+type config struct {
+	Addr          string
+	DataDir       string
+	DatabaseURL   string
+	NATSURL       string
+	JWTSecret     string
+	JWTJWKSURL    string
+	JWTIssuer     string
+	JWTAudience   string
+	LogLevel      string
+	Fsync         string
+	CorrWindow    time.Duration
+	HubLimit      int
+	Workers       int
+	MaxQueueBytes int64
+	MaxPending    int
+	IngestWait    time.Duration
+	MaxDeliver    int
+}
+
+// flags registers the shared flags on fs.
+func (c *config) flags(fs *flag.FlagSet) {
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address of the API")
+	fs.StringVar(&c.DataDir, "data-dir", "./vigil-data", "directory of the embedded database, queue and generated secret")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://… to use PostgreSQL instead of the embedded SQLite")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "nats://… to use an external NATS JetStream instead of the embedded one")
+	fs.StringVar(&c.JWTSecret, "jwt-secret", "", "HS256 shared secret (default: generated once into the data dir)")
+	fs.StringVar(&c.JWTJWKSURL, "jwt-jwks-url", "", "JWKS URL of an identity provider (RS256/ES256/EdDSA)")
+	fs.StringVar(&c.JWTIssuer, "jwt-issuer", "", "required iss claim, if set")
+	fs.StringVar(&c.JWTAudience, "jwt-audience", "", "required aud claim, if set")
+	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&c.Fsync, "fsync", "deferred", "deferred (survives a process crash) or always (survives power loss, slower)")
+	fs.DurationVar(&c.CorrWindow, "correlation-window", time.Hour, "how long an open incident keeps taking related observations")
+	fs.IntVar(&c.HubLimit, "hub-limit", 25, "open incidents a key node may join before it counts as context only")
+	fs.IntVar(&c.Workers, "workers", 2, "pipeline worker goroutines in this process")
+	fs.Int64Var(&c.MaxQueueBytes, "max-queue-bytes", 1<<30, "queue size in bytes above which ingest answers 429")
+	fs.IntVar(&c.MaxPending, "max-pending", 2000, "unprocessed queue messages (batches) above which ingest answers 429")
+	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "how long POST /v1/artifacts waits for the workers to store a durable batch before replying (0: reply once durable)")
+	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
+}
+
+// parseFlags parses args, then fills every flag not given on the command
+// line from VIGIL_<FLAG>.
+func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] {
+			return
+		}
+		env := "VIGIL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(env); v != "" {
+			if err := f.Value.Set(v); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", env, err))
+			}
+		}
+	})
+	if fs.NArg() > 0 {
+		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.Fsync != "deferred" && c.Fsync != "always" {
+		errs = append(errs, fmt.Errorf("--fsync must be deferred or always, not %q", c.Fsync))
+	}
+	if c.CorrWindow <= 0 {
+		errs = append(errs, errors.New("--correlation-window must be positive"))
+	}
+	if c.MaxQueueBytes < 1<<20 {
+		errs = append(errs, errors.New("--max-queue-bytes must be at least 1 MiB"))
+	}
+	if c.MaxPending < 1 || c.MaxDeliver < 1 || c.IngestWait < 0 {
+		errs = append(errs, errors.New("--max-pending and --max-deliver must be at least 1, --ingest-wait not negative"))
+	}
+	if c.Workers < 1 {
+		errs = append(errs, errors.New("--workers must be at least 1"))
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// String prints the configuration with secrets masked.
+func (c config) String() string {
+	mask := func(s string) string {
+		if s == "" {
+			return ""
+		}
+		return "****"
+	}
+	return fmt.Sprintf("addr=%s data_dir=%s database_url=%s nats_url=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
+		c.Addr, c.DataDir, maskURL(c.DatabaseURL), maskURL(c.NATSURL), mask(c.JWTSecret), c.JWTJWKSURL, c.Fsync, c.Workers)
+}
+
+// maskURL hides the password of a URL.
+func maskURL(u string) string {
+	at := strings.LastIndex(u, "@")
+	scheme := strings.Index(u, "://")
+	if at < 0 || scheme < 0 || at < scheme {
+		return u
+	}
+	creds := u[scheme+3 : at]
+	if user, _, ok := strings.Cut(creds, ":"); ok {
+		return u[:scheme+3] + user + ":****" + u[at:]
+	}
+	return u
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("--log-level: %w", err)
+	}
+	return l, nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	l, _ := parseLevel(level)
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// secretFile is where the generated HS256 secret is kept in the data dir.
+const secretFile = "jwt-secret"
+
+// jwtSecret returns the configured secret or the one kept in the data dir,
+// generating and storing it (mode 0600) the first time.
+func (c *config) jwtSecret(create bool) ([]byte, error) {
+	if c.JWTSecret != "" {
+		return []byte(c.JWTSecret), nil
+	}
+	path := filepath.Join(c.DataDir, secretFile)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		s := strings.TrimSpace(string(b))
+		if len(s) < 32 {
+			return nil, fmt.Errorf("secret in %s is too short", path)
+		}
+		return []byte(s), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) || !create {
+		return nil, fmt.Errorf("read JWT secret: %w (set VIGIL_JWT_SECRET or run vigil serve once with this data dir)", err)
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	var raw [32]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return nil, err
+	}
+	s := hex.EncodeToString(raw[:])
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return c.jwtSecret(false) // another process made it first
+	}
+	if err != nil {
+		return nil, fmt.Errorf("write JWT secret: %w", err)
+	}
+	if _, err := f.WriteString(s + "\n"); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("write JWT secret: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return nil, fmt.Errorf("write JWT secret: %w", err)
+	}
+	return []byte(s), nil
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/api"
+	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/pipeline"
+	"github.com/vigil-soc/vigil/internal/queue"
+	"github.com/vigil-soc/vigil/internal/sqlite"
+)
+
+// runServe runs the pipeline workers, and the API when withAPI, until ctx
+// ends. Shutdown order: stop HTTP, drain the workers' in-flight messages,
+// close the queue, close the store.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer, withAPI bool) error {
+	name := "serve"
+	if !withAPI {
+		name = "worker"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	c.flags(fs)
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	if err := c.validate(); err != nil {
+		return err
+	}
+	log := newLogger(stderr, c.LogLevel)
+	log.Info("starting", slog.String("command", name), slog.String("config", c.String()))
+
+	store, err := openStore(ctx, &c)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	if c.NATSURL == "" {
+		if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+			return fmt.Errorf("create data dir: %w", err)
+		}
+	}
+	q, err := queue.Open(ctx, queue.Config{
+		URL: c.NATSURL, Dir: filepath.Join(c.DataDir, "jetstream"), MaxBytes: c.MaxQueueBytes,
+		MaxPending: c.MaxPending, MaxDeliver: c.MaxDeliver, FsyncAlways: c.Fsync == "always",
+	}, log)
+	if err != nil {
+		return err
+	}
+	defer q.Close()
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	metrics := pipeline.NewMetrics(reg)
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vigil_queue_depth", Help: "Queue messages (batches) not yet processed.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		n, _ := q.Backlog(ctx)
+		return float64(n)
+	}))
+
+	// Workers run on their own context so that HTTP stops first.
+	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorkers()
+	proc := pipeline.NewProcessor(store, log, metrics)
+	var wg sync.WaitGroup
+	for i := 0; i < c.Workers; i++ {
+		w := pipeline.NewWorker(q, proc, log, metrics)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Run(wctx); err != nil {
+				log.Error("worker stopped", slog.String("error", err.Error()))
+			}
+		}()
+	}
+	drain := func() {
+		stopWorkers()
+		wg.Wait()
+		log.Info("workers drained")
+	}
+
+	if !withAPI {
+		srv, err := metricsServer(c.Addr, reg, log)
+		if err != nil {
+			drain()
+			return err
+		}
+		<-ctx.Done()
+		log.Info("shutting down")
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		srv.Shutdown(sctx)
+		cancel()
+		drain()
+		return nil
+	}
+
+	secret, err := c.jwtSecret(true)
+	if err != nil {
+		drain()
+		return err
+	}
+	verifier, err := auth.NewVerifier(ctx, auth.Config{HS256Secret: secret, JWKSURL: c.JWTJWKSURL,
+		Issuer: c.JWTIssuer, Audience: c.JWTAudience, Logger: log})
+	if err != nil {
+		drain()
+		return fmt.Errorf("auth: %w", err)
+	}
+	handler := api.New(api.Config{
+		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
+		Ready: []api.Readiness{q}, Logger: log, Registry: reg,
+		Correlation: vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit},
+	})
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       2 * time.Minute,
+		WriteTimeout:      2 * time.Minute,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		drain()
+		return fmt.Errorf("listen: %w", err)
+	}
+	log.Info("listening", slog.String("addr", ln.Addr().String()))
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	var serveErr error
+	select {
+	case err := <-errc:
+		serveErr = fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Error("http shutdown", slog.String("error", err.Error()))
+	}
+	drain()
+	return serveErr
+}
+
+// metricsServer serves /metrics and /healthz for a worker-only process.
+func metricsServer(addr string, reg *prometheus.Registry, log *slog.Logger) (*http.Server, error) {
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"success":true,"message":"ok","data":{"status":"ok"}}`)
+	})
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go srv.Serve(ln)
+	log.Info("worker metrics listening", slog.String("addr", ln.Addr().String()))
+	return srv, nil
+}
+
+// openStore opens the configured store: PostgreSQL when a database URL is
+// set, else SQLite in the data dir.
+func openStore(ctx context.Context, c *config) (vigil.Store, error) {
+	if c.DatabaseURL != "" {
+		return nil, errors.New("PostgreSQL support is not built yet; unset VIGIL_DATABASE_URL")
+	}
+	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("create data dir: %w", err)
+	}
+	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always"})
+}
+
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	c.flags(fs)
+	if err := parseFlags(fs, args, getenv); err != nil {
+		return err
+	}
+	s, err := openStore(ctx, &c)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "migrations applied")
+	return s.Close()
+}

@@ -1,0 +1,110 @@
+package vigil
+
+import "time"
+
+// Incident statuses (contract §3).
+const (
+	StatusNew           = 1
+	StatusInvestigating = 2
+	StatusResolved      = 3
+	StatusClosed        = 4
+	StatusDisrupted     = 5
+)
+
+// Classifications that follow from a status.
+const (
+	TruePositive  = "true_positive"
+	FalsePositive = "false_positive"
+)
+
+// StatusName returns the name of a status, or "" if unknown.
+func StatusName(s int) string {
+	switch s {
+	case StatusNew:
+		return "New"
+	case StatusInvestigating:
+		return "Investigating"
+	case StatusResolved:
+		return "Resolved"
+	case StatusClosed:
+		return "Closed"
+	case StatusDisrupted:
+		return "Disrupted"
+	}
+	return ""
+}
+
+// ValidStatus reports whether s is a status ID 1..5.
+func ValidStatus(s int) bool { return s >= StatusNew && s <= StatusDisrupted }
+
+// StatusOpen reports whether an incident in status s may still grow.
+func StatusOpen(s int) bool { return s == StatusNew || s == StatusInvestigating }
+
+// StatusClassification returns the classification that status s implies,
+// or nil for open statuses.
+func StatusClassification(s int) *string {
+	var c string
+	switch s {
+	case StatusResolved, StatusDisrupted:
+		c = TruePositive
+	case StatusClosed:
+		c = FalsePositive
+	default:
+		return nil
+	}
+	return &c
+}
+
+// Incident aggregates related observations, their artifacts and nodes.
+type Incident struct {
+	ID             string     `json:"id"`
+	OrgID          string     `json:"org_id"`
+	Title          string     `json:"title"`
+	Severity       string     `json:"severity"`
+	Status         int        `json:"status"`
+	StatusName     string     `json:"status_name"`
+	Classification *string    `json:"classification"`
+	ClassifiedBy   *RuleRef   `json:"classified_by"`
+	ArtifactCount  int        `json:"artifact_count"`
+	NodeCount      int        `json:"node_count"`
+	MergedInto     *string    `json:"merged_into,omitempty"`
+	CreatedAt      time.Time  `json:"created_at"`
+	UpdatedAt      time.Time  `json:"updated_at"`
+	LastActivityAt time.Time  `json:"last_activity_at"`
+	ResolvedAt     *time.Time `json:"resolved_at"`
+
+	// Only in the single-incident response.
+	Nodes        []Node           `json:"nodes,omitempty"`
+	Observations []ObservationRef `json:"observations,omitempty"`
+	History      []StatusChange   `json:"history,omitempty"`
+}
+
+// ObservationRef is the short form of an observation inside an incident.
+type ObservationRef struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	Description string `json:"description"`
+	Severity    string `json:"severity"`
+}
+
+// StatusChange is one entry of an incident's history.
+type StatusChange struct {
+	Actor string    `json:"actor"`
+	At    time.Time `json:"at"`
+	From  int       `json:"from"`
+	To    int       `json:"to"`
+}
+
+// RuleRef names the classification rule that set an incident's severity.
+type RuleRef struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// IncidentFilter selects incidents of one org.
+type IncidentFilter struct {
+	Status   int // 0 = any
+	Severity string
+	Range    TimeRange
+	Page     Page
+}

@@ -1,0 +1,150 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+type artifactItem struct {
+	Source    *string         `json:"source"`
+	Raw       *string         `json:"raw"`
+	Timestamp *string         `json:"timestamp"`
+	Metadata  json.RawMessage `json:"metadata"`
+}
+
+type itemError struct {
+	Index  int    `json:"index"`
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// Event times outside these bounds are refused: no sensor logs them, and
+// every store keeps nanoseconds in 64 bits.
+var (
+	minTimestamp = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTimestamp = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// parseArtifact validates one item of a batch (DESIGN §6).
+func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.FieldIssue) {
+	var it artifactItem
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&it); err != nil {
+		fi := vigil.ErrorDetails(jsonError(err))
+		if len(fi) == 0 {
+			return nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+		}
+		if fi[0].Field == "body" {
+			fi[0] = vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+		}
+		return nil, &fi[0]
+	}
+	if it.Source == nil {
+		return nil, &vigil.FieldIssue{Field: "source", Issue: "is required"}
+	}
+	if issue := vigil.ValidateSource(*it.Source); issue != "" {
+		return nil, &vigil.FieldIssue{Field: "source", Issue: issue}
+	}
+	if it.Raw == nil {
+		return nil, &vigil.FieldIssue{Field: "raw", Issue: "is required"}
+	}
+	if len(*it.Raw) == 0 || len(*it.Raw) > vigil.MaxRawBytes {
+		return nil, &vigil.FieldIssue{Field: "raw", Issue: "must be 1 byte to 1 MiB"}
+	}
+	a := &vigil.Artifact{ID: vigil.NewID(), Source: *it.Source, Raw: *it.Raw, Timestamp: now, CreatedAt: now, Metadata: json.RawMessage("{}")}
+	if it.Timestamp != nil {
+		t, err := time.Parse(time.RFC3339Nano, *it.Timestamp)
+		if err != nil {
+			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be an RFC 3339 timestamp"}
+		}
+		if t.Before(minTimestamp) || !t.Before(maxTimestamp) {
+			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be between 1900 and 2200"}
+		}
+		a.Timestamp = t.UTC()
+	}
+	if m := bytes.TrimSpace(it.Metadata); len(m) > 0 && !bytes.Equal(m, []byte("null")) {
+		if m[0] != '{' {
+			return nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be an object"}
+		}
+		if len(m) > vigil.MaxMetadataSize {
+			return nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be at most 64 KiB"}
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, m); err != nil {
+			return nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be an object"}
+		}
+		a.Metadata = compact.Bytes()
+	}
+	return a, nil
+}
+
+func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
+	var b struct {
+		Artifacts *[]json.RawMessage `json:"artifacts"`
+	}
+	if err := decode(w, r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	switch {
+	case b.Artifacts == nil:
+		s.fail(w, r, vigil.InvalidField("artifacts", "is required"))
+		return
+	case len(*b.Artifacts) == 0:
+		s.fail(w, r, vigil.InvalidField("artifacts", "must not be empty"))
+		return
+	case len(*b.Artifacts) > vigil.MaxBatchItems:
+		s.fail(w, r, vigil.InvalidField("artifacts", fmt.Sprintf("must have at most %d items", vigil.MaxBatchItems)))
+		return
+	}
+	now := s.now()
+	org := principal(r.Context()).OrgID
+	accepted := make([]*vigil.Artifact, 0, len(*b.Artifacts))
+	ids := make([]string, 0, len(*b.Artifacts))
+	errs := []itemError{}
+	for i, raw := range *b.Artifacts {
+		a, issue := parseArtifact(raw, now)
+		if issue != nil {
+			errs = append(errs, itemError{Index: i, Field: issue.Field, Reason: issue.Field + ": " + issue.Issue})
+			continue
+		}
+		a.OrgID = org
+		accepted = append(accepted, a)
+		ids = append(ids, a.ID)
+	}
+	if len(accepted) > 0 {
+		if err := s.ingest.Ingest(r.Context(), org, accepted); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	ok(w, http.StatusAccepted, "Artifacts accepted for processing", map[string]any{
+		"accepted": len(accepted), "rejected": len(errs), "ids": ids, "errors": errs,
+	})
+}
+
+func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r.URL.Query())
+	f := vigil.ArtifactFilter{Source: q.str("source"), Query: q.str("query"), Range: q.timeRange(), Page: q.page()}
+	if f.Source != "" {
+		if issue := vigil.ValidateSource(f.Source); issue != "" {
+			q.bad("source", issue)
+		}
+	}
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	arts, total, err := s.store.SearchArtifacts(r.Context(), principal(r.Context()).OrgID, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok(w, http.StatusOK, "Artifacts retrieved successfully", listData("artifacts", arts, total, f.Page))
+}

@@ -1,0 +1,117 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// incidentSummary is an incident in a list: without nodes, observations
+// and history.
+type incidentSummary struct {
+	*vigil.Incident
+	Nodes        []vigil.Node           `json:"nodes,omitempty"`
+	Observations []vigil.ObservationRef `json:"observations,omitempty"`
+	History      []vigil.StatusChange   `json:"history,omitempty"`
+}
+
+// incidentDetail is the single-incident response: always with the arrays.
+type incidentDetail struct {
+	*vigil.Incident
+	Nodes        []vigil.Node           `json:"nodes"`
+	Observations []vigil.ObservationRef `json:"observations"`
+	History      []vigil.StatusChange   `json:"history"`
+}
+
+func detail(i *vigil.Incident) incidentDetail {
+	return incidentDetail{Incident: i, Nodes: i.Nodes, Observations: i.Observations, History: i.History}
+}
+
+// incidentID reads the id path value; a malformed UUID is a 400 (contract §7).
+func incidentID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if !vigil.ValidID(id) {
+		return "", vigil.InvalidField("id", "must be a UUID")
+	}
+	return id, nil
+}
+
+func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	i, err := s.store.GetIncident(r.Context(), principal(r.Context()).OrgID, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok(w, http.StatusOK, "Incident retrieved successfully", detail(i))
+}
+
+func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
+	q := newQuery(r.URL.Query())
+	f := vigil.IncidentFilter{Severity: q.severity(), Range: q.timeRange(), Page: q.page()}
+	if st := q.str("status"); st != "" {
+		n, err := strconv.Atoi(st)
+		if err != nil || !vigil.ValidStatus(n) {
+			q.bad("status", "must be an integer from 1 to 5")
+		}
+		f.Status = n
+	}
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	incs, total, err := s.store.ListIncidents(r.Context(), principal(r.Context()).OrgID, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items := make([]incidentSummary, len(incs))
+	for i, inc := range incs {
+		items[i] = incidentSummary{Incident: inc}
+	}
+	ok(w, http.StatusOK, "Incidents retrieved successfully", listData("incidents", items, total, f.Page))
+}
+
+func (s *Server) setIncidentStatus(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var b struct {
+		Status *json.Number `json:"status"`
+	}
+	if err := decode(w, r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if b.Status == nil {
+		s.fail(w, r, vigil.InvalidField("status", "is required"))
+		return
+	}
+	n, err := strconv.Atoi(b.Status.String())
+	if err != nil || !vigil.ValidStatus(n) {
+		s.fail(w, r, vigil.InvalidField("status", "must be an integer from 1 to 5"))
+		return
+	}
+	p := principal(r.Context())
+	actor := p.Subject
+	if actor == "" {
+		actor = "unknown"
+	}
+	i, err := s.store.SetIncidentStatus(r.Context(), p.OrgID, id, n, actor, s.now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok(w, http.StatusOK, "Incident status updated to "+i.StatusName, map[string]any{
+		"id": i.ID, "status": i.Status, "status_name": i.StatusName,
+		"classification": i.Classification, "resolved_at": i.ResolvedAt,
+	})
+}

@@ -1,0 +1,154 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"strings"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// MaxBodyBytes bounds every request body (DESIGN §4).
+const MaxBodyBytes = 10 << 20
+
+// statusOf is the one map from error code to HTTP status.
+var statusOf = map[string]int{
+	vigil.EINVALID:       http.StatusBadRequest,
+	vigil.EUNAUTHORIZED:  http.StatusUnauthorized,
+	vigil.EFORBIDDEN:     http.StatusForbidden,
+	vigil.ENOTFOUND:      http.StatusNotFound,
+	vigil.ECONFLICT:      http.StatusConflict,
+	vigil.ETOOLARGE:      http.StatusRequestEntityTooLarge,
+	vigil.EUNSUPPORTED:   http.StatusUnsupportedMediaType,
+	vigil.ERATELIMITED:   http.StatusTooManyRequests,
+	vigil.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	vigil.EINTERNAL:      http.StatusInternalServerError,
+	"method_not_allowed": http.StatusMethodNotAllowed,
+}
+
+type envelope struct {
+	Success bool   `json:"success"`
+	Message string `json:"message"`
+	Data    any    `json:"data"`
+}
+
+type errorBody struct {
+	Success bool      `json:"success"`
+	Message string    `json:"message"`
+	Error   errorInfo `json:"error"`
+}
+
+type errorInfo struct {
+	Code    string             `json:"code"`
+	Details []vigil.FieldIssue `json:"details"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
+}
+
+// ok writes a success envelope.
+func ok(w http.ResponseWriter, status int, msg string, data any) {
+	writeJSON(w, status, envelope{Success: true, Message: msg, Data: data})
+}
+
+// fail writes err in the error envelope. Internal errors are logged with
+// the request id and shown only as "internal error".
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	code := vigil.ErrorCode(err)
+	status, known := statusOf[code]
+	if !known {
+		status, code = http.StatusInternalServerError, vigil.EINTERNAL
+	}
+	if status >= 500 {
+		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())),
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
+	}
+	if code == vigil.ERATELIMITED {
+		w.Header().Set("Retry-After", "1")
+	}
+	details := vigil.ErrorDetails(err)
+	if details == nil {
+		details = []vigil.FieldIssue{}
+	}
+	writeJSON(w, status, errorBody{Message: vigil.ErrorMessage(err), Error: errorInfo{Code: code, Details: details}})
+}
+
+// decode reads a JSON body into dst, refusing unknown fields, trailing
+// data, wrong media types and bodies over MaxBodyBytes.
+func decode(w http.ResponseWriter, r *http.Request, dst any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || !(mt == "application/json" || strings.HasSuffix(mt, "+json") || mt == "text/plain") {
+			return vigil.Errorf(vigil.EUNSUPPORTED, "request body must be application/json")
+		}
+	}
+	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return jsonError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return jsonError(err)
+		}
+		return vigil.InvalidField("body", "must hold a single JSON value")
+	}
+	return nil
+}
+
+// jsonError turns a decoding error into an EINVALID naming the field, or
+// ETOOLARGE.
+func jsonError(err error) error {
+	var mbe *http.MaxBytesError
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &mbe):
+		return &vigil.Error{Code: vigil.ETOOLARGE, Message: "request body exceeds 10 MiB"}
+	case errors.Is(err, io.EOF):
+		return vigil.InvalidField("body", "must be a JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.As(err, &syn):
+		return vigil.InvalidField("body", "malformed JSON")
+	case errors.As(err, &typ):
+		field := typ.Field
+		if field == "" {
+			field = "body"
+		}
+		return vigil.InvalidField(field, "must be "+jsonTypeName(typ.Type.Kind().String()))
+	}
+	// encoding/json reports an unknown field only as text; this is the one
+	// place its message is read, to name the field back to the caller.
+	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return vigil.InvalidField(strings.Trim(f, `"`), "unknown field")
+	}
+	return vigil.InvalidField("body", "malformed JSON")
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "bool":
+		return "a boolean"
+	case "int", "int64", "int32":
+		return "an integer"
+	case "float64":
+		return "a number"
+	case "slice":
+		return "an array"
+	case "map", "struct", "ptr":
+		return "an object"
+	}
+	return "of another type"
+}

@@ -1,0 +1,313 @@
+// Package api serves Vigil's JSON API over net/http: routes, middleware
+// (request id, recovery, metrics, authentication, permissions), one file
+// per resource, and the single map from error code to HTTP status.
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/auth"
+)
+
+// Ingester takes accepted artifacts. A nil error means they are durable.
+type Ingester interface {
+	Ingest(ctx context.Context, org string, arts []*vigil.Artifact) error
+}
+
+// Readiness reports whether a dependency (the queue) is reachable.
+type Readiness interface {
+	Ready(ctx context.Context) error
+}
+
+// Config wires a Server.
+type Config struct {
+	Store    vigil.Store
+	Verifier *auth.Verifier
+	Ingester Ingester
+	// Ready lists extra dependencies checked by /readyz besides the store.
+	Ready       []Readiness
+	Logger      *slog.Logger
+	Registry    *prometheus.Registry
+	Correlation vigil.CorrelationPolicy
+	// Now returns the current time; tests may fix it.
+	Now func() time.Time
+}
+
+// Server is the HTTP handler of the API.
+type Server struct {
+	store    vigil.Store
+	verifier *auth.Verifier
+	ingest   Ingester
+	ready    []Readiness
+	log      *slog.Logger
+	corr     vigil.CorrelationPolicy
+	now      func() time.Time
+	mux      *http.ServeMux
+	handler  http.Handler
+
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+// New returns a Server with every route registered.
+func New(cfg Config) *Server {
+	s := &Server{
+		store:    cfg.Store,
+		verifier: cfg.Verifier,
+		ingest:   cfg.Ingester,
+		ready:    cfg.Ready,
+		log:      cfg.Logger,
+		corr:     cfg.Correlation,
+		now:      cfg.Now,
+		mux:      http.NewServeMux(),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = vigil.Now
+	}
+	if s.corr.Window == 0 {
+		s.corr = vigil.DefaultCorrelationPolicy()
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	s.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "vigil_http_requests_total", Help: "HTTP requests by route, method and status.",
+	}, []string{"route", "method", "status"})
+	s.latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name: "vigil_http_request_duration_seconds", Help: "HTTP request latency by route and method.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+	}, []string{"route", "method"})
+	reg.MustRegister(s.requests, s.latency)
+	s.routes(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	s.handler = s.observe(s.mux)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// route is one endpoint: method, path under /v1, required permission.
+type route struct {
+	method, path, perm string
+	h                  http.HandlerFunc
+}
+
+func (s *Server) routes(metrics http.Handler) {
+	rs := []route{
+		{"GET", "/observations", vigil.PermObservationsRead, s.listObservations},
+		{"POST", "/observations", vigil.PermObservationsWrite, s.createObservation},
+		{"GET", "/observations/{id}", vigil.PermObservationsRead, s.getObservation},
+		{"PUT", "/observations/{id}", vigil.PermObservationsWrite, s.updateObservation},
+		{"DELETE", "/observations/{id}", vigil.PermObservationsWrite, s.deleteObservation},
+
+		{"GET", "/incidents", vigil.PermIncidentsRead, s.listIncidents},
+		{"GET", "/incidents/{id}", vigil.PermIncidentsRead, s.getIncident},
+		{"PUT", "/incidents/{id}/status", vigil.PermIncidentsWrite, s.setIncidentStatus},
+
+		{"POST", "/artifacts", vigil.PermSignalsWrite, s.postArtifacts},
+		{"GET", "/artifacts", vigil.PermSignalsRead, s.searchArtifacts},
+
+		{"GET", "/classification-rules", vigil.PermSignalsRead, s.listRules},
+		{"POST", "/classification-rules", vigil.PermSignalsWrite, s.createRule},
+		{"GET", "/classification-rules/{id}", vigil.PermSignalsRead, s.getRule},
+		{"PUT", "/classification-rules/{id}", vigil.PermSignalsWrite, s.updateRule},
+		{"DELETE", "/classification-rules/{id}", vigil.PermSignalsManage, s.deleteRule},
+
+		{"GET", "/roles", vigil.PermAdmin, s.listRoles},
+		{"POST", "/roles", vigil.PermAdmin, s.createRole},
+		{"GET", "/roles/{id}", vigil.PermAdmin, s.getRole},
+		{"PUT", "/roles/{id}", vigil.PermAdmin, s.updateRole},
+		{"DELETE", "/roles/{id}", vigil.PermAdmin, s.deleteRole},
+
+		{"GET", "/enrichment-settings", vigil.PermSignalsRead, s.getSettings},
+		{"PUT", "/enrichment-settings", vigil.PermSignalsManage, s.putSettings},
+	}
+	allowed := map[string][]string{}
+	for _, prefix := range []string{"/v1", "/api/v1"} {
+		for _, rt := range rs {
+			p := prefix + rt.path
+			s.mux.Handle(rt.method+" "+p, s.authorize(rt.perm, rt.h))
+			if prefix == "/v1" {
+				allowed[rt.path] = append(allowed[rt.path], rt.method)
+			}
+		}
+		s.mux.HandleFunc("GET "+prefix+"/openapi.json", s.openAPI)
+		allowed["/openapi.json"] = []string{"GET"}
+	}
+	// Any other method on a known path: 405 in the error envelope.
+	for path, methods := range allowed {
+		allow := strings.Join(methods, ", ")
+		if strings.Contains(allow, "GET") {
+			allow += ", HEAD"
+		}
+		h := func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Allow", allow)
+			s.fail(w, r, &vigil.Error{Code: "method_not_allowed", Message: "method " + r.Method + " not allowed; allowed: " + allow})
+		}
+		s.mux.HandleFunc("/v1"+path, h)
+		s.mux.HandleFunc("/api/v1"+path, h)
+	}
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ok(w, http.StatusOK, "ok", map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /metrics", metrics)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+	})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"store": "ok"}
+	ready := true
+	if err := s.store.Ping(ctx); err != nil {
+		checks["store"], ready = "unreachable", false
+	}
+	for i, d := range s.ready {
+		name := fmt.Sprintf("dependency_%d", i)
+		if n, ok := d.(interface{ Name() string }); ok {
+			name = n.Name()
+		}
+		checks[name] = "ok"
+		if err := d.Ready(ctx); err != nil {
+			checks[name], ready = "unreachable", false
+		}
+	}
+	if !ready {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Message: "not ready",
+			Error: errorInfo{Code: vigil.EUNAVAILABLE, Details: []vigil.FieldIssue{}}})
+		return
+	}
+	ok(w, http.StatusOK, "ready", checks)
+}
+
+type ctxKey int
+
+const (
+	keyRequestID ctxKey = iota
+	keyPrincipal
+)
+
+// Principal is the authenticated caller of a request.
+type Principal struct {
+	Subject string
+	OrgID   string
+}
+
+func requestID(ctx context.Context) string { s, _ := ctx.Value(keyRequestID).(string); return s }
+
+func principal(ctx context.Context) Principal { p, _ := ctx.Value(keyPrincipal).(Principal); return p }
+
+// statusWriter records the status written through it.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// observe assigns a request id, recovers panics, and records metrics and
+// a log line per request.
+func (s *Server) observe(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-ID")
+		if id == "" || len(id) > 64 {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-ID", id)
+		ctx := context.WithValue(r.Context(), keyRequestID, id)
+		r = r.WithContext(ctx)
+		sw := &statusWriter{ResponseWriter: w}
+		defer func() {
+			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v)
+				}
+				s.fail(sw, r, fmt.Errorf("panic: %v", v))
+			}
+			route := r.Pattern
+			if route == "" {
+				route = "unmatched"
+			}
+			status := sw.status
+			if status == 0 {
+				status = http.StatusOK
+			}
+			d := time.Since(start)
+			s.requests.WithLabelValues(route, r.Method, fmt.Sprint(status)).Inc()
+			s.latency.WithLabelValues(route, r.Method).Observe(d.Seconds())
+			s.log.LogAttrs(ctx, slog.LevelDebug, "request", slog.String("request_id", id), slog.String("method", r.Method),
+				slog.String("route", route), slog.Int("status", status), slog.Duration("duration", d))
+		}()
+		next.ServeHTTP(sw, r)
+	})
+}
+
+// authorize verifies the bearer token, resolves the caller's effective
+// permissions (claims ∪ the caller's org roles, read per request so a
+// changed role applies at once) and requires perm.
+func (s *Server) authorize(perm string, next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := r.Header.Get("Authorization")
+		scheme, token, found := strings.Cut(h, " ")
+		if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
+			s.fail(w, r, vigil.Errorf(vigil.EUNAUTHORIZED, "missing bearer token"))
+			return
+		}
+		claims, err := s.verifier.Verify(r.Context(), strings.TrimSpace(token))
+		if err != nil {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil", error="invalid_token"`)
+			s.fail(w, r, err)
+			return
+		}
+		perms := claims.Permissions
+		if !auth.Allowed(perms, perm) && len(claims.Roles) > 0 {
+			rolePerms, err := s.store.RolePermissions(r.Context(), claims.OrgID, claims.Roles)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			perms = append(append([]string{}, perms...), rolePerms...)
+		}
+		if !auth.Allowed(perms, perm) {
+			s.fail(w, r, vigil.Errorf(vigil.EFORBIDDEN, "permission %s required", perm))
+			return
+		}
+		ctx := context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID})
+		next(w, r.WithContext(ctx))
+	})
+}

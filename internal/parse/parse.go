@@ -1,0 +1,175 @@
+// Package parse turns raw artifact lines into normalized events whose field
+// names follow the Elastic Common Schema (source.ip, user.name,
+// event.action, dns.question.name, …). One file per source; Parse
+// dispatches by source name and falls back to generic parsing.
+package parse
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Event is a flat map of ECS field names to values (string, int64,
+// float64, bool or []string).
+type Event map[string]any
+
+// Result is what parsing one raw line yields.
+type Result struct {
+	// Event holds the normalized fields; never nil.
+	Event Event
+	// Time is the event time found in the line, zero if it carries none.
+	Time time.Time
+	// Parsed reports whether a parser understood the line. An unparsed line
+	// still has a minimal Event (event.original is never copied, the raw
+	// stays in the artifact) and is stored and searchable.
+	Parsed bool
+	// Parser names the parser that produced Event ("suricata", "generic").
+	Parser string
+}
+
+// parserFunc parses one line of one source. ref is the artifact's own
+// timestamp, used to resolve year-less dates. ok is false when the line is
+// not of this source's formats.
+type parserFunc func(raw []byte, ref time.Time) (ev Event, ts time.Time, ok bool)
+
+// parsers maps source names to their parser. Aliases let common sensor
+// names reach the right parser.
+var parsers = map[string]parserFunc{
+	"suricata": parseSuricata,
+	"eve":      parseSuricata,
+	"auth":     parseAuth,
+	"sshd":     parseAuth,
+	"secure":   parseAuth,
+	"firewall": parseFirewall,
+	"iptables": parseFirewall,
+	"ufw":      parseFirewall,
+	"pf":       parseFirewall,
+	"pfsense":  parseFirewall,
+	"opnsense": parseFirewall,
+	"dns":      parseDNS,
+	"bind":     parseDNS,
+	"named":    parseDNS,
+	"dnsmasq":  parseDNS,
+	"zeek":     parseDNS,
+}
+
+// Known reports whether source has a dedicated parser.
+func Known(source string) bool { _, ok := parsers[source]; return ok }
+
+// Parse parses raw as a line of source. It never fails: a line that no
+// parser understands yields Parsed false and whatever the generic parser
+// could take from it.
+func Parse(source string, raw []byte, ref time.Time) Result {
+	if p, ok := parsers[source]; ok {
+		if ev, ts, ok := p(raw, ref); ok {
+			return Result{Event: ev, Time: ts, Parsed: true, Parser: source}
+		}
+		ev, ts, _ := parseGeneric(raw, ref)
+		return Result{Event: ev, Time: ts, Parsed: false, Parser: "generic"}
+	}
+	ev, ts, ok := parseGeneric(raw, ref)
+	return Result{Event: ev, Time: ts, Parsed: ok, Parser: "generic"}
+}
+
+// Fields of an event that name nodes, by node type.
+var nodeFields = []struct {
+	field string
+	typ   string
+}{
+	{"source.ip", vigil.NodeIP},
+	{"destination.ip", vigil.NodeIP},
+	{"client.ip", vigil.NodeIP},
+	{"server.ip", vigil.NodeIP},
+	{"related.ip", vigil.NodeIP},
+	{"dns.resolved_ip", vigil.NodeIP},
+	{"source.domain", vigil.NodeDomain},
+	{"destination.domain", vigil.NodeDomain},
+	{"dns.question.name", vigil.NodeDomain},
+	{"url.domain", vigil.NodeDomain},
+	{"tls.client.server_name", vigil.NodeDomain},
+	{"host.name", vigil.NodeHost},
+	{"host.hostname", vigil.NodeHost},
+	{"user.name", vigil.NodeUser},
+	{"user.target.name", vigil.NodeUser},
+	{"url.full", vigil.NodeURL},
+	{"url.original", vigil.NodeURL},
+	{"file.hash.md5", vigil.NodeHash},
+	{"file.hash.sha1", vigil.NodeHash},
+	{"file.hash.sha256", vigil.NodeHash},
+	{"tls.server.ja3s", vigil.NodeHash},
+	{"tls.client.ja3", vigil.NodeHash},
+}
+
+// Nodes returns the entities named by ev, deduplicated, in field order.
+// Roles (key or context) are decided by detectors; here every node is
+// context.
+func Nodes(ev Event) []vigil.NodeRef {
+	var out []vigil.NodeRef
+	seen := map[[2]string]bool{}
+	add := func(typ, v string) {
+		v = normalizeNodeValue(typ, v)
+		if v == "" {
+			return
+		}
+		k := [2]string{typ, v}
+		if seen[k] {
+			return
+		}
+		seen[k] = true
+		out = append(out, vigil.NodeRef{Type: typ, Value: v})
+	}
+	for _, nf := range nodeFields {
+		switch v := ev[nf.field].(type) {
+		case string:
+			add(nf.typ, v)
+		case []string:
+			for _, s := range v {
+				add(nf.typ, s)
+			}
+		}
+	}
+	return out
+}
+
+// normalizeNodeValue canonicalizes a node value so that one entity has
+// one node: IPs in canonical form, domains and hosts lower case without a
+// trailing dot. It returns "" for values that name nothing.
+func normalizeNodeValue(typ, v string) string {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "-" || v == "(none)" {
+		return ""
+	}
+	switch typ {
+	case vigil.NodeIP:
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return ""
+		}
+		return a.Unmap().WithZone("").String()
+	case vigil.NodeDomain, vigil.NodeHost:
+		v = strings.ToLower(strings.TrimSuffix(v, "."))
+		if v == "" || v == "*" {
+			return ""
+		}
+		if typ == vigil.NodeDomain {
+			if _, err := netip.ParseAddr(v); err == nil {
+				return "" // an address is not a domain
+			}
+		}
+		return v
+	case vigil.NodeHash:
+		return strings.ToLower(v)
+	}
+	return v
+}
+
+// set stores v under k unless v is empty; it keeps events free of blank
+// fields.
+func (ev Event) set(k, v string) {
+	if v != "" && v != "-" {
+		ev[k] = v
+	}
+}

@@ -1,0 +1,53 @@
+package pipeline
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics of the pipeline stages.
+type Metrics struct {
+	Accepted    *prometheus.CounterVec // by source
+	Rejected    prometheus.Counter
+	Parsed      *prometheus.CounterVec // by source
+	Unparsed    *prometheus.CounterVec // by source
+	Failed      *prometheus.CounterVec // by stage
+	DeadLetters prometheus.Counter
+	Throttled   prometheus.Counter
+	Stage       *prometheus.HistogramVec // seconds per batch, by stage
+}
+
+// NewMetrics registers the pipeline metrics on reg (nil: a private registry).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &Metrics{
+		Accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_artifacts_accepted_total", Help: "Artifacts accepted by the API and queued, by source.",
+		}, []string{"source"}),
+		Rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_artifacts_rejected_total", Help: "Artifacts rejected by validation at the API.",
+		}),
+		Parsed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_artifacts_parsed_total", Help: "Artifacts a parser understood, by source.",
+		}, []string{"source"}),
+		Unparsed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_artifacts_unparsed_total", Help: "Artifacts no parser understood (stored and searchable all the same), by source.",
+		}, []string{"source"}),
+		Failed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_pipeline_failures_total", Help: "Batches that failed a stage and were retried, by stage.",
+		}, []string{"stage"}),
+		DeadLetters: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_dead_letters_total", Help: "Queue messages moved to the dead-letter stream after repeated failures.",
+		}),
+		Throttled: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "vigil_ingest_throttled_total", Help: "Ingest requests refused with 429 because the queue was full or behind.",
+		}),
+		Stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "vigil_pipeline_stage_seconds", Help: "Time per batch in each pipeline stage.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12),
+		}, []string{"stage"}),
+	}
+	reg.MustRegister(m.Accepted, m.Rejected, m.Parsed, m.Unparsed, m.Failed, m.DeadLetters, m.Throttled, m.Stage)
+	return m
+}

@@ -1,0 +1,259 @@
+package queue
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vigil-soc/vigil"
+)
+
+// Message is one delivered chunk of an org's batch.
+type Message struct {
+	Org       string
+	Batch     string
+	Artifacts []*vigil.Artifact
+	// Delivered counts deliveries of this message, 1 the first time.
+	Delivered uint64
+
+	msg jetstream.Msg
+}
+
+// Handler processes delivered messages. It returns one error per message
+// (nil or a nil entry = done; the message is acknowledged), so that one bad
+// message does not hold back the others.
+type Handler func(ctx context.Context, msgs []*Message) []error
+
+// DeadLetter is called when a message is moved to the dead-letter stream.
+type DeadLetter func(m *Message, cause error)
+
+// ConsumeOptions tune a consumer loop.
+type ConsumeOptions struct {
+	// MaxBatch bounds the messages handed to the handler at once.
+	MaxBatch int
+	// Prefetch bounds the messages buffered ahead of the handler.
+	Prefetch int
+	// OnDead is told about every dead-lettered message.
+	OnDead DeadLetter
+}
+
+// Consume feeds messages to h until ctx ends, then drains what was
+// already fetched (handled and acknowledged, not dropped) and returns.
+// Failed messages are redelivered with a growing delay; after MaxDeliver
+// tries they are copied to the dead-letter stream and acknowledged.
+func (q *Queue) Consume(ctx context.Context, opt ConsumeOptions, h Handler) error {
+	if opt.MaxBatch <= 0 {
+		opt.MaxBatch = 64
+	}
+	if opt.Prefetch <= 0 {
+		opt.Prefetch = 2 * opt.MaxBatch
+	}
+	it, err := q.cons.Messages(jetstream.PullMaxMessages(opt.Prefetch))
+	if err != nil {
+		return fmt.Errorf("queue: consume: %w", err)
+	}
+	go func() {
+		<-ctx.Done()
+		it.Drain() // Next returns what is buffered, then ErrMsgIteratorClosed
+	}()
+	work := context.WithoutCancel(ctx) // in-flight work finishes after ctx ends
+	for {
+		first, err := it.Next()
+		if err != nil {
+			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+				return nil
+			}
+			q.log.Warn("queue: next", slog.String("error", err.Error()))
+			continue
+		}
+		raw := []jetstream.Msg{first}
+		for len(raw) < opt.MaxBatch {
+			m, err := it.Next(jetstream.NextMaxWait(time.Millisecond))
+			if err != nil {
+				break
+			}
+			raw = append(raw, m)
+		}
+		q.handle(work, raw, opt, h)
+	}
+}
+
+// handle decodes raw, runs h and acknowledges, retries or dead-letters
+// each message.
+func (q *Queue) handle(ctx context.Context, raw []jetstream.Msg, opt ConsumeOptions, h Handler) {
+	msgs := make([]*Message, 0, len(raw))
+	for _, m := range raw {
+		dm, err := decode(m)
+		if err != nil {
+			// Undecodable: no retry can help.
+			q.dead(ctx, &Message{msg: m}, err, opt.OnDead)
+			continue
+		}
+		msgs = append(msgs, dm)
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	errs := h(ctx, msgs)
+	var done []string
+	for i, m := range msgs {
+		var err error
+		if i < len(errs) {
+			err = errs[i]
+		}
+		if err == nil {
+			if aerr := m.msg.Ack(); aerr != nil {
+				q.log.Warn("queue: ack", slog.String("error", aerr.Error()))
+			}
+			done = append(done, m.Batch)
+			continue
+		}
+		if m.Delivered >= uint64(q.cfg.MaxDeliver) {
+			q.dead(ctx, m, err, opt.OnDead)
+			done = append(done, m.Batch)
+			continue
+		}
+		q.log.Warn("queue: message failed; will retry", slog.String("batch", m.Batch),
+			slog.Uint64("delivered", m.Delivered), slog.String("error", err.Error()))
+		m.msg.NakWithDelay(retryDelay(m.Delivered))
+	}
+	q.notify(done)
+}
+
+// retryDelay grows with each failed delivery: 1 s, 4 s, 16 s, … ≤ 1 min.
+func retryDelay(delivered uint64) time.Duration {
+	d := time.Second
+	for i := uint64(1); i < delivered && d < time.Minute; i++ {
+		d *= 4
+	}
+	return min(d, time.Minute)
+}
+
+// dead copies m to the dead-letter stream with the cause, then
+// acknowledges it. If the copy fails, the message is left for redelivery:
+// it is never dropped unseen.
+func (q *Queue) dead(ctx context.Context, m *Message, cause error, onDead DeadLetter) {
+	dl := nats.NewMsg(DeadSubject)
+	dl.Data = m.msg.Data()
+	dl.Header.Set("Vigil-Error", truncate(cause.Error(), 1000))
+	if md, err := m.msg.Metadata(); err == nil {
+		dl.Header.Set("Vigil-Stream-Seq", fmt.Sprint(md.Sequence.Stream))
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := q.js.PublishMsg(pctx, dl); err != nil {
+		q.log.Error("queue: dead-letter publish failed; message kept", slog.String("error", err.Error()))
+		m.msg.NakWithDelay(time.Minute)
+		return
+	}
+	q.log.Error("queue: message dead-lettered", slog.String("batch", m.Batch), slog.String("error", cause.Error()))
+	if onDead != nil {
+		onDead(m, cause)
+	}
+	m.msg.Ack()
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+func decode(m jetstream.Msg) (*Message, error) {
+	var env envelope
+	if err := json.Unmarshal(m.Data(), &env); err != nil {
+		return nil, fmt.Errorf("decode message: %w", err)
+	}
+	if env.Org == "" {
+		return nil, errors.New("decode message: no org")
+	}
+	out := &Message{Org: env.Org, Batch: env.Batch, msg: m, Delivered: 1}
+	if md, err := m.Metadata(); err == nil {
+		out.Delivered = md.NumDelivered
+	}
+	out.Artifacts = make([]*vigil.Artifact, len(env.Artifacts))
+	for i, a := range env.Artifacts {
+		meta := a.Metadata
+		if len(meta) == 0 {
+			meta = json.RawMessage("{}")
+		}
+		out.Artifacts[i] = &vigil.Artifact{ID: a.ID, OrgID: env.Org, Source: a.Source, Raw: a.Raw,
+			Timestamp: time.Unix(0, a.Timestamp).UTC(), CreatedAt: time.Unix(0, a.Created).UTC(), Metadata: meta}
+	}
+	return out, nil
+}
+
+// DeadLetters returns the number of messages in the dead-letter stream.
+func (q *Queue) DeadLetters(ctx context.Context) (uint64, error) {
+	s, err := q.js.Stream(ctx, DeadStreamName)
+	if err != nil {
+		return 0, err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.Msgs, nil
+}
+
+// notify tells API processes waiting on these batches that the pipeline
+// is done with one chunk of each (core NATS; a lost notice only costs a
+// waiter its timeout).
+func (q *Queue) notify(batches []string) {
+	for _, b := range batches {
+		if b != "" {
+			q.nc.Publish(committedPrefix+b, nil)
+		}
+	}
+}
+
+// waiter counts the chunks of a batch not yet finished by the pipeline.
+type waiter struct {
+	remaining int
+	done      chan struct{}
+}
+
+// expect registers interest in batch before it is published, so that a
+// notice arriving before the publish returns is not missed.
+func (q *Queue) expect(batch string, chunks int) (*waiter, error) {
+	if err := q.subscribeCommitted(); err != nil {
+		return nil, err
+	}
+	w := &waiter{remaining: chunks, done: make(chan struct{})}
+	q.mu.Lock()
+	q.waiters[batch] = w
+	q.mu.Unlock()
+	return w, nil
+}
+
+func (q *Queue) forget(batch string) {
+	q.mu.Lock()
+	delete(q.waiters, batch)
+	q.mu.Unlock()
+}
+
+func (q *Queue) subscribeCommitted() error {
+	q.subOnce.Do(func() {
+		q.sub, q.subErr = q.nc.Subscribe(committedPrefix+"*", func(m *nats.Msg) {
+			batch := m.Subject[len(committedPrefix):]
+			q.mu.Lock()
+			if w := q.waiters[batch]; w != nil && w.remaining > 0 {
+				w.remaining--
+				if w.remaining == 0 {
+					close(w.done)
+				}
+			}
+			q.mu.Unlock()
+		})
+		if q.subErr == nil {
+			q.subErr = q.nc.Flush()
+		}
+	})
+	return q.subErr
+}

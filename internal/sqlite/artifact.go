@@ -1,0 +1,164 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strings"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/search"
+)
+
+// InsertArtifacts stores arts and indexes their raw text, all in one
+// transaction. An ID already stored is skipped, so a redelivered batch
+// creates nothing twice.
+func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.Artifact) error {
+	if len(arts) == 0 {
+		return nil
+	}
+	return wrap("InsertArtifacts", s.tx(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer fts.Close()
+		for _, a := range arts {
+			meta := a.Metadata
+			if len(meta) == 0 {
+				meta = json.RawMessage("{}")
+			}
+			var event any
+			if len(a.Event) > 0 {
+				event = string(a.Event)
+			}
+			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, a.Raw, nanos(a.Timestamp), string(meta), nanos(a.CreatedAt), event)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 0 {
+				continue // already stored
+			}
+			rowid, err := res.LastInsertId()
+			if err != nil {
+				return err
+			}
+			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// SetArtifactEvent records the normalized event of a parsed artifact.
+func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error {
+	_, err := s.w.ExecContext(ctx, `UPDATE artifacts SET event = ? WHERE org_id = ? AND id = ?`, string(event), org, id)
+	return wrap("SetArtifactEvent", err)
+}
+
+// SearchArtifacts returns a page of org's artifacts matching f, newest
+// first by timestamp, and the number of all matches.
+func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
+	q, err := search.Parse(f.Query)
+	if err != nil {
+		return nil, 0, err
+	}
+	where := []string{"a.org_id = ?"}
+	args := []any{org}
+	if f.Source != "" {
+		where = append(where, "a.source = ?")
+		args = append(args, f.Source)
+	}
+	where, args = rangeClause("a.ts", f.Range, where, args)
+	match, not := q.FTS5()
+	switch {
+	case match != "" && not != "":
+		where = append(where, "a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
+		args = append(args, "("+match+") NOT ("+not+")")
+	case match != "":
+		where = append(where, "a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
+		args = append(args, match)
+	case not != "":
+		where = append(where, "a.rowid NOT IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
+		args = append(args, not)
+	}
+	cond := strings.Join(where, " AND ")
+
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment
+		FROM artifacts a WHERE `+cond+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+	if err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	defer rows.Close()
+	out := []*vigil.Artifact{}
+	for rows.Next() {
+		var a vigil.Artifact
+		var ts, created int64
+		var meta string
+		var event, enrich sql.NullString
+		if err := rows.Scan(&a.ID, &a.OrgID, &a.Source, &a.Raw, &ts, &meta, &created, &event, &enrich); err != nil {
+			return nil, 0, wrap("SearchArtifacts", err)
+		}
+		a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
+		a.Metadata = json.RawMessage(meta)
+		if event.Valid {
+			a.Event = json.RawMessage(event.String)
+		}
+		if enrich.Valid {
+			a.Enrichment = json.RawMessage(enrich.String)
+		}
+		out = append(out, &a)
+	}
+	return out, total, wrap("SearchArtifacts", rows.Err())
+}
+
+// missingIDs returns those of ids that name no row of table in org.
+func missingIDs(ctx context.Context, q interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, table, org string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	found := make(map[string]bool, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := []any{org}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := q.QueryContext(ctx, `SELECT id FROM `+table+` WHERE org_id = ? AND id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			found[id] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	var missing []string
+	for _, id := range ids {
+		if !found[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}

@@ -1,0 +1,183 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
+	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at`
+
+func scanIncident(row interface{ Scan(...any) error }) (*vigil.Incident, error) {
+	var i vigil.Incident
+	var class, byID, byName, merged sql.NullString
+	var created, updated, active int64
+	var resolved sql.NullInt64
+	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
+		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved); err != nil {
+		return nil, err
+	}
+	i.StatusName = vigil.StatusName(i.Status)
+	if class.Valid {
+		i.Classification = &class.String
+	}
+	if byID.Valid {
+		i.ClassifiedBy = &vigil.RuleRef{ID: byID.String, Name: byName.String}
+	}
+	if merged.Valid {
+		i.MergedInto = &merged.String
+	}
+	i.CreatedAt, i.UpdatedAt, i.LastActivityAt = fromNanos(created), fromNanos(updated), fromNanos(active)
+	if resolved.Valid {
+		t := fromNanos(resolved.Int64)
+		i.ResolvedAt = &t
+	}
+	return &i, nil
+}
+
+// GetIncident returns an incident of org with its nodes, observations and
+// status history.
+func (s *Store) GetIncident(ctx context.Context, org, id string) (*vigil.Incident, error) {
+	i, err := getIncident(ctx, s.r, org, id)
+	return i, wrap("GetIncident", err)
+}
+
+func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Incident, error) {
+	i, err := scanIncident(q.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE org_id = ? AND id = ?`, org, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, vigil.NotFound("incident")
+	}
+	if err != nil {
+		return nil, err
+	}
+	i.Nodes, i.Observations, i.History = []vigil.Node{}, []vigil.ObservationRef{}, []vigil.StatusChange{}
+	rows, err := q.QueryContext(ctx, `SELECT n.id, n.type, n.value FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+		WHERE x.incident_id = ? AND n.org_id = ? ORDER BY n.created_at, n.id`, id, org)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		n := vigil.Node{OrgID: org}
+		if err := rows.Scan(&n.ID, &n.Type, &n.Value); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		i.Nodes = append(i.Nodes, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT id, type, description, severity FROM observations
+		WHERE incident_id = ? AND org_id = ? ORDER BY created_at, id`, id, org)
+	if err != nil {
+		return nil, err
+	}
+	for rows.Next() {
+		var o vigil.ObservationRef
+		if err := rows.Scan(&o.ID, &o.Type, &o.Description, &o.Severity); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		i.Observations = append(i.Observations, o)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows, err = q.QueryContext(ctx, `SELECT actor, at, from_status, to_status FROM incident_history WHERE incident_id = ? ORDER BY seq`, id)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h vigil.StatusChange
+		var at int64
+		if err := rows.Scan(&h.Actor, &at, &h.From, &h.To); err != nil {
+			return nil, err
+		}
+		h.At = fromNanos(at)
+		i.History = append(i.History, h)
+	}
+	return i, rows.Err()
+}
+
+// ListIncidents returns a page of org's incidents, newest first.
+func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentFilter) ([]*vigil.Incident, int, error) {
+	where := []string{"org_id = ?"}
+	args := []any{org}
+	if f.Status != 0 {
+		where = append(where, "status = ?")
+		args = append(args, f.Status)
+	}
+	if f.Severity != "" {
+		where = append(where, "severity = ?")
+		args = append(args, f.Severity)
+	}
+	where, args = rangeClause("created_at", f.Range, where, args)
+	cond := strings.Join(where, " AND ")
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM incidents WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("ListIncidents", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE `+cond+
+		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+	if err != nil {
+		return nil, 0, wrap("ListIncidents", err)
+	}
+	defer rows.Close()
+	out := []*vigil.Incident{}
+	for rows.Next() {
+		i, err := scanIncident(rows)
+		if err != nil {
+			return nil, 0, wrap("ListIncidents", err)
+		}
+		out = append(out, i)
+	}
+	return out, total, wrap("ListIncidents", rows.Err())
+}
+
+// SetIncidentStatus moves an incident to status and records the change.
+func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*vigil.Incident, error) {
+	var out *vigil.Incident
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		var cur int
+		var resolved sql.NullInt64
+		err := tx.QueryRowContext(ctx, `SELECT status, resolved_at FROM incidents WHERE org_id = ? AND id = ?`, org, id).Scan(&cur, &resolved)
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("incident")
+		}
+		if err != nil {
+			return err
+		}
+		if cur != status {
+			// resolved_at is when the incident was last closed; re-opening clears it.
+			var res any
+			switch {
+			case vigil.StatusOpen(status):
+				res = nil
+			case vigil.StatusOpen(cur) || !resolved.Valid:
+				res = nanos(now)
+			default:
+				res = resolved.Int64
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE incidents SET status = ?, classification = ?, resolved_at = ?, updated_at = ?
+				WHERE org_id = ? AND id = ?`, status, vigil.StatusClassification(status), res, nanos(now), org, id); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_history (incident_id, seq, actor, at, from_status, to_status)
+				VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incident_history WHERE incident_id = ?), ?, ?, ?, ?)`,
+				id, id, actor, nanos(now), cur, status); err != nil {
+				return err
+			}
+		}
+		out, err = getIncident(ctx, tx, org, id)
+		return err
+	})
+	return out, wrap("SetIncidentStatus", err)
+}

@@ -1,0 +1,153 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"sort"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+const roleCols = `id, org_id, name, permissions, created_at, updated_at`
+
+func scanRole(row interface{ Scan(...any) error }) (*vigil.Role, error) {
+	var r vigil.Role
+	var perms string
+	var created, updated int64
+	if err := row.Scan(&r.ID, &r.OrgID, &r.Name, &perms, &created, &updated); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal([]byte(perms), &r.Permissions); err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &r, nil
+}
+
+func roleConflict(err error) error {
+	if vigil.ErrorCode(wrap("", err)) == vigil.ECONFLICT {
+		return &vigil.Error{Code: vigil.ECONFLICT, Message: "a role with this name already exists",
+			Details: []vigil.FieldIssue{{Field: "name", Issue: "already used by another role"}}, Err: err}
+	}
+	return err
+}
+
+// CreateRole stores a role of org; a name already used is ECONFLICT.
+func (s *Store) CreateRole(ctx context.Context, org string, r *vigil.Role) error {
+	r.OrgID = org
+	perms, _ := json.Marshal(r.Permissions)
+	_, err := s.w.ExecContext(ctx, `INSERT INTO roles (`+roleCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+		r.ID, org, r.Name, string(perms), nanos(r.CreatedAt), nanos(r.UpdatedAt))
+	return wrap("CreateRole", roleConflict(err))
+}
+
+// GetRole returns one role of org.
+func (s *Store) GetRole(ctx context.Context, org, id string) (*vigil.Role, error) {
+	r, err := scanRole(s.r.QueryRowContext(ctx, `SELECT `+roleCols+` FROM roles WHERE org_id = ? AND id = ?`, org, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, vigil.NotFound("role")
+	}
+	return r, wrap("GetRole", err)
+}
+
+// ListRoles returns a page of org's roles by name.
+func (s *Store) ListRoles(ctx context.Context, org string, p vigil.Page) ([]*vigil.Role, int, error) {
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM roles WHERE org_id = ?`, org).Scan(&total); err != nil {
+		return nil, 0, wrap("ListRoles", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+roleCols+` FROM roles WHERE org_id = ? ORDER BY name, id LIMIT ? OFFSET ?`,
+		append([]any{org}, pageArgs(p)...)...)
+	if err != nil {
+		return nil, 0, wrap("ListRoles", err)
+	}
+	defer rows.Close()
+	out := []*vigil.Role{}
+	for rows.Next() {
+		r, err := scanRole(rows)
+		if err != nil {
+			return nil, 0, wrap("ListRoles", err)
+		}
+		out = append(out, r)
+	}
+	return out, total, wrap("ListRoles", rows.Err())
+}
+
+// UpdateRole applies a partial update to a role of org.
+func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpdate, now time.Time) (*vigil.Role, error) {
+	var out *vigil.Role
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		r, err := scanRole(tx.QueryRowContext(ctx, `SELECT `+roleCols+` FROM roles WHERE org_id = ? AND id = ?`, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("role")
+		}
+		if err != nil {
+			return err
+		}
+		if u.Name != nil {
+			r.Name = *u.Name
+		}
+		if u.Permissions != nil {
+			r.Permissions = *u.Permissions
+		}
+		r.UpdatedAt = now
+		perms, _ := json.Marshal(r.Permissions)
+		_, err = tx.ExecContext(ctx, `UPDATE roles SET name = ?, permissions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+			r.Name, string(perms), nanos(now), org, id)
+		out = r
+		return roleConflict(err)
+	})
+	return out, wrap("UpdateRole", err)
+}
+
+// DeleteRole removes a role of org; tokens naming it lose its permissions
+// at once, since permissions are looked up per request.
+func (s *Store) DeleteRole(ctx context.Context, org, id string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM roles WHERE org_id = ? AND id = ?`, org, id)
+	if err != nil {
+		return wrap("DeleteRole", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return vigil.NotFound("role")
+	}
+	return nil
+}
+
+// RolePermissions returns the union of the permissions of the named roles.
+func (s *Store) RolePermissions(ctx context.Context, org string, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	args := []any{org}
+	for _, n := range names {
+		args = append(args, n)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT permissions FROM roles WHERE org_id = ? AND name IN (`+placeholders(len(names))+`)`, args...)
+	if err != nil {
+		return nil, wrap("RolePermissions", err)
+	}
+	defer rows.Close()
+	set := map[string]bool{}
+	for rows.Next() {
+		var perms string
+		if err := rows.Scan(&perms); err != nil {
+			return nil, wrap("RolePermissions", err)
+		}
+		var ps []string
+		if err := json.Unmarshal([]byte(perms), &ps); err != nil {
+			return nil, wrap("RolePermissions", err)
+		}
+		for _, p := range ps {
+			set[p] = true
+		}
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, wrap("RolePermissions", rows.Err())
+}

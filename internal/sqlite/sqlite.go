@@ -1,0 +1,238 @@
+// Package sqlite implements vigil.Store on an embedded SQLite database:
+// WAL journal, one writer connection and a pool of readers, FTS5 for
+// artifact search, migrations embedded in the binary.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Store is a vigil.Store on SQLite.
+type Store struct {
+	w *sql.DB // the one writer connection
+	r *sql.DB // readers
+}
+
+var _ vigil.Store = (*Store)(nil)
+
+// Options tune the database.
+type Options struct {
+	// FsyncAlways selects synchronous=FULL: every commit reaches the disk
+	// before it returns, at a cost measured in docs/benchmarks.md.
+	FsyncAlways bool
+}
+
+// Open opens (creating if needed) the database file at path and applies
+// pending migrations.
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	sync := "NORMAL"
+	if opt.FsyncAlways {
+		sync = "FULL"
+	}
+	// busy_timeout first, so that the pragmas after it wait for a lock
+	// instead of failing.
+	pragmas := []string{
+		"busy_timeout(10000)",
+		"journal_mode(WAL)",
+		"synchronous(" + sync + ")",
+		"foreign_keys(ON)",
+		"temp_store(MEMORY)",
+		"cache_size(-65536)",
+	}
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	q.Set("_txlock", "immediate")
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	dsn := "file:" + abs + "?" + q.Encode()
+	w, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open writer: %w", err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	s := &Store{w: w}
+	if err := s.migrate(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	rq := url.Values{}
+	for _, p := range pragmas {
+		rq.Add("_pragma", p)
+	}
+	rq.Add("_pragma", "query_only(1)")
+	r, err := sql.Open("sqlite", "file:"+abs+"?"+rq.Encode())
+	if err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: open readers: %w", err)
+	}
+	n := max(4, runtime.GOMAXPROCS(0)*2)
+	r.SetMaxOpenConns(n)
+	r.SetMaxIdleConns(n)
+	s.r = r
+	return s, nil
+}
+
+// Migrate opens the database at path, applies pending migrations and closes it.
+func Migrate(ctx context.Context, path string) error {
+	s, err := Open(ctx, path, Options{})
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	var errs []error
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+	}
+	errs = append(errs, s.w.Close())
+	return errors.Join(errs...)
+}
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	if err := s.r.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+		return fmt.Errorf("sqlite: ping: %w", err)
+	}
+	return nil
+}
+
+// migrate applies every embedded migration not yet recorded, each in its
+// own transaction.
+func (s *Store) migrate(ctx context.Context) error {
+	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
+		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
+		return fmt.Errorf("sqlite: migrations table: %w", err)
+	}
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return fmt.Errorf("sqlite: list migrations: %w", err)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		base := filepath.Base(name)
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			var n int
+			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE name = ?`, base).Scan(&n); err != nil {
+				return err
+			}
+			if n > 0 {
+				return nil
+			}
+			body, err := migrations.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, base, time.Now().UnixNano())
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("sqlite: migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// tx runs fn in a write transaction, committing if it returns nil.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// wrap gives an error from the driver its Vigil code and the operation's
+// name; a *vigil.Error passes through unchanged.
+func wrap(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var ve *vigil.Error
+	if errors.As(err, &ve) {
+		return err
+	}
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		switch se.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return &vigil.Error{Code: vigil.ECONFLICT, Message: "already exists", Op: op, Err: err}
+		}
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Op: op, Err: err}
+	}
+	return &vigil.Error{Code: vigil.EINTERNAL, Op: op, Err: err}
+}
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func nullNanos(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixNano()
+}
+
+// placeholders returns "?, ?, …" with n marks.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// pageClause returns the LIMIT/OFFSET of p.
+func pageArgs(p vigil.Page) []any {
+	limit := p.Limit
+	if limit <= 0 {
+		limit = vigil.DefaultLimit
+	}
+	return []any{limit, p.Offset}
+}
+
+// rangeClause appends conditions of r on column col to where.
+func rangeClause(col string, r vigil.TimeRange, where []string, args []any) ([]string, []any) {
+	if !r.Start.IsZero() {
+		where = append(where, col+" >= ?")
+		args = append(args, nanos(r.Start))
+	}
+	if !r.End.IsZero() {
+		where = append(where, col+" < ?")
+		args = append(args, nanos(r.End))
+	}
+	return where, args
+}

@@ -1,0 +1,34 @@
+package vigil
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Rule is a classification rule: when its conditions match an incident,
+// it sets the incident's severity (DESIGN §9).
+type Rule struct {
+	ID                   string          `json:"id"`
+	OrgID                string          `json:"org_id"`
+	Name                 string          `json:"name"`
+	Priority             int             `json:"priority"`
+	Enabled              bool            `json:"enabled"`
+	Severity             string          `json:"severity"`
+	TargetInfrastructure bool            `json:"target_infrastructure"`
+	Conditions           json.RawMessage `json:"conditions"`
+	CreatedAt            time.Time       `json:"created_at"`
+	UpdatedAt            time.Time       `json:"updated_at"`
+}
+
+// RuleUpdate lists the fields of a partial update; nil = unchanged.
+type RuleUpdate struct {
+	Name                 *string
+	Priority             *int
+	Enabled              *bool
+	Severity             *string
+	TargetInfrastructure *bool
+	Conditions           *json.RawMessage
+}
+
+// MaxRuleNameLen bounds a rule's name.
+const MaxRuleNameLen = 200

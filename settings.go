@@ -1,0 +1,37 @@
+package vigil
+
+import "time"
+
+// EnrichmentSettings are one org's switches and limits for enrichment.
+type EnrichmentSettings struct {
+	GeoIPEnabled       bool      `json:"geoip_enabled"`
+	DNSEnabled         bool      `json:"dns_enabled"`
+	WhoisEnabled       bool      `json:"whois_enabled"`
+	ThreatIntelEnabled bool      `json:"threat_intel_enabled"`
+	RateLimit          int       `json:"rate_limit"`
+	CacheTTLHours      int       `json:"cache_ttl_hours"`
+	InternalNetworks   []string  `json:"internal_networks"`
+	UpdatedAt          time.Time `json:"updated_at"`
+}
+
+// Ranges of the numeric settings (DESIGN §6).
+const (
+	MaxRateLimit     = 100000
+	MaxCacheTTLHours = 8760
+)
+
+// DefaultEnrichmentSettings returns the settings an org starts with.
+func DefaultEnrichmentSettings() EnrichmentSettings {
+	return EnrichmentSettings{
+		GeoIPEnabled:       true,
+		DNSEnabled:         true,
+		WhoisEnabled:       false,
+		ThreatIntelEnabled: true,
+		RateLimit:          60,
+		CacheTTLHours:      24,
+		InternalNetworks: []string{
+			"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
+			"fc00::/7", "127.0.0.0/8", "::1/128",
+		},
+	}
+}

@@ -1,0 +1,88 @@
+package vigil
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// CorrelationPolicy tunes how observations join incidents (DESIGN §8).
+type CorrelationPolicy struct {
+	// Window is how long after its last activity an open incident still
+	// takes new observations.
+	Window time.Duration
+	// HubLimit is the number of open incidents a key node may already be
+	// part of before it stops joining (a NAT gateway, a public resolver).
+	HubLimit int
+}
+
+// DefaultCorrelationPolicy returns the defaults of DESIGN §8.
+func DefaultCorrelationPolicy() CorrelationPolicy {
+	return CorrelationPolicy{Window: time.Hour, HubLimit: 25}
+}
+
+// Store keeps every record of every org. Each method takes the org and
+// scopes its queries by it: a record of another org is reported exactly as
+// a missing one (ENOTFOUND). Methods return *Error with EINVALID when the
+// request names records that do not exist, ECONFLICT on a uniqueness
+// violation, and wrap anything else as internal.
+type Store interface {
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+	Close() error
+
+	// InsertArtifacts stores artifacts of org. It is idempotent on ID: an
+	// artifact already stored is left as it is.
+	InsertArtifacts(ctx context.Context, org string, arts []*Artifact) error
+	// SearchArtifacts returns a page of matching artifacts, newest first by
+	// Timestamp, and the total count of matches. A malformed Query is EINVALID.
+	SearchArtifacts(ctx context.Context, org string, f ArtifactFilter) ([]*Artifact, int, error)
+	// SetArtifactEvent records the normalized event of a parsed artifact.
+	SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error
+
+	// UpsertNodes returns the nodes named by refs, creating missing ones.
+	UpsertNodes(ctx context.Context, org string, refs []NodeRef) ([]Node, error)
+
+	// RecordObservation stores o (its ID, CreatedAt and UpdatedAt set by the
+	// caller) and correlates it: it joins the open incident of org that
+	// shares a key node with it and was active within p.Window, the most
+	// recently active one winning; if it bridges several, they are merged
+	// into the oldest; else it opens a new incident titled title. It sets
+	// o.IncidentID. Unknown NodeIDs or ArtifactIDs are EINVALID.
+	RecordObservation(ctx context.Context, org string, o *Observation, title string, p CorrelationPolicy) error
+	GetObservation(ctx context.Context, org, id string) (*Observation, error)
+	ListObservations(ctx context.Context, org string, f ObservationFilter) ([]*Observation, int, error)
+	// UpdateObservation applies u and refreshes the incident it belongs to.
+	UpdateObservation(ctx context.Context, org, id string, u ObservationUpdate, now time.Time) (*Observation, error)
+	// DeleteObservation removes it and refreshes the incident it belonged to.
+	DeleteObservation(ctx context.Context, org, id string) error
+
+	// GetIncident returns an incident with its nodes, observations and history.
+	GetIncident(ctx context.Context, org, id string) (*Incident, error)
+	ListIncidents(ctx context.Context, org string, f IncidentFilter) ([]*Incident, int, error)
+	// SetIncidentStatus moves an incident to status, recording who did it.
+	// Setting the current status again changes nothing.
+	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)
+
+	CreateRule(ctx context.Context, org string, r *Rule) error
+	GetRule(ctx context.Context, org, id string) (*Rule, error)
+	// ListRules returns rules by ascending priority, older first on ties.
+	ListRules(ctx context.Context, org string, p Page) ([]*Rule, int, error)
+	UpdateRule(ctx context.Context, org, id string, u RuleUpdate, now time.Time) (*Rule, error)
+	DeleteRule(ctx context.Context, org, id string) error
+
+	// CreateRole stores r; a name already used in org is ECONFLICT.
+	CreateRole(ctx context.Context, org string, r *Role) error
+	GetRole(ctx context.Context, org, id string) (*Role, error)
+	ListRoles(ctx context.Context, org string, p Page) ([]*Role, int, error)
+	UpdateRole(ctx context.Context, org, id string, u RoleUpdate, now time.Time) (*Role, error)
+	DeleteRole(ctx context.Context, org, id string) error
+	// RolePermissions returns the union of the permissions of the named
+	// roles of org; unknown names grant nothing.
+	RolePermissions(ctx context.Context, org string, names []string) ([]string, error)
+
+	// EnrichmentSettings returns org's settings, creating the defaults on
+	// first read.
+	EnrichmentSettings(ctx context.Context, org string) (*EnrichmentSettings, error)
+	PutEnrichmentSettings(ctx context.Context, org string, s *EnrichmentSettings) error
+}
