@@ -17,6 +17,10 @@ type Artifact struct {
 	Metadata  json.RawMessage `json:"metadata"`
 	CreatedAt time.Time       `json:"created_at"`
 
+	// TimestampDefaulted is true when the sender gave no timestamp; the
+	// event time parsed from Raw then replaces the server time.
+	TimestampDefaulted bool `json:"-"`
+
 	// Event holds the normalized (ECS) fields once parsed; null before.
 	Event json.RawMessage `json:"event"`
 	// Enrichment holds per-node-value context once enriched; null before.

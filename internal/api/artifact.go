@@ -57,7 +57,8 @@ func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.
 	if len(*it.Raw) == 0 || len(*it.Raw) > vigil.MaxRawBytes {
 		return nil, &vigil.FieldIssue{Field: "raw", Issue: "must be 1 byte to 1 MiB"}
 	}
-	a := &vigil.Artifact{ID: vigil.NewID(), Source: *it.Source, Raw: *it.Raw, Timestamp: now, CreatedAt: now, Metadata: json.RawMessage("{}")}
+	a := &vigil.Artifact{ID: vigil.NewID(), Source: *it.Source, Raw: *it.Raw, Timestamp: now, TimestampDefaulted: true,
+		CreatedAt: now, Metadata: json.RawMessage("{}")}
 	if it.Timestamp != nil {
 		t, err := time.Parse(time.RFC3339Nano, *it.Timestamp)
 		if err != nil {
@@ -66,7 +67,7 @@ func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.
 		if t.Before(minTimestamp) || !t.Before(maxTimestamp) {
 			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be between 1900 and 2200"}
 		}
-		a.Timestamp = t.UTC()
+		a.Timestamp, a.TimestampDefaulted = t.UTC(), false
 	}
 	if m := bytes.TrimSpace(it.Metadata); len(m) > 0 && !bytes.Equal(m, []byte("null")) {
 		if m[0] != '{' {

@@ -61,6 +61,9 @@ func (p *Processor) parse(a *vigil.Artifact) {
 		}
 	}()
 	res := parse.Parse(a.Source, []byte(a.Raw), a.Timestamp)
+	if a.TimestampDefaulted && !res.Time.IsZero() && res.Time.Year() >= 1900 && res.Time.Year() < 2200 {
+		a.Timestamp = res.Time.UTC()
+	}
 	if res.Parsed {
 		p.metrics.Parsed.WithLabelValues(metricSource(a.Source)).Inc()
 	} else {

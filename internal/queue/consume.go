@@ -120,14 +120,15 @@ func (q *Queue) handle(ctx context.Context, raw []jetstream.Msg, opt ConsumeOpti
 		}
 		q.log.Warn("queue: message failed; will retry", slog.String("batch", m.Batch),
 			slog.Uint64("delivered", m.Delivered), slog.String("error", err.Error()))
-		m.msg.NakWithDelay(retryDelay(m.Delivered))
+		m.msg.NakWithDelay(retryDelay(q.cfg.RetryBase, m.Delivered))
 	}
 	q.notify(done)
 }
 
-// retryDelay grows with each failed delivery: 1 s, 4 s, 16 s, … ≤ 1 min.
-func retryDelay(delivered uint64) time.Duration {
-	d := time.Second
+// retryDelay grows with each failed delivery: base, 4×base, 16×base, …
+// at most a minute (base 1 s: 1 s, 4 s, 16 s, 1 min).
+func retryDelay(base time.Duration, delivered uint64) time.Duration {
+	d := base
 	for i := uint64(1); i < delivered && d < time.Minute; i++ {
 		d *= 4
 	}
@@ -184,7 +185,8 @@ func decode(m jetstream.Msg) (*Message, error) {
 			meta = json.RawMessage("{}")
 		}
 		out.Artifacts[i] = &vigil.Artifact{ID: a.ID, OrgID: env.Org, Source: a.Source, Raw: a.Raw,
-			Timestamp: time.Unix(0, a.Timestamp).UTC(), CreatedAt: time.Unix(0, a.Created).UTC(), Metadata: meta}
+			Timestamp: time.Unix(0, a.Timestamp).UTC(), CreatedAt: time.Unix(0, a.Created).UTC(), Metadata: meta,
+			TimestampDefaulted: a.Defaulted}
 	}
 	return out, nil
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// AckWait is how long a delivered message may stay unacknowledged
 	// before it is redelivered (to another worker after a crash).
 	AckWait time.Duration
+	// RetryBase is the delay before the first redelivery of a failed
+	// message; each further try waits four times longer, at most a minute.
+	RetryBase time.Duration
 	// FsyncAlways makes the embedded server fsync every write.
 	FsyncAlways bool
 	// Replicas of the streams on a cluster (1 on a single server).
@@ -70,6 +73,9 @@ func (c *Config) defaults() {
 	}
 	if c.AckWait == 0 {
 		c.AckWait = 30 * time.Second
+	}
+	if c.RetryBase == 0 {
+		c.RetryBase = time.Second
 	}
 	if c.Replicas == 0 {
 		c.Replicas = 1
@@ -245,6 +251,7 @@ type artifact struct {
 	Timestamp int64           `json:"ts"`
 	Created   int64           `json:"created"`
 	Metadata  json.RawMessage `json:"meta,omitempty"`
+	Defaulted bool            `json:"tsd,omitempty"`
 }
 
 // Backlog returns the number of messages not yet processed, refreshed at
@@ -373,7 +380,7 @@ func (q *Queue) chunk(org, batch string, arts []*vigil.Artifact) [][]byte {
 			flush()
 		}
 		env.Artifacts = append(env.Artifacts, artifact{ID: a.ID, Source: a.Source, Raw: a.Raw,
-			Timestamp: a.Timestamp.UnixNano(), Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata})
+			Timestamp: a.Timestamp.UnixNano(), Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata, Defaulted: a.TimestampDefaulted})
 		size += est
 	}
 	flush()

@@ -1,0 +1,170 @@
+package search
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// PostgreSQL rendering. The PostgreSQL store does not let the server's
+// text parser near artifact text or queries: its default parser keeps
+// "10.0.0.1" or "evil.example.com" as one token, which would break the
+// semantics above. Instead both sides are built here from Tokens, as
+// literals of the tsvector and tsquery types, whose input functions take
+// each quoted lexeme verbatim (no parser, no dictionary, no stemming).
+
+// Limits of PostgreSQL's tsvector type.
+const (
+	// MaxLexemeBytes is the longest lexeme PostgreSQL stores; longer
+	// tokens are cut to it (on a rune boundary) in vectors and queries
+	// alike, so a prefix of such a token still matches.
+	MaxLexemeBytes = 2047
+	// MaxLexemePos is the highest position a tsvector records; tokens past
+	// it all share it, so a phrase that lies entirely beyond it does not
+	// match (a line of more than 16383 words).
+	MaxLexemePos = 16383
+	// MaxLexemePositions is how many positions a lexeme keeps.
+	MaxLexemePositions = 256
+	// maxVectorBytes keeps a vector below PostgreSQL's limit of 1 MiB of
+	// lexeme and position data. Past it, new distinct tokens of a line are
+	// no longer indexed: only a pathological 1 MiB line of ~100,000
+	// distinct words reaches it.
+	maxVectorBytes = 1000000
+)
+
+// TSVector returns the text form of the tsvector indexing text: each
+// distinct token with its positions (1-based, as PostgreSQL counts them).
+// Cast it with ::tsvector.
+func TSVector(text string) string {
+	type entry struct {
+		lex string
+		pos []int
+	}
+	var entries []*entry
+	byLex := map[string]*entry{}
+	size := 0
+	for i, tok := range Tokens(text) {
+		lex := tsLexeme(tok)
+		pos := min(i+1, MaxLexemePos)
+		e := byLex[lex]
+		if e == nil {
+			// Lexeme bytes (aligned to 2), the position count, one position.
+			cost := len(lex) + len(lex)%2 + 2 + 2
+			if size+cost > maxVectorBytes {
+				continue
+			}
+			size += cost
+			e = &entry{lex: lex}
+			byLex[lex] = e
+			entries = append(entries, e)
+			e.pos = append(e.pos, pos)
+			continue
+		}
+		if len(e.pos) >= MaxLexemePositions || e.pos[len(e.pos)-1] == pos || size+2 > maxVectorBytes {
+			continue
+		}
+		size += 2
+		e.pos = append(e.pos, pos)
+	}
+	var b strings.Builder
+	for i, e := range entries {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		writeLexeme(&b, e.lex)
+		for j, p := range e.pos {
+			if j == 0 {
+				b.WriteByte(':')
+			} else {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(p))
+		}
+	}
+	return b.String()
+}
+
+// TSQuery renders q as the text form of a PostgreSQL tsquery, to be bound
+// as a parameter and cast with ::tsquery; "" when q is empty. Every token
+// is a quoted lexeme, so no user text is ever read as tsquery syntax.
+// Phrases use <->, prefixes :*, AND &, OR |, and the excluded terms are
+// one !(…) that applies to every alternative; a query of exclusions alone
+// is that negation, which matches the rows lacking all of them.
+func (q *Query) TSQuery() string {
+	var alts []string
+	for _, g := range q.Any {
+		parts := make([]string, len(g))
+		for i, t := range g {
+			parts[i] = tsTerm(t)
+		}
+		alts = append(alts, "("+strings.Join(parts, " & ")+")")
+	}
+	pos := strings.Join(alts, " | ")
+	var nots []string
+	for _, t := range q.Not {
+		nots = append(nots, tsTerm(t))
+	}
+	neg := ""
+	if len(nots) > 0 {
+		neg = "!(" + strings.Join(nots, " | ") + ")"
+	}
+	switch {
+	case pos != "" && neg != "":
+		return "(" + pos + ") & " + neg
+	case pos != "":
+		return pos
+	default:
+		return neg
+	}
+}
+
+// tsTerm renders one word, phrase or prefix.
+func tsTerm(t Term) string {
+	var b strings.Builder
+	if len(t.Tokens) > 1 {
+		b.WriteByte('(')
+	}
+	for i, tok := range t.Tokens {
+		if i > 0 {
+			b.WriteString(" <-> ")
+		}
+		writeLexeme(&b, tsLexeme(tok))
+		if t.Prefix && i == len(t.Tokens)-1 {
+			b.WriteString(":*")
+		}
+	}
+	if len(t.Tokens) > 1 {
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// writeLexeme writes lex quoted the way tsvector and tsquery input reads
+// it: in single quotes, a quote doubled and a backslash escaped. Tokens
+// hold only letters and digits, so this is defence in depth.
+func writeLexeme(b *strings.Builder, lex string) {
+	b.WriteByte('\'')
+	for i := 0; i < len(lex); i++ {
+		switch c := lex[i]; c {
+		case '\'':
+			b.WriteString("''")
+		case '\\':
+			b.WriteString(`\\`)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('\'')
+}
+
+// tsLexeme cuts tok to MaxLexemeBytes on a rune boundary.
+func tsLexeme(tok string) string {
+	if len(tok) <= MaxLexemeBytes {
+		return tok
+	}
+	cut := MaxLexemeBytes
+	for cut > 0 && !utf8.RuneStart(tok[cut]) {
+		cut--
+	}
+	return tok[:cut]
+}
