@@ -39,6 +39,15 @@ type Store interface {
 	SearchArtifacts(ctx context.Context, org string, f ArtifactFilter) ([]*Artifact, int, error)
 	// SetArtifactEvent records the normalized event of a parsed artifact.
 	SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error
+	// SetArtifactEnrichment records what enrichment found for an artifact's
+	// nodes; it replaces the previous value.
+	SetArtifactEnrichment(ctx context.Context, org, id string, enrichment json.RawMessage) error
+
+	// CacheGet returns the cached look-up of (provider, key), or nil when
+	// there is none.
+	CacheGet(ctx context.Context, provider, key string) (*CacheEntry, error)
+	// CachePut stores or replaces a cached look-up.
+	CachePut(ctx context.Context, e *CacheEntry) error
 
 	// UpsertNodes returns the nodes named by refs, creating missing ones.
 	UpsertNodes(ctx context.Context, org string, refs []NodeRef) ([]Node, error)
@@ -50,6 +59,13 @@ type Store interface {
 	// into the oldest; else it opens a new incident titled title. It sets
 	// o.IncidentID. Unknown NodeIDs or ArtifactIDs are EINVALID.
 	RecordObservation(ctx context.Context, org string, o *Observation, title string, p CorrelationPolicy) error
+	// Detect evaluates detections of org atomically (see Detection) and
+	// correlates the observations they record or grow. It returns the ids
+	// of the observations recorded or grown.
+	Detect(ctx context.Context, org string, ds []*Detection, p CorrelationPolicy) ([]string, error)
+	// PruneSignals forgets detection signals older than before.
+	PruneSignals(ctx context.Context, before time.Time) (int, error)
+
 	GetObservation(ctx context.Context, org, id string) (*Observation, error)
 	ListObservations(ctx context.Context, org string, f ObservationFilter) ([]*Observation, int, error)
 	// UpdateObservation applies u and refreshes the incident it belongs to.

@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/sqlite"
@@ -81,7 +82,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// Workers run on their own context so that HTTP stops first.
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorkers()
-	proc := pipeline.NewProcessor(store, log, metrics)
+	policy := vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit}
+	proc := pipeline.NewProcessor(store, log, metrics).WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), policy)
 	var wg sync.WaitGroup
 	for i := 0; i < c.Workers; i++ {
 		w := pipeline.NewWorker(q, proc, log, metrics)
@@ -128,7 +130,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	handler := api.New(api.Config{
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
 		Ready: []api.Readiness{q}, Logger: log, Registry: reg,
-		Correlation: vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit},
+		Correlation: policy,
 	})
 	srv := &http.Server{
 		Handler:           handler,

@@ -119,6 +119,7 @@ func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
 		accepted = append(accepted, a)
 		ids = append(ids, a.ID)
 	}
+	s.rejected.Add(float64(len(errs)))
 	if len(accepted) > 0 {
 		if err := s.ingest.Ingest(r.Context(), org, accepted); err != nil {
 			s.fail(w, r, err)

@@ -57,6 +57,7 @@ type Server struct {
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
+	rejected prometheus.Counter
 }
 
 // New returns a Server with every route registered.
@@ -91,7 +92,10 @@ func New(cfg Config) *Server {
 		Name: "vigil_http_request_duration_seconds", Help: "HTTP request latency by route and method.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	}, []string{"route", "method"})
-	reg.MustRegister(s.requests, s.latency)
+	s.rejected = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "vigil_artifacts_rejected_total", Help: "Artifacts rejected by validation at the API.",
+	})
+	reg.MustRegister(s.requests, s.latency, s.rejected)
 	s.routes(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
 	s.handler = s.observe(s.mux)
 	return s

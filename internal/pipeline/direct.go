@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
@@ -20,6 +21,8 @@ type Processor struct {
 	store   vigil.Store
 	log     *slog.Logger
 	metrics *Metrics
+	engine  *detect.Engine
+	corr    vigil.CorrelationPolicy
 }
 
 // NewProcessor returns a Processor writing to store.
@@ -30,15 +33,25 @@ func NewProcessor(store vigil.Store, log *slog.Logger, m *Metrics) *Processor {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Processor{store: store, log: log, metrics: m}
+	return &Processor{store: store, log: log, metrics: m, corr: vigil.DefaultCorrelationPolicy()}
+}
+
+// WithDetection makes the processor run engine's detectors after storing
+// and correlate what they find under policy.
+func (p *Processor) WithDetection(engine *detect.Engine, policy vigil.CorrelationPolicy) *Processor {
+	p.engine, p.corr = engine, policy
+	return p
 }
 
 // Process parses and stores one org's artifacts. Redelivered artifacts
 // are stored once.
 func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artifact) error {
 	start := time.Now()
+	events := make([]*detect.Event, 0, len(arts))
 	for _, a := range arts {
-		p.parse(a)
+		if ev := p.parse(a); ev != nil && p.engine != nil {
+			events = append(events, &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: ev})
+		}
 	}
 	p.metrics.Stage.WithLabelValues("parse").Observe(time.Since(start).Seconds())
 	start = time.Now()
@@ -47,17 +60,28 @@ func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artif
 		return fmt.Errorf("store artifacts: %w", err)
 	}
 	p.metrics.Stage.WithLabelValues("store").Observe(time.Since(start).Seconds())
+	if p.engine == nil {
+		return nil
+	}
+	start = time.Now()
+	if ds := p.engine.Detections(events); len(ds) > 0 {
+		if _, err := p.store.Detect(ctx, org, ds, p.corr); err != nil {
+			p.metrics.Failed.WithLabelValues("detect").Inc()
+			return fmt.Errorf("detect: %w", err)
+		}
+	}
+	p.metrics.Stage.WithLabelValues("detect").Observe(time.Since(start).Seconds())
 	return nil
 }
 
-// parse fills a.Event. A parser that panics on a hostile line costs that
-// line its event, never the batch.
-func (p *Processor) parse(a *vigil.Artifact) {
+// parse fills a.Event and returns the event. A parser that panics on a
+// hostile line costs that line its event, never the batch.
+func (p *Processor) parse(a *vigil.Artifact) (ev parse.Event) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error("parser panic", slog.String("source", a.Source), slog.String("artifact_id", a.ID), slog.Any("panic", v))
 			p.metrics.Unparsed.WithLabelValues(metricSource(a.Source)).Inc()
-			a.Event = nil
+			a.Event, ev = nil, nil
 		}
 	}()
 	res := parse.Parse(a.Source, []byte(a.Raw), a.Timestamp)
@@ -72,6 +96,7 @@ func (p *Processor) parse(a *vigil.Artifact) {
 	if b, err := json.Marshal(res.Event); err == nil {
 		a.Event = b
 	}
+	return res.Event
 }
 
 // metricSource bounds the label values: unknown sources share one label.

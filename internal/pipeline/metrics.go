@@ -7,7 +7,6 @@ import (
 // Metrics of the pipeline stages.
 type Metrics struct {
 	Accepted    *prometheus.CounterVec // by source
-	Rejected    prometheus.Counter
 	Parsed      *prometheus.CounterVec // by source
 	Unparsed    *prometheus.CounterVec // by source
 	Failed      *prometheus.CounterVec // by stage
@@ -25,9 +24,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_artifacts_accepted_total", Help: "Artifacts accepted by the API and queued, by source.",
 		}, []string{"source"}),
-		Rejected: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigil_artifacts_rejected_total", Help: "Artifacts rejected by validation at the API.",
-		}),
 		Parsed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_artifacts_parsed_total", Help: "Artifacts a parser understood, by source.",
 		}, []string{"source"}),
@@ -48,6 +44,6 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12),
 		}, []string{"stage"}),
 	}
-	reg.MustRegister(m.Accepted, m.Rejected, m.Parsed, m.Unparsed, m.Failed, m.DeadLetters, m.Throttled, m.Stage)
+	reg.MustRegister(m.Accepted, m.Parsed, m.Unparsed, m.Failed, m.DeadLetters, m.Throttled, m.Stage)
 	return m
 }

@@ -19,27 +19,39 @@ func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Obse
 		if err := checkRefs(ctx, tx, org, o.NodeIDs, o.ArtifactIDs); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?)`, o.ID, org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt)); err != nil {
-			return err
-		}
 		keys := make(map[string]bool, len(o.KeyNodeIDs))
 		for _, id := range o.KeyNodeIDs {
 			keys[id] = true
 		}
-		if err := hubsToContext(ctx, tx, org, keys, p.HubLimit); err != nil {
-			return err
-		}
-		if err := insertObservationRefs(ctx, tx, o.ID, o.NodeIDs, keys, o.ArtifactIDs); err != nil {
-			return err
-		}
-		incID, err := correlate(ctx, tx, org, o, keys, title, p)
-		if err != nil {
-			return err
-		}
-		o.IncidentID = incID
-		return nil
+		return recordObservation(ctx, tx, org, o, keys, title, p)
 	}))
+}
+
+// recordObservation inserts o with its node roles and correlates it.
+func recordObservation(ctx context.Context, tx *sql.Tx, org string, o *vigil.Observation, keys map[string]bool, title string, p vigil.CorrelationPolicy) error {
+	o.OrgID = org
+	if _, err := tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, o.ID, org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt)); err != nil {
+		return err
+	}
+	if err := hubsToContext(ctx, tx, org, keys, p.HubLimit); err != nil {
+		return err
+	}
+	if err := insertObservationRefs(ctx, tx, o.ID, o.NodeIDs, keys, o.ArtifactIDs); err != nil {
+		return err
+	}
+	incID, err := correlate(ctx, tx, org, o, keys, title, p)
+	if err != nil {
+		return err
+	}
+	o.IncidentID = incID
+	o.KeyNodeIDs = o.KeyNodeIDs[:0]
+	for _, id := range o.NodeIDs {
+		if keys[id] {
+			o.KeyNodeIDs = append(o.KeyNodeIDs, id)
+		}
+	}
+	return nil
 }
 
 // checkRefs returns EINVALID naming node_ids or artifact_ids when one of
@@ -200,7 +212,9 @@ func mergeIncident(ctx context.Context, tx *sql.Tx, org, from, into string, now 
 const severityRankSQL = `CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END`
 
 // refreshCounts recomputes an incident's counts and computed severity. With
-// activity it also marks the incident active at now.
+// activity it also marks the incident active at now, unless it was already
+// active later: an observation recorded late must not move the last
+// activity back and close the correlation window early.
 func refreshCounts(ctx context.Context, tx *sql.Tx, id string, now time.Time, activity bool) error {
 	var rank sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(`+severityRankSQL+`) FROM observations WHERE incident_id = ?`, id).Scan(&rank); err != nil {

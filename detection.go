@@ -1,0 +1,64 @@
+package vigil
+
+import "time"
+
+// Signal is one artifact's contribution to a detection: detector Detector
+// saw it under Key (e.g. the attacking address) at At. Member is what the
+// detection counts distinct values of (a port, a user name), if anything.
+type Signal struct {
+	ArtifactID string
+	At         time.Time
+	Member     string
+	// Nodes the signal adds to the observation, with their roles.
+	Nodes []NodeRef
+}
+
+// WindowState summarizes the signals of one (detector, key) in a window,
+// or in the whole burst once a detection has fired.
+type WindowState struct {
+	Count    int // signals (artifacts)
+	Distinct int // distinct members
+	First    time.Time
+	Last     time.Time
+	Members  []string // distinct members, at most 20, for descriptions
+	// Nodes are the distinct nodes of the signals being recorded.
+	Nodes []NodeRef
+	// Grown is true when the detection had already fired and its
+	// observation is growing.
+	Grown bool
+}
+
+// Finding is what a detection says about its window.
+type Finding struct {
+	Type        string
+	Severity    string
+	Title       string // the incident's title if this finding opens one
+	Description string
+}
+
+// Detection is the batch of signals of one (detector, key) to evaluate.
+// The store evaluates it atomically: it records the signals (once per
+// artifact, so a redelivered artifact counts once), and when the window
+// of Span ending at the newest signal holds at least MinCount signals and
+// MinDistinct distinct members, it records an observation built by
+// Describe — or, while an earlier burst of the same key is still active
+// (its last signal within Span, its incident still open), grows that
+// burst's observation instead: artifacts and nodes appended, description
+// and severity rebuilt.
+type Detection struct {
+	Detector    string
+	Key         string
+	Span        time.Duration
+	MinCount    int
+	MinDistinct int
+	// Requires names a detector whose burst for the same key must be
+	// active for this detection to fire (a success after a brute force).
+	Requires string
+	Signals  []Signal
+	Describe func(key string, w WindowState) Finding
+}
+
+// MaxObservationArtifacts bounds the artifact ids one detected
+// observation lists; the incident still counts them all through its
+// observations' windows.
+const MaxObservationArtifacts = 5000

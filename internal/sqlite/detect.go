@@ -1,0 +1,290 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Detect evaluates detections atomically in one write transaction. The
+// single writer connection serializes every worker, so two workers that
+// split one attacker's lines still fire once.
+func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]string, error) {
+	var out []string
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		out = out[:0]
+		for _, d := range ds {
+			id, err := detect(ctx, tx, org, d, p)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				out = append(out, id)
+			}
+		}
+		return nil
+	})
+	return out, wrap("Detect", err)
+}
+
+// PruneSignals forgets signals older than before, and bursts whose last
+// signal is older.
+func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM detect_signals WHERE at < ?`, nanos(before))
+	if err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
+	n, _ := res.RowsAffected()
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM detect_bursts WHERE last_at < ?`, nanos(before)); err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
+	return int(n), nil
+}
+
+func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p vigil.CorrelationPolicy) (string, error) {
+	// Record the signals; only those not seen before count.
+	var fresh []vigil.Signal
+	var newest time.Time
+	for _, sg := range d.Signals {
+		var nodes any
+		if len(sg.Nodes) > 0 {
+			b, _ := json.Marshal(sg.Nodes)
+			nodes = string(b)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, org, d.Detector, d.Key, sg.ArtifactID, nanos(sg.At), sg.Member, nodes)
+		if err != nil {
+			return "", err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			fresh = append(fresh, sg)
+			if sg.At.After(newest) {
+				newest = sg.At
+			}
+		}
+	}
+	if len(fresh) == 0 {
+		return "", nil // a redelivery: nothing new
+	}
+	since := newest.Add(-d.Span)
+	if d.Requires != "" {
+		ok, err := burstActive(ctx, tx, org, d.Requires, d.Key, since)
+		if err != nil || !ok {
+			return "", err
+		}
+	}
+	// An active burst of this key grows.
+	var obsID string
+	var firstAt int64
+	err := tx.QueryRowContext(ctx, `SELECT b.observation_id, b.first_at FROM detect_bursts b
+		JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
+		JOIN incidents i ON i.id = o.incident_id
+		WHERE b.org_id = ? AND b.detector = ? AND b.key = ? AND b.last_at >= ? AND i.status IN (1, 2)
+		ORDER BY b.last_at DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		obsID = ""
+	case err != nil:
+		return "", err
+	}
+	from := nanos(since) + 1
+	if obsID != "" {
+		from = firstAt
+	}
+	st, err := windowState(ctx, tx, org, d, from, nanos(newest))
+	if err != nil {
+		return "", err
+	}
+	now := vigil.Now()
+	if obsID != "" {
+		st.Grown = true
+		st.Nodes, _ = mergeSignals(fresh)
+		f := d.Describe(d.Key, st)
+		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
+			return "", err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE detect_bursts SET last_at = MAX(last_at, ?) WHERE org_id = ? AND detector = ? AND key = ? AND observation_id = ?`,
+			nanos(newest), org, d.Detector, d.Key, obsID)
+		return obsID, err
+	}
+	if st.Count < d.MinCount || st.Distinct < d.MinDistinct {
+		return "", nil
+	}
+	// Fire: one observation with every signal of the window.
+	window, err := windowSignals(ctx, tx, org, d, from, nanos(newest))
+	if err != nil {
+		return "", err
+	}
+	refs, artifactIDs := mergeSignals(window)
+	st.Nodes = refs
+	f := d.Describe(d.Key, st)
+	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
+		CreatedAt: now, UpdatedAt: now}
+	nodes, err := upsertNodes(ctx, tx, org, refs, now)
+	if err != nil {
+		return "", err
+	}
+	keys := map[string]bool{}
+	for i, n := range nodes {
+		o.NodeIDs = append(o.NodeIDs, n.ID)
+		if refs[i].Key {
+			keys[n.ID] = true
+		}
+	}
+	o.ArtifactIDs = artifactIDs
+	if err := recordObservation(ctx, tx, org, o, keys, f.Title, p); err != nil {
+		return "", err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		org, d.Detector, d.Key, o.ID, nanos(st.First), nanos(newest))
+	return o.ID, err
+}
+
+func burstActive(ctx context.Context, tx *sql.Tx, org, detector, key string, since time.Time) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM detect_bursts WHERE org_id = ? AND detector = ? AND key = ? AND last_at >= ?`,
+		org, detector, key, nanos(since)).Scan(&n)
+	return n > 0, err
+}
+
+// windowState summarizes the signals of d's key with at in [from, to].
+func windowState(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
+	var st vigil.WindowState
+	var first, last sql.NullInt64
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ?`, org, d.Detector, d.Key, from, to).
+		Scan(&st.Count, &st.Distinct, &first, &last)
+	if err != nil {
+		return st, err
+	}
+	st.First, st.Last = fromNanos(first.Int64), fromNanos(last.Int64)
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT member FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? AND member != '' ORDER BY member LIMIT 20`,
+		org, d.Detector, d.Key, from, to)
+	if err != nil {
+		return st, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			return st, err
+		}
+		st.Members = append(st.Members, m)
+	}
+	return st, rows.Err()
+}
+
+// windowSignals returns the signals of d's key in [from, to], oldest first.
+func windowSignals(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, from, to int64) ([]vigil.Signal, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT artifact_id, at, member, nodes FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at, artifact_id LIMIT ?`,
+		org, d.Detector, d.Key, from, to, vigil.MaxObservationArtifacts)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []vigil.Signal
+	for rows.Next() {
+		var sg vigil.Signal
+		var at int64
+		var nodes sql.NullString
+		if err := rows.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes); err != nil {
+			return nil, err
+		}
+		sg.At = fromNanos(at)
+		if nodes.Valid {
+			json.Unmarshal([]byte(nodes.String), &sg.Nodes)
+		}
+		out = append(out, sg)
+	}
+	return out, rows.Err()
+}
+
+// mergeSignals returns the distinct nodes (a node is a key if any signal
+// names it as one) and artifact ids of signals, in first-seen order.
+func mergeSignals(signals []vigil.Signal) ([]vigil.NodeRef, []string) {
+	var refs []vigil.NodeRef
+	idx := map[[2]string]int{}
+	var ids []string
+	seen := map[string]bool{}
+	for _, sg := range signals {
+		if !seen[sg.ArtifactID] {
+			seen[sg.ArtifactID] = true
+			ids = append(ids, sg.ArtifactID)
+		}
+		for _, n := range sg.Nodes {
+			k := [2]string{n.Type, n.Value}
+			if i, ok := idx[k]; ok {
+				refs[i].Key = refs[i].Key || n.Key
+				continue
+			}
+			idx[k] = len(refs)
+			refs = append(refs, n)
+		}
+	}
+	return refs, ids
+}
+
+// growObservation appends fresh signals' artifacts and nodes to an
+// observation and its incident, and rebuilds its description and severity.
+func growObservation(ctx context.Context, tx *sql.Tx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
+	var incID string
+	if err := tx.QueryRowContext(ctx, `SELECT incident_id FROM observations WHERE org_id = ? AND id = ?`, org, obsID).Scan(&incID); err != nil {
+		return err
+	}
+	refs, artifactIDs := mergeSignals(fresh)
+	nodes, err := upsertNodes(ctx, tx, org, refs, now)
+	if err != nil {
+		return err
+	}
+	keys := map[string]bool{}
+	for i, n := range nodes {
+		if refs[i].Key {
+			keys[n.ID] = true
+		}
+	}
+	if err := hubsToContext(ctx, tx, org, keys, p.HubLimit); err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key)
+			VALUES (?1, ?2, (SELECT COALESCE(MAX(pos), -1) + 1 FROM observation_nodes WHERE observation_id = ?1), ?3)
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, obsID, n.ID, keys[n.ID]); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key) VALUES (?, ?, ?)
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, incID, n.ID, keys[n.ID]); err != nil {
+			return err
+		}
+	}
+	var have int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`, obsID).Scan(&have); err != nil {
+		return err
+	}
+	for _, id := range artifactIDs {
+		if have < vigil.MaxObservationArtifacts {
+			res, err := tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+				obsID, id, have)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				have++
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+			incID, id); err != nil {
+			return err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE id = ?`,
+		f.Description, f.Severity, nanos(now), obsID); err != nil {
+		return err
+	}
+	return refreshCounts(ctx, tx, incID, now, true)
+}
