@@ -1,0 +1,346 @@
+package storetest
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+func artifactTests() []test {
+	return []test{
+		{"RoundTrip", testArtifactRoundTrip},
+		{"RawByteExact", testArtifactRawByteExact},
+		{"InsertIdempotent", testArtifactInsertIdempotent},
+		{"NewestFirst", testArtifactOrder},
+		{"Paging", testArtifactPaging},
+		{"SourceFilter", testArtifactSourceFilter},
+		{"TimeRange", testArtifactTimeRange},
+		{"Query", testArtifactQuery},
+		{"MalformedQuery", testArtifactMalformedQuery},
+		{"SetArtifactEvent", testArtifactSetEvent},
+	}
+}
+
+func testArtifactRoundTrip(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	a := &vigil.Artifact{
+		ID: vigil.NewID(), Source: "suricata", Raw: `{"event_type":"alert","src_ip":"203.0.113.7"}`,
+		Timestamp: at(time.Minute), CreatedAt: at(2 * time.Minute),
+		Metadata: json.RawMessage(`{"sensor":"edge-1","tags":["dmz","ids"],"n":3,"nested":{"ok":true}}`),
+	}
+	mustInsertArtifacts(t, s, org, a)
+	got, total := mustSearch(t, s, org, vigil.ArtifactFilter{})
+	if total != 1 || len(got) != 1 {
+		t.Fatalf("search returned %d artifacts, total %d; want 1, 1", len(got), total)
+	}
+	g := got[0]
+	if g.ID != a.ID || g.OrgID != org || g.Source != a.Source || g.Raw != a.Raw {
+		t.Errorf("got id=%s org=%s source=%s raw=%q; want %s %s %s %q", g.ID, g.OrgID, g.Source, g.Raw, a.ID, org, a.Source, a.Raw)
+	}
+	if !g.Timestamp.Equal(a.Timestamp) || !g.CreatedAt.Equal(a.CreatedAt) {
+		t.Errorf("timestamp=%v created_at=%v; want %v %v", g.Timestamp, g.CreatedAt, a.Timestamp, a.CreatedAt)
+	}
+	if !jsonEqual(g.Metadata, a.Metadata) {
+		t.Errorf("metadata = %s, want %s", g.Metadata, a.Metadata)
+	}
+	if !isNull(g.Event) || !isNull(g.Enrichment) {
+		t.Errorf("event=%s enrichment=%s before parsing; want null", g.Event, g.Enrichment)
+	}
+}
+
+func testArtifactRawByteExact(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	const tail = " needleofthebigline"
+	filler := strings.Repeat("lorem ipsum dolor ", vigil.MaxRawBytes/18+1)
+	big := filler[:vigil.MaxRawBytes-len(tail)] + tail
+	raws := map[string]string{
+		"unicode":   "héllo wörld — 日本語のログ 🚨 Ünïcödé",
+		"newlines":  "line one\nline two\r\nline three\n\n",
+		"quotes":    `he said "hi" and 'bye', \"escaped\" \\ back\slash; {"json": "in \"raw\""}`,
+		"spaces":    "  \tleading and trailing\t  ",
+		"sqlish":    `'; DROP TABLE artifacts; -- % _ ? $1`,
+		"1MiB line": big,
+	}
+	byID := map[string]string{}
+	var arts []*vigil.Artifact
+	for name, raw := range raws {
+		a := newArtifact("test", raw, base)
+		arts = append(arts, a)
+		byID[a.ID] = name
+	}
+	mustInsertArtifacts(t, s, org, arts...)
+	got, total := mustSearch(t, s, org, vigil.ArtifactFilter{})
+	if total != len(raws) {
+		t.Fatalf("total = %d, want %d", total, len(raws))
+	}
+	for _, g := range got {
+		name := byID[g.ID]
+		want := raws[name]
+		if g.Raw != want {
+			if len(want) > 200 {
+				t.Errorf("%s: raw of %d bytes came back as %d bytes, different", name, len(want), len(g.Raw))
+			} else {
+				t.Errorf("%s: raw = %q, want %q", name, g.Raw, want)
+			}
+		}
+	}
+	// The 1 MiB line is indexed as a whole: its last word is searchable.
+	found, n := mustSearch(t, s, org, vigil.ArtifactFilter{Query: "needleofthebigline"})
+	if n != 1 || len(found) != 1 || found[0].Raw != big {
+		t.Errorf("search for the last word of the 1 MiB line: %d results, total %d", len(found), n)
+	}
+}
+
+func testArtifactInsertIdempotent(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	batch := []*vigil.Artifact{
+		newArtifact("auth", "sshd: Failed password for root", at(1*time.Minute)),
+		newArtifact("auth", "sshd: Accepted password for alice", at(2*time.Minute)),
+		newArtifact("dns", "query evil.example.com", at(3*time.Minute)),
+	}
+	mustInsertArtifacts(t, s, org, batch...)
+	mustInsertArtifacts(t, s, org, batch...) // a redelivered batch
+	got, total := mustSearch(t, s, org, vigil.ArtifactFilter{})
+	if total != 3 || len(got) != 3 {
+		t.Fatalf("after inserting the same batch twice: %d artifacts, total %d; want 3, 3", len(got), total)
+	}
+	if !sameSet(artifactIDs(got), artifactIDs(batch)) {
+		t.Errorf("ids = %v, want %v", artifactIDs(got), artifactIDs(batch))
+	}
+	// A word search finds each artifact once, not once per insert.
+	if _, n := mustSearch(t, s, org, vigil.ArtifactFilter{Query: "password"}); n != 2 {
+		t.Errorf("search 'password' total = %d after re-insert, want 2", n)
+	}
+
+	// An artifact already stored is left as it is.
+	again := *batch[0]
+	again.Raw, again.Source = "something else entirely", "other"
+	mustInsertArtifacts(t, s, org, &again)
+	g := mustArtifact(t, s, org, batch[0].ID)
+	if g.Raw != batch[0].Raw || g.Source != batch[0].Source {
+		t.Errorf("re-insert with the same ID changed the artifact to source=%q raw=%q", g.Source, g.Raw)
+	}
+	if _, n := mustSearch(t, s, org, vigil.ArtifactFilter{Query: "entirely"}); n != 0 {
+		t.Errorf("text of the ignored re-insert is searchable (%d matches)", n)
+	}
+}
+
+func testArtifactOrder(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	a1 := newArtifact("test", "one", at(1*time.Minute))
+	a3 := newArtifact("test", "three", at(3*time.Minute))
+	a2 := newArtifact("test", "two", at(2*time.Minute))
+	t1 := newArtifact("test", "tie a", at(5*time.Minute))
+	t2 := newArtifact("test", "tie b", at(5*time.Minute))
+	t3 := newArtifact("test", "tie c", at(5*time.Minute))
+	// Created late, stamped early: order is by Timestamp, not by insertion.
+	old := newArtifact("test", "old", at(0))
+	old.CreatedAt = at(time.Hour)
+	mustInsertArtifacts(t, s, org, a1, a3, t2, a2, t1, old, t3)
+	want := append(desc(t1.ID, t2.ID, t3.ID), a3.ID, a2.ID, a1.ID, old.ID)
+	got, total := mustSearch(t, s, org, vigil.ArtifactFilter{})
+	if total != len(want) {
+		t.Errorf("total = %d, want %d", total, len(want))
+	}
+	if !slices.Equal(artifactIDs(got), want) {
+		t.Errorf("order = %v\nwant newest first, ties by id descending: %v", artifactIDs(got), want)
+	}
+}
+
+func testArtifactPaging(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	var want []string // newest first
+	for i := 5; i >= 1; i-- {
+		a := newArtifact("test", "paged line", at(time.Duration(i)*time.Minute))
+		mustInsertArtifacts(t, s, org, a)
+		want = append(want, a.ID)
+	}
+	for _, tc := range []struct {
+		limit, offset int
+		want          []string
+	}{
+		{2, 0, want[0:2]},
+		{2, 2, want[2:4]},
+		{2, 4, want[4:5]},
+		{2, 6, []string{}},
+		{10, 0, want},
+	} {
+		for _, q := range []string{"", "paged"} {
+			got, total := mustSearch(t, s, org, vigil.ArtifactFilter{Query: q, Page: vigil.Page{Limit: tc.limit, Offset: tc.offset}})
+			if total != 5 {
+				t.Errorf("query %q limit %d offset %d: total = %d, want 5 (all matches)", q, tc.limit, tc.offset, total)
+			}
+			if !slices.Equal(artifactIDs(got), tc.want) {
+				t.Errorf("query %q limit %d offset %d: %v, want %v", q, tc.limit, tc.offset, artifactIDs(got), tc.want)
+			}
+		}
+	}
+}
+
+func testArtifactSourceFilter(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	auth1 := newArtifact("auth", "sshd failure", at(1*time.Minute))
+	auth2 := newArtifact("auth", "sudo failure", at(2*time.Minute))
+	fw := newArtifact("firewall", "blocked failure", at(3*time.Minute))
+	mustInsertArtifacts(t, s, org, auth1, auth2, fw)
+	for _, tc := range []struct {
+		source, query string
+		want          []string
+	}{
+		{"auth", "", ids(auth2.ID, auth1.ID)},
+		{"firewall", "", ids(fw.ID)},
+		{"dns", "", []string{}},
+		{"auth", "sudo", ids(auth2.ID)},
+		{"firewall", "sudo", []string{}},
+	} {
+		got, total := mustSearch(t, s, org, vigil.ArtifactFilter{Source: tc.source, Query: tc.query})
+		if total != len(tc.want) || !slices.Equal(artifactIDs(got), tc.want) {
+			t.Errorf("source %q query %q: %v (total %d), want %v", tc.source, tc.query, artifactIDs(got), total, tc.want)
+		}
+	}
+}
+
+func testArtifactTimeRange(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	var a [4]*vigil.Artifact
+	for i := range a {
+		a[i] = newArtifact("test", "ranged line", at(time.Duration(i)*time.Hour))
+		mustInsertArtifacts(t, s, org, a[i])
+	}
+	for _, tc := range []struct {
+		name string
+		r    vigil.TimeRange
+		want []string
+	}{
+		{"start inclusive, end exclusive", vigil.TimeRange{Start: at(time.Hour), End: at(3 * time.Hour)}, ids(a[2].ID, a[1].ID)},
+		{"start only", vigil.TimeRange{Start: at(2 * time.Hour)}, ids(a[3].ID, a[2].ID)},
+		{"end only", vigil.TimeRange{End: at(time.Hour)}, ids(a[0].ID)},
+		{"start just after", vigil.TimeRange{Start: at(time.Hour + time.Microsecond)}, ids(a[3].ID, a[2].ID)},
+		{"end just after", vigil.TimeRange{End: at(time.Hour + time.Microsecond)}, ids(a[1].ID, a[0].ID)},
+		{"empty", vigil.TimeRange{Start: at(time.Hour), End: at(time.Hour)}, []string{}},
+	} {
+		for _, q := range []string{"", "ranged"} {
+			got, total := mustSearch(t, s, org, vigil.ArtifactFilter{Query: q, Range: tc.r})
+			if total != len(tc.want) || !slices.Equal(artifactIDs(got), tc.want) {
+				t.Errorf("%s (query %q): %v (total %d), want %v", tc.name, q, artifactIDs(got), total, tc.want)
+			}
+		}
+	}
+}
+
+func testArtifactQuery(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	lines := []struct{ key, raw string }{
+		{"root10", "sshd[411]: Failed password for root from 10.0.0.1 port 22 ssh2"},
+		{"alice15", "sshd[412]: Accepted password for alice from 10.0.0.15 port 51000 ssh2"},
+		{"near", "connection from 10.0.0.15 and 110.0.0.1 refused by firewall"},
+		{"evil", "dns query evil.example.com A from 192.168.1.5"},
+		{"evilorg", "dns query evil.example.org A from 192.168.1.6"},
+		{"notevil", "dns query notevil.example.com A from 192.168.1.7"},
+		{"logout", "session closed: user alice logged out"},
+		{"bob", "passwd: password changed for bob"},
+		{"fox", "the quick brown fox jumps over the lazy dog"},
+		{"fox2", "brown quick fox"},
+		{"upper", "AUTHENTICATION FAILURE FOR ROOT"},
+	}
+	idOf := map[string]string{}
+	keyOf := map[string]string{}
+	for i, l := range lines {
+		a := newArtifact("test", l.raw, at(time.Duration(i)*time.Minute))
+		mustInsertArtifacts(t, s, org, a)
+		idOf[l.key], keyOf[a.ID] = a.ID, l.key
+	}
+	all := make([]string, len(lines))
+	for i, l := range lines {
+		all[i] = l.key
+	}
+	except := func(drop ...string) []string {
+		var out []string
+		for _, k := range all {
+			if !slices.Contains(drop, k) {
+				out = append(out, k)
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name, query string
+		want        []string
+	}{
+		{"single word", "password", ids("root10", "alice15", "bob")},
+		{"two words are ANDed", "password alice", ids("alice15")},
+		{"words in any order", "fox quick", ids("fox", "fox2")},
+		{"quoted phrase is consecutive", `"quick brown"`, ids("fox")},
+		{"prefix", "pass*", ids("root10", "alice15", "bob")},
+		{"prefix of a longer word", "authentic*", ids("upper")},
+		{"OR", "alice OR bob", ids("alice15", "logout", "bob")},
+		{"AND binds tighter than OR", "password alice OR fox", ids("alice15", "fox", "fox2")},
+		{"exclusion", "password -alice", ids("root10", "bob")},
+		{"exclusion applies to every alternative", "password OR fox -alice -lazy", ids("root10", "bob", "fox2")},
+		{"exclusion alone", "-password", except("root10", "alice15", "bob")},
+		{"excluded phrase", `fox -"quick brown"`, ids("fox2")},
+		{"IPv4 address", "10.0.0.1", ids("root10")},
+		{"IPv4 address sharing a prefix", "10.0.0.15", ids("alice15", "near")},
+		{"IPv4 address as a suffix of another", "110.0.0.1", ids("near")},
+		{"domain", "evil.example.com", ids("evil")},
+		{"case-insensitive query", "FAILED", ids("root10")},
+		{"case-insensitive text", "failure", ids("upper")},
+		{"mixed case both ways", "Root", ids("root10", "upper")},
+		{"no match", "nonexistentword", []string{}},
+		{"blank query matches all", "   ", all},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, total := mustSearch(t, s, org, vigil.ArtifactFilter{Query: tc.query})
+			var gotKeys []string
+			for _, a := range got {
+				gotKeys = append(gotKeys, keyOf[a.ID])
+			}
+			if total != len(tc.want) || !sameSet(gotKeys, tc.want) {
+				t.Errorf("query %q: %v (total %d), want %v", tc.query, gotKeys, total, tc.want)
+			}
+		})
+	}
+}
+
+func testArtifactMalformedQuery(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	mustInsertArtifacts(t, s, org, newArtifact("test", `an "open quote`, base))
+	for _, q := range []string{`"unterminated`, `password "open phrase`, `-"open`, "OR password", "password OR"} {
+		_, _, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{Query: q})
+		wantCode(t, err, vigil.EINVALID, "query "+q)
+	}
+}
+
+func testArtifactSetEvent(t *testing.T, s vigil.Store) {
+	org := vigil.NewID()
+	parsed := newArtifact("auth", "sshd: Failed password for root from 10.0.0.1", at(time.Minute))
+	other := newArtifact("auth", "sshd: something else", at(2*time.Minute))
+	mustInsertArtifacts(t, s, org, parsed, other)
+	event := json.RawMessage(`{"event":{"action":"ssh_login","outcome":"failure"},"source":{"ip":"10.0.0.1"},"user":{"name":"root"}}`)
+	if err := s.SetArtifactEvent(t.Context(), org, parsed.ID, event); err != nil {
+		t.Fatalf("SetArtifactEvent: %v", err)
+	}
+	if g := mustArtifact(t, s, org, parsed.ID); !jsonEqual(g.Event, event) {
+		t.Errorf("event = %s, want %s", g.Event, event)
+	}
+	if g := mustArtifact(t, s, org, other.ID); !isNull(g.Event) {
+		t.Errorf("event of another artifact = %s, want null", g.Event)
+	}
+	// The event also shows in a filtered search.
+	got, _ := mustSearch(t, s, org, vigil.ArtifactFilter{Query: "root"})
+	if len(got) != 1 || !jsonEqual(got[0].Event, event) {
+		t.Errorf("search 'root' = %d results, want 1 with the event", len(got))
+	}
+	// Parsing again replaces the event.
+	event2 := json.RawMessage(`{"event":{"action":"ssh_login","outcome":"success"}}`)
+	if err := s.SetArtifactEvent(t.Context(), org, parsed.ID, event2); err != nil {
+		t.Fatalf("SetArtifactEvent again: %v", err)
+	}
+	if g := mustArtifact(t, s, org, parsed.ID); !jsonEqual(g.Event, event2) {
+		t.Errorf("event after second set = %s, want %s", g.Event, event2)
+	}
+}
