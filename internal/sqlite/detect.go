@@ -91,7 +91,7 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 	case err != nil:
 		return "", err
 	}
-	from := nanos(since) + 1
+	from := nanos(since)
 	if obsID != "" {
 		from = firstAt
 	}

@@ -33,6 +33,8 @@ func Run(t *testing.T, open func(t *testing.T) vigil.Store) {
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
 		{"EnrichmentSettings", settingsTests()},
+		{"Detect", detectTests()},
+		{"Cache", cacheTests()},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,175 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+func detectTests() []test {
+	return []test{
+		{"BelowThresholdRecordsNothing", testDetectBelowThreshold},
+		{"FiresOnceThenGrows", testDetectFiresOnceThenGrows},
+		{"RedeliveryCountsOnce", testDetectRedelivery},
+		{"DistinctMembers", testDetectDistinct},
+		{"ClosedIncidentStartsNewBurst", testDetectClosedIncident},
+		{"Requires", testDetectRequires},
+		{"OrgsIndependent", testDetectOrgs},
+		{"PruneSignals", testPruneSignals},
+	}
+}
+
+// bruteForce returns a detection of n failed logins from src, one minute
+// apart from start, each with its own stored artifact.
+func bruteForce(t *testing.T, s vigil.Store, org, src string, start time.Time, n int) *vigil.Detection {
+	t.Helper()
+	d := &vigil.Detection{Detector: "bf", Key: src, Span: 5 * time.Minute, MinCount: 5,
+		Describe: func(key string, w vigil.WindowState) vigil.Finding {
+			return vigil.Finding{Type: "auth", Severity: vigil.SeverityMedium, Title: "brute force from " + key,
+				Description: fmt.Sprintf("%d failures from %s, grown=%v", w.Count, key, w.Grown)}
+		}}
+	for i := 0; i < n; i++ {
+		ts := start.Add(time.Duration(i) * time.Minute)
+		a := newArtifact("auth", fmt.Sprintf("Failed password for u%d from %s", i, src), ts)
+		mustInsertArtifacts(t, s, org, a)
+		d.Signals = append(d.Signals, vigil.Signal{ArtifactID: a.ID, At: ts, Member: fmt.Sprintf("u%d", i%2),
+			Nodes: []vigil.NodeRef{{Type: vigil.NodeIP, Value: src, Key: true}, {Type: vigil.NodeHost, Value: "web-01"}}})
+	}
+	return d
+}
+
+func mustDetect(t *testing.T, s vigil.Store, org string, ds ...*vigil.Detection) []string {
+	t.Helper()
+	ids, err := s.Detect(t.Context(), org, ds, policy)
+	if err != nil {
+		t.Fatalf("Detect: %v", err)
+	}
+	return ids
+}
+
+func testDetectBelowThreshold(t *testing.T, s vigil.Store) {
+	if ids := mustDetect(t, s, "org-a", bruteForce(t, s, "org-a", "203.0.113.7", base, 4)); len(ids) != 0 {
+		t.Fatalf("4 signals fired %v, want nothing below MinCount 5", ids)
+	}
+	if _, n := mustListIncidents(t, s, "org-a", vigil.IncidentFilter{}); n != 0 {
+		t.Fatalf("incidents = %d, want 0", n)
+	}
+}
+
+func testDetectFiresOnceThenGrows(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 8)
+	first, rest := *d, *d
+	first.Signals, rest.Signals = d.Signals[:5], d.Signals[5:]
+	ids := mustDetect(t, s, "org-a", &first)
+	if len(ids) != 1 {
+		t.Fatalf("fired %v, want one observation", ids)
+	}
+	o := mustObservation(t, s, "org-a", ids[0])
+	if len(o.ArtifactIDs) != 5 || len(o.NodeIDs) != 2 || len(o.KeyNodeIDs) != 1 {
+		t.Fatalf("observation artifacts %d nodes %d keys %d, want 5, 2, 1", len(o.ArtifactIDs), len(o.NodeIDs), len(o.KeyNodeIDs))
+	}
+	grown := mustDetect(t, s, "org-a", &rest)
+	if len(grown) != 1 || grown[0] != ids[0] {
+		t.Fatalf("second batch recorded %v, want the same observation %s grown", grown, ids[0])
+	}
+	o = mustObservation(t, s, "org-a", ids[0])
+	if len(o.ArtifactIDs) != 8 || o.Description != "8 failures from 203.0.113.7, grown=true" {
+		t.Fatalf("grown observation: %d artifacts, %q", len(o.ArtifactIDs), o.Description)
+	}
+	incs, n := mustListIncidents(t, s, "org-a", vigil.IncidentFilter{})
+	if n != 1 || incs[0].ArtifactCount != 8 || incs[0].NodeCount != 2 || incs[0].Title != "brute force from 203.0.113.7" {
+		t.Fatalf("incidents %d, first %+v; want one with 8 artifacts and 2 nodes", n, incs[0])
+	}
+}
+
+func testDetectRedelivery(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 6)
+	mustDetect(t, s, "org-a", d)
+	if ids := mustDetect(t, s, "org-a", d); len(ids) != 0 {
+		t.Fatalf("redelivered detection recorded %v, want nothing", ids)
+	}
+	incs, n := mustListIncidents(t, s, "org-a", vigil.IncidentFilter{})
+	if n != 1 || incs[0].ArtifactCount != 6 {
+		t.Fatalf("incidents %d (first has %d artifacts), want 1 with 6", n, incs[0].ArtifactCount)
+	}
+}
+
+func testDetectDistinct(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 5)
+	d.MinDistinct = 3 // the signals name only u0 and u1
+	if ids := mustDetect(t, s, "org-a", d); len(ids) != 0 {
+		t.Fatalf("2 distinct members fired %v with MinDistinct 3", ids)
+	}
+}
+
+func testDetectClosedIncident(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 10)
+	first, rest := *d, *d
+	first.Signals, rest.Signals = d.Signals[:5], d.Signals[5:]
+	ids := mustDetect(t, s, "org-a", &first)
+	o := mustObservation(t, s, "org-a", ids[0])
+	mustSetStatus(t, s, "org-a", o.IncidentID, vigil.StatusClosed, "analyst", at(time.Hour))
+	again := mustDetect(t, s, "org-a", &rest)
+	if len(again) != 1 || again[0] == ids[0] {
+		t.Fatalf("after closing, recorded %v; want a new observation, not %s", again, ids[0])
+	}
+	o2 := mustObservation(t, s, "org-a", again[0])
+	if o2.IncidentID == o.IncidentID {
+		t.Fatalf("closed incident %s grew", o.IncidentID)
+	}
+	if got := mustIncident(t, s, "org-a", o.IncidentID).ArtifactCount; got != 5 {
+		t.Fatalf("closed incident artifact_count = %d, want 5", got)
+	}
+}
+
+func testDetectRequires(t *testing.T, s vigil.Store) {
+	success := func(src string, ts time.Time) *vigil.Detection {
+		a := newArtifact("auth", "Accepted password for root from "+src, ts)
+		mustInsertArtifacts(t, s, "org-a", a)
+		return &vigil.Detection{Detector: "success", Key: src, Span: time.Hour, MinCount: 1, Requires: "bf",
+			Signals: []vigil.Signal{{ArtifactID: a.ID, At: ts, Nodes: []vigil.NodeRef{{Type: vigil.NodeIP, Value: src, Key: true}}}},
+			Describe: func(key string, w vigil.WindowState) vigil.Finding {
+				return vigil.Finding{Type: "auth", Severity: vigil.SeverityHigh, Title: "success after brute force", Description: "login from " + key}
+			}}
+	}
+	if ids := mustDetect(t, s, "org-a", success("198.51.100.1", base)); len(ids) != 0 {
+		t.Fatalf("success without a brute force fired %v", ids)
+	}
+	bf := mustDetect(t, s, "org-a", bruteForce(t, s, "org-a", "203.0.113.7", base, 5))
+	ids := mustDetect(t, s, "org-a", success("203.0.113.7", at(10*time.Minute)))
+	if len(ids) != 1 {
+		t.Fatalf("success after brute force fired %v, want one observation", ids)
+	}
+	o, b := mustObservation(t, s, "org-a", ids[0]), mustObservation(t, s, "org-a", bf[0])
+	if o.IncidentID != b.IncidentID {
+		t.Fatalf("success in incident %s, brute force in %s; want one incident (shared key IP)", o.IncidentID, b.IncidentID)
+	}
+	if inc := mustIncident(t, s, "org-a", o.IncidentID); inc.Severity != vigil.SeverityHigh {
+		t.Fatalf("incident severity %s, want high", inc.Severity)
+	}
+}
+
+func testDetectOrgs(t *testing.T, s vigil.Store) {
+	a := bruteForce(t, s, "org-a", "203.0.113.7", base, 3)
+	b := bruteForce(t, s, "org-b", "203.0.113.7", at(time.Minute), 3)
+	mustDetect(t, s, "org-a", a)
+	if ids := mustDetect(t, s, "org-b", b); len(ids) != 0 {
+		t.Fatalf("org-b fired %v with 3 signals of its own (org-a's must not count)", ids)
+	}
+}
+
+func testPruneSignals(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 4)
+	mustDetect(t, s, "org-a", d)
+	n, err := s.PruneSignals(t.Context(), at(2*time.Minute))
+	if err != nil || n != 2 {
+		t.Fatalf("PruneSignals = %d, %v; want 2 signals before base+2m", n, err)
+	}
+	// The two pruned signals no longer count: 2 left + 2 new < 5.
+	more := bruteForce(t, s, "org-a", "203.0.113.7", at(4*time.Minute), 2)
+	if ids := mustDetect(t, s, "org-a", more); len(ids) != 0 {
+		t.Fatalf("fired %v after pruning, want nothing (4 signals in window)", ids)
+	}
+}
