@@ -36,9 +36,13 @@ type config struct {
 	MaxDeliver    int
 }
 
-// flags registers the shared flags on fs.
-func (c *config) flags(fs *flag.FlagSet) {
-	fs.StringVar(&c.Addr, "addr", "127.0.0.1:8080", "listen address of the API")
+// flags registers the shared flags on fs, with the API's listen address
+// as the default --addr.
+func (c *config) flags(fs *flag.FlagSet) { c.flagsAddr(fs, "127.0.0.1:8080", "listen address of the API") }
+
+// flagsAddr registers the shared flags with a given --addr default.
+func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
+	fs.StringVar(&c.Addr, "addr", addr, usage)
 	fs.StringVar(&c.DataDir, "data-dir", "./vigil-data", "directory of the embedded database, queue and generated secret")
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://… to use PostgreSQL instead of the embedded SQLite")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "nats://… to use an external NATS JetStream instead of the embedded one")

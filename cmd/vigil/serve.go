@@ -37,7 +37,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var c config
-	c.flags(fs)
+	if withAPI {
+		c.flags(fs)
+	} else {
+		// A worker serves only /metrics and /healthz, on a port of its own so
+		// that it can run beside vigil serve.
+		c.flagsAddr(fs, "127.0.0.1:9090", "listen address of the worker's /metrics and /healthz")
+	}
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
@@ -95,6 +101,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			}
 		}()
 	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		pruneSignals(wctx, store, log)
+	}()
 	drain := func() {
 		stopWorkers()
 		wg.Wait()
@@ -163,6 +174,29 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	drain()
 	return serveErr
+}
+
+// signalRetention is how long detection signals are kept: far longer than
+// any detection window.
+const signalRetention = 24 * time.Hour
+
+// pruneSignals forgets old detection signals every ten minutes until ctx
+// ends. Several processes may prune at once; the deletes are idempotent.
+func pruneSignals(ctx context.Context, store vigil.Store, log *slog.Logger) {
+	t := time.NewTicker(10 * time.Minute)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if n, err := store.PruneSignals(ctx, time.Now().Add(-signalRetention)); err != nil {
+				log.Warn("prune detection signals", slog.String("error", err.Error()))
+			} else if n > 0 {
+				log.Info("pruned detection signals", slog.Int("signals", n))
+			}
+		}
+	}
 }
 
 // metricsServer serves /metrics and /healthz for a worker-only process.
