@@ -85,17 +85,18 @@ func (s *Server) setIncidentStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var b struct {
-		Status *json.Number `json:"status"`
+		Status json.RawMessage `json:"status"`
 	}
 	if err := decode(w, r, &b); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if b.Status == nil {
+	if len(b.Status) == 0 || string(b.Status) == "null" {
 		s.fail(w, r, vigil.InvalidField("status", "is required"))
 		return
 	}
-	n, err := strconv.Atoi(b.Status.String())
+	// Only a JSON integer literal: "3" (a string) and 3.0 are refused.
+	n, err := strconv.Atoi(string(b.Status))
 	if err != nil || !vigil.ValidStatus(n) {
 		s.fail(w, r, vigil.InvalidField("status", "must be an integer from 1 to 5"))
 		return

@@ -158,12 +158,12 @@ func (s *Server) routes(metrics http.Handler) {
 		if strings.Contains(allow, "GET") {
 			allow += ", HEAD"
 		}
-		h := func(w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Allow", allow)
-			s.fail(w, r, &vigil.Error{Code: "method_not_allowed", Message: "method " + r.Method + " not allowed; allowed: " + allow})
-		}
+		h := s.methodNotAllowed(allow)
 		s.mux.HandleFunc("/v1"+path, h)
 		s.mux.HandleFunc("/api/v1"+path, h)
+	}
+	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+		s.mux.HandleFunc(p, s.methodNotAllowed("GET, HEAD"))
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ok(w, http.StatusOK, "ok", map[string]string{"status": "ok"})
@@ -173,6 +173,15 @@ func (s *Server) routes(metrics http.Handler) {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})
+}
+
+// methodNotAllowed answers 405 in the error envelope, naming the methods
+// the path allows.
+func (s *Server) methodNotAllowed(allow string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", allow)
+		s.fail(w, r, &vigil.Error{Code: "method_not_allowed", Message: "method " + r.Method + " not allowed; allowed: " + allow})
+	}
 }
 
 func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {

@@ -53,6 +53,7 @@ package parse
 import (
 	"bytes"
 	"net/netip"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -69,7 +70,7 @@ func parseAuth(raw []byte, ref time.Time) (Event, time.Time, bool) {
 	ev.setSyslogHeader(h)
 	msg = bytes.TrimRight(msg, " \t\r\n")
 	switch p := h.Program; {
-	case p == "sshd" || hasPrefixStr([]byte(p), "sshd-"):
+	case p == "sshd" || strings.HasPrefix(p, "sshd-"):
 		authSSHD(ev, msg)
 	case p == "sudo":
 		authSudo(ev, msg)

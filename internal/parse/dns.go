@@ -456,7 +456,6 @@ func (r *zeekDNSRecord) event() Event {
 // lead a message ("security: error:", "queries: info:"). A syslog parser
 // can mistake the first for a program name.
 var bindCategories = map[string]bool{
-	"client":  false, // not skipped: "client …" is the message itself
 	"queries": true, "query-errors": true, "security": true, "xfer-in": true, "xfer-out": true,
 	"update": true, "update-security": true, "general": true, "default": true, "notify": true,
 	"resolver": true, "lame-servers": true, "edns-disabled": true, "rate-limit": true,
@@ -621,7 +620,7 @@ func parseBINDClient(s []byte) Event {
 			if i := bytes.LastIndex(reason, []byte(" (")); i > 0 {
 				reason = reason[:i]
 			}
-			ev.set("event.reason", string(reason))
+			ev.set("event.reason", capReason(reason))
 		}
 	case bytes.HasPrefix(s, []byte("query failed (")):
 		action = "query_failed"
@@ -659,7 +658,7 @@ func parseBINDClient(s []byte) Event {
 	}
 	if action == "query_denied" || action == "zone_transfer_denied" || action == "update_denied" {
 		if _, reason, ok := bytes.Cut(s, []byte("' denied (")); ok {
-			ev.set("event.reason", string(bytes.TrimSuffix(reason, []byte(")"))))
+			ev.set("event.reason", capReason(bytes.TrimSuffix(reason, []byte(")"))))
 		}
 	}
 	dnsEventBase(ev, action)
@@ -785,7 +784,6 @@ func parseDnsmasq(s []byte) Event {
 	}
 	w, rest := nextToken(s)
 	rest = trimLeftBlank(rest)
-	word := string(w)
 	switch {
 	case bytes.HasPrefix(w, []byte("query[")) || bytes.HasPrefix(w, []byte("dnssec-query[")):
 		// query[A] NAME from CLIENT; dnssec-query[DS] NAME to SERVER
@@ -808,7 +806,7 @@ func parseDnsmasq(s []byte) Event {
 		case "to":
 			dnsmasqPeer(ev, "destination", peer)
 		}
-	case word == "forwarded":
+	case string(w) == "forwarded":
 		// forwarded NAME to SERVER
 		name, r := nextToken(rest)
 		dir, r := nextToken(trimLeftBlank(r))
@@ -819,14 +817,14 @@ func parseDnsmasq(s []byte) Event {
 		if string(dir) == "to" {
 			dnsmasqPeer(ev, "destination", peer)
 		}
-	case dnsmasqAnswer[word] != "" || (len(w) > 1 && w[0] == '/'):
+	case dnsmasqAnswer[string(w)] != "" || (len(w) > 1 && w[0] == '/'):
 		// reply NAME is DATA; /etc/hosts NAME is ADDR
 		name, r := nextToken(rest)
 		is, data := nextToken(trimLeftBlank(r))
 		if string(is) != "is" {
 			return nil
 		}
-		action := dnsmasqAnswer[word]
+		action := dnsmasqAnswer[string(w)]
 		if action == "" {
 			action = "hosts"
 		}
@@ -840,7 +838,7 @@ func parseDnsmasq(s []byte) Event {
 		dnsmasqDHCP(ev, w, rest)
 	default:
 		action := ""
-		switch {
+		switch word := string(w); {
 		case word == "started,":
 			action = "started"
 			if v, ok := bytes.CutPrefix(rest, []byte("version ")); ok {
@@ -897,6 +895,16 @@ func parseDnsmasq(s []byte) Event {
 	return ev
 }
 
+// maxReason bounds the free text kept in event.reason.
+const maxReason = 256
+
+func capReason(b []byte) string {
+	if len(b) > maxReason {
+		b = b[:maxReason]
+	}
+	return jsonString(b)
+}
+
 func allDigits(b []byte) bool {
 	for _, c := range b {
 		if !isDigit(c) {
@@ -920,7 +928,7 @@ func dnsmasqPeer(ev Event, prefix string, peer []byte) {
 func dnsmasqData(ev Event, d []byte) {
 	switch {
 	case len(d) == 0:
-	case d[0] == '<' && d[len(d)-1] == '>':
+	case len(d) > 2 && d[0] == '<' && d[len(d)-1] == '>':
 		ev["dns.answers.type"] = []string{string(d[1 : len(d)-1])}
 	case bytes.HasPrefix(d, []byte("NODATA")):
 		ev["dns.response_code"] = "NOERROR"
@@ -978,6 +986,6 @@ func dnsmasqDHCP(ev Event, w, rest []byte) {
 		name, _ := nextToken(rest)
 		ev.set("client.domain", string(name))
 	case "nak", "decline", "release", "discover":
-		ev.set("event.reason", string(rest))
+		ev.set("event.reason", capReason(rest))
 	}
 }

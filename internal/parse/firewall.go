@@ -24,6 +24,7 @@ package parse
 
 import (
 	"bytes"
+	"strings"
 	"time"
 )
 
@@ -206,7 +207,7 @@ func (ev Event) setNetworkType() {
 	if ip == "" {
 		return
 	}
-	if bytes.IndexByte([]byte(ip), ':') >= 0 {
+	if strings.IndexByte(ip, ':') >= 0 {
 		ev["network.type"] = "ipv6"
 	} else {
 		ev["network.type"] = "ipv4"

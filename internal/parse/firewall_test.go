@@ -29,24 +29,24 @@ func TestParseFirewall(t *testing.T) {
 		},
 		{
 			name: "iptables with uptime prefix",
-			line: "Feb 20 10:47:14 debian kernel: [  341.493787] [netfilter-INPUT] IN=enp0s3 OUT= MAC=08:00:27:b1:ec:36:da:4b:14:4e:8f:da:08:00 SRC=192.168.122.1 DST=192.168.122.235 LEN=72 TOS=0x00 PREC=0x00 TTL=64 ID=25053 DF PROTO=UDP SPT=53 DPT=43648 LEN=52",
+			line: "Feb 20 10:47:14 gw kernel: [  341.493787] [netfilter-INPUT] IN=eth0 OUT= MAC=08:00:27:aa:bb:cc:52:54:00:12:35:02:08:00 SRC=192.0.2.53 DST=192.0.2.235 LEN=72 TOS=0x00 PREC=0x00 TTL=64 ID=25053 DF PROTO=UDP SPT=53 DPT=43648 LEN=52",
 			time: "2026-02-20T10:47:14Z",
 			want: map[string]any{"rule.name": "netfilter-INPUT", "event.action": "log", "event.outcome": nil,
-				"source.ip": "192.168.122.1", "destination.port": int64(43648), "network.transport": "udp",
-				"source.mac": "DA-4B-14-4E-8F-DA", "destination.mac": "08-00-27-B1-EC-36", "ip.ttl": int64(64)},
+				"source.ip": "192.0.2.53", "destination.port": int64(43648), "network.transport": "udp",
+				"source.mac": "52-54-00-12-35-02", "destination.mac": "08-00-27-AA-BB-CC", "ip.ttl": int64(64)},
 		},
 		{
 			name: "icmp error keeps the outer addresses",
-			line: "Jan  8 03:37:09 DENY: IN=eth0 OUT= MAC=90:10:28:5f:62:24:90:10:18:5a:89:2a:08:00 SRC=192.168.2.71 DST=192.168.2.83 LEN=88 TOS=0x00 PREC=0x00 TTL=118 ID=21684 PROTO=ICMP TYPE=3 CODE=3 [SRC=192.168.2.83 DST=192.168.173.191 LEN=60 TOS=0x00 PREC=0x00 TTL=54 ID=0 DF PROTO=UDP SPT=21458 DPT=62936 LEN=40 ]",
-			want: map[string]any{"source.ip": "192.168.2.71", "destination.ip": "192.168.2.83", "network.transport": "icmp",
+			line: "Jan  8 03:37:09 DENY: IN=eth0 OUT= MAC=02:00:5e:10:00:05:02:00:5e:10:00:06:08:00 SRC=192.0.2.71 DST=192.0.2.83 LEN=88 TOS=0x00 PREC=0x00 TTL=118 ID=21684 PROTO=ICMP TYPE=3 CODE=3 [SRC=192.0.2.83 DST=198.51.100.191 LEN=60 TOS=0x00 PREC=0x00 TTL=54 ID=0 DF PROTO=UDP SPT=21458 DPT=62936 LEN=40 ]",
+			want: map[string]any{"source.ip": "192.0.2.71", "destination.ip": "192.0.2.83", "network.transport": "icmp",
 				"icmp.type": int64(3), "icmp.code": int64(3), "source.port": nil, "destination.port": nil,
 				"network.bytes": int64(88), "rule.name": "DENY", "event.action": "block", "process.name": nil},
 		},
 		{
 			name: "ubiquiti rule",
-			line: "Jan  5 20:17:01 MainFirewall kernel: [WAN_OUT-2000-A]IN=eth0 OUT=eth2 MAC=90:10:20:76:8d:20:90:10:24:67:f4:89:08:00 SRC=192.168.134.158 DST=192.168.2.25 LEN=265 TOS=0x00 PREC=0x00 TTL=63 ID=51768 DF PROTO=TCP SPT=43189 DPT=443 WINDOW=159 RES=0x00 ACK PSH URGP=0",
+			line: "Jan  5 20:17:01 edge1 kernel: [WAN_OUT-2000-A]IN=eth1 OUT=eth0 MAC=02:00:5e:10:00:01:02:00:5e:10:00:0c:08:00 SRC=10.4.0.9 DST=198.51.100.25 LEN=265 TOS=0x00 PREC=0x00 TTL=63 ID=51768 DF PROTO=TCP SPT=43189 DPT=443 WINDOW=159 RES=0x00 ACK PSH URGP=0",
 			want: map[string]any{"rule.name": "WAN_OUT-2000-A", "rule.id": "2000", "event.action": "accept", "event.outcome": "success",
-				"tcp.flags": []string{"ACK", "PSH"}, "observer.egress.interface.name": "eth2"},
+				"tcp.flags": []string{"ACK", "PSH"}, "observer.egress.interface.name": "eth0"},
 		},
 		{
 			name: "filterlog ipv4 tcp",
@@ -99,7 +99,7 @@ func TestParseFirewall(t *testing.T) {
 		})
 	}
 	for _, line := range []string{
-		"May  5 20:46:45 My-Office-Gateway user.info kernel: TTL=126 ID=15317 DF PROTO=TCP SPT=59344 DPT=443 WINDOW=8212 RES=0x00 ACK PSH URGP=0",
+		"May  5 20:46:45 office-gw user.info kernel: TTL=126 ID=15317 DF PROTO=TCP SPT=59344 DPT=443 WINDOW=8212 RES=0x00 ACK PSH URGP=0",
 		"Feb 27 10:47:18 gw kernel: [UFW BLOCK] IN=eth0 OUT= MAC=08:00:27:aa:bb",
 		"1,,,2,em0,match,block,in,9,x",
 		"",

@@ -92,12 +92,12 @@ var genericAliases = map[string]string{
 	"destination_ip": "destination.ip", "dip": "destination.ip",
 	"spt": "source.port", "sport": "source.port", "src_port": "source.port", "srcport": "source.port",
 	"source_port": "source.port",
-	"dpt": "destination.port", "dport": "destination.port", "dst_port": "destination.port",
+	"dpt":         "destination.port", "dport": "destination.port", "dst_port": "destination.port",
 	"dstport": "destination.port", "destination_port": "destination.port",
 	"user": "user.name", "username": "user.name", "user_name": "user.name",
 	"host": "host.name", "hostname": "host.name",
 	"action": "event.action",
-	"proto": "network.transport", "protocol": "network.transport",
+	"proto":  "network.transport", "protocol": "network.transport",
 	"msg": "message",
 }
 

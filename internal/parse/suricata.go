@@ -25,13 +25,14 @@ import (
 // event_type.
 func parseSuricata(raw []byte, ref time.Time) (Event, time.Time, bool) {
 	var hdr SyslogHeader
+	wrapped := false
 	body := raw
 	if c := firstNonBlank(raw); c != '{' {
 		h, msg, ok := parseSyslog(raw, ref)
 		if !ok || firstNonBlank(msg) != '{' {
 			return nil, time.Time{}, false
 		}
-		hdr, body = h, msg
+		hdr, body, wrapped = h, msg, true
 	}
 	l := jsonLexer{b: body}
 	if !l.object() {
@@ -139,7 +140,7 @@ func parseSuricata(raw []byte, ref time.Time) (Event, time.Time, bool) {
 	}
 	et := commonToken(etype)
 	ev["suricata.eve.event_type"] = et
-	if !hdr.Time.IsZero() || hdr.Host != "" {
+	if wrapped {
 		ev.setSyslogHeader(hdr)
 		if ts.IsZero() {
 			ts = hdr.Time
@@ -352,6 +353,7 @@ type eveDNSRecord struct {
 	qname, qtype                          string // Suricata 8 "queries"
 	version                               int64
 	multi                                 bool // answers/grouped present (v2+)
+	fromGrouped                           bool // data came from "grouped"
 	data, dataType, resolved, flags       []string
 }
 
@@ -383,9 +385,9 @@ func eveDNS(l *jsonLexer, ev Event) {
 			r.rcode = commonToken(l.raw())
 		case "rdata":
 			r.rdata = l.str()
-		case "aa", "tc", "rd", "ra", "z", "ad", "cd":
+		case "aa", "tc", "rd", "ra", "ad", "cd":
 			if v, _ := l.bool(); v {
-				r.flags = append(r.flags, strings.ToUpper(string(k)))
+				r.flags = append(r.flags, dnsFlagName(k))
 			}
 		case "queries":
 			if !l.array() {
@@ -403,6 +405,9 @@ func eveDNS(l *jsonLexer, ev Event) {
 			if !l.array() {
 				l.skip()
 				continue
+			}
+			if r.fromGrouped { // "answers" carries the same records, typed
+				r.data, r.dataType, r.resolved, r.fromGrouped = nil, nil, nil, false
 			}
 			for m := 0; l.elem(&m); {
 				eveDNSAnswer(l, &r)
@@ -451,6 +456,23 @@ func eveDNS(l *jsonLexer, ev Event) {
 	if len(r.resolved) > 0 {
 		ev["dns.resolved_ip"] = r.resolved
 	}
+}
+
+// dnsFlagName upper-cases one of Suricata's DNS flag members.
+func dnsFlagName(k []byte) string {
+	switch string(k) {
+	case "aa":
+		return "AA"
+	case "tc":
+		return "TC"
+	case "rd":
+		return "RD"
+	case "ra":
+		return "RA"
+	case "ad":
+		return "AD"
+	}
+	return "CD"
 }
 
 func nonEmpty(s string) []string {
@@ -507,6 +529,7 @@ func eveDNSGrouped(l *jsonLexer, r *eveDNSRecord) {
 		return
 	}
 	fromAnswers := len(r.data) > 0
+	r.fromGrouped = !fromAnswers
 	for n := 0; ; {
 		k, ok := l.key(&n)
 		if !ok {

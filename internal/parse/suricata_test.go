@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -394,4 +395,39 @@ func benchmarkParser(b *testing.B, p parserFunc, file string) {
 		n++
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "lines/s")
+}
+
+// TestParseHugeLines feeds 1 MiB lines of hostile shapes to both parsers:
+// they must neither panic nor take more than linear time.
+func TestParseHugeLines(t *testing.T) {
+	const size = 1 << 20
+	rep := func(s string) string { return strings.Repeat(s, size/len(s)) }
+	tests := []struct{ name, line string }{
+		{"nested arrays", `{"event_type":"x","x":` + rep("[") + `}`},
+		{"many members", `{"event_type":"smb","smb":{` + strings.TrimSuffix(rep(`"k":1,`), ",") + `}}`},
+		{"long string", `{"event_type":"alert","alert":{"signature":"` + rep("a") + `"}}`},
+		{"escapes", `{"event_type":"alert","alert":{"signature":"` + rep(`\u00e9`) + `"}}`},
+		{"many answers", `{"event_type":"dns","dns":{"type":"answer","answers":[` + strings.TrimSuffix(rep(`{"rrtype":"A","rdata":"192.0.2.1"},`), ",") + `]}}`},
+		{"bind client", "client " + rep("1") + "#53 (" + rep("x") + "): query: x IN A +"},
+		{"dnsmasq", "Jun 19 22:26:08 dnsmasq[830]: query[" + rep("A") + "] x from 192.0.2.1"},
+		{"zeek tsv", "1521911720.8\t" + rep("\t")},
+		{"spaces", rep(" ")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			if ev, _, ok := parseSuricata([]byte(tt.line), goldenRef); ok {
+				checkEventValues(t, ev)
+				if n := len(ev); n > 200 {
+					t.Errorf("suricata: %d fields", n)
+				}
+			}
+			if ev, _, ok := parseDNS([]byte(tt.line), goldenRef); ok {
+				checkEventValues(t, ev)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
 }

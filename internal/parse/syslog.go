@@ -155,7 +155,7 @@ func parse5424(s []byte, h *SyslogHeader) (msg []byte, ok bool) {
 				}
 			}
 		}
-		s = s[i:]
+		s = s[min(i, len(s)):]
 	default:
 		return nil, false
 	}
@@ -433,12 +433,45 @@ func (ev Event) setIP(k string, v []byte) bool {
 	if len(v) == 0 || len(v) > 64 {
 		return false
 	}
+	if isCanonicalIPv4(v) {
+		// The common case, without netip's allocations.
+		ev[k] = string(v)
+		return true
+	}
 	a, err := netip.ParseAddr(string(v))
 	if err != nil {
 		return false
 	}
 	ev[k] = a.Unmap().String()
 	return true
+}
+
+// isCanonicalIPv4 reports whether b is a dotted-quad IPv4 address in the
+// form netip prints it: four decimal octets without leading zeros.
+func isCanonicalIPv4(b []byte) bool {
+	if len(b) < 7 || len(b) > 15 {
+		return false
+	}
+	octets, n, digits := 0, 0, 0
+	for i, c := range b {
+		switch {
+		case isDigit(c):
+			if digits > 0 && n == 0 { // leading zero
+				return false
+			}
+			n = n*10 + int(c-'0')
+			digits++
+			if n > 255 {
+				return false
+			}
+		case c == '.' && digits > 0 && octets < 3 && i < len(b)-1:
+			octets++
+			n, digits = 0, 0
+		default:
+			return false
+		}
+	}
+	return octets == 3 && digits > 0
 }
 
 // setInt stores v under k as an int64 if it is a decimal number.

@@ -1,6 +1,8 @@
 package parse
 
 import (
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -26,8 +28,8 @@ func TestParseSyslog(t *testing.T) {
 	}{
 		{
 			name: "rfc3164",
-			line: "Feb 20 08:35:22 slave22 sshd[5774]: Failed password for root",
-			want: SyslogHeader{Time: mustTime(t, "2026-02-20T08:35:22Z"), Host: "slave22", Program: "sshd", PID: "5774", Priority: -1},
+			line: "Feb 20 08:35:22 bastion sshd[5774]: Failed password for root",
+			want: SyslogHeader{Time: mustTime(t, "2026-02-20T08:35:22Z"), Host: "bastion", Program: "sshd", PID: "5774", Priority: -1},
 			msg:  "Failed password for root", ok: true,
 		},
 		{
@@ -70,8 +72,8 @@ func TestParseSyslog(t *testing.T) {
 		},
 		{
 			name: "rfc5424 with structured data",
-			line: `<38>1 2019-07-08T17:40:17.954167-04:00 hostname.example.com sshd 55555 - [timeQuality tzKnown="1"][x@1 t="[b\"]"] Failed unknown`,
-			want: SyslogHeader{Time: mustTime(t, "2019-07-08T21:40:17.954167Z"), Host: "hostname.example.com", Program: "sshd", PID: "55555", Priority: 38},
+			line: `<38>1 2026-02-08T17:40:17.954167-04:00 bastion.example.com sshd 5555 - [timeQuality tzKnown="1"][x@1 t="[b\"]"] Failed unknown`,
+			want: SyslogHeader{Time: mustTime(t, "2026-02-08T21:40:17.954167Z"), Host: "bastion.example.com", Program: "sshd", PID: "5555", Priority: 38},
 			msg:  "Failed unknown", ok: true,
 		},
 		{
@@ -82,9 +84,9 @@ func TestParseSyslog(t *testing.T) {
 		},
 		{
 			name: "no host",
-			line: "Nov 23 21:50:37 sshd[8148]: Connection closed",
+			line: "Nov 23 21:50:37 sshd[8148]: Connection closed by 192.0.2.1",
 			want: SyslogHeader{Time: mustTime(t, "2025-11-23T21:50:37Z"), Program: "sshd", PID: "8148", Priority: -1},
-			msg:  "Connection closed", ok: true,
+			msg:  "Connection closed by 192.0.2.1", ok: true,
 		},
 		{
 			name: "no host no program",
@@ -94,21 +96,21 @@ func TestParseSyslog(t *testing.T) {
 		},
 		{
 			name: "old pam tag",
-			line: "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: check pass; user unknown",
-			want: SyslogHeader{Time: mustTime(t, "2025-06-14T15:16:01Z"), Host: "combo", Program: "sshd", PID: "19939", Priority: -1},
+			line: "Jun 14 15:16:01 web1 gdm(pam_unix)[1234]: check pass; user unknown",
+			want: SyslogHeader{Time: mustTime(t, "2025-06-14T15:16:01Z"), Host: "web1", Program: "gdm", PID: "1234", Priority: -1},
 			msg:  "check pass; user unknown", ok: true,
 		},
 		{
 			name: "facility.severity after host",
-			line: "May  5 20:46:45 My-Office-Gateway user.info kernel: TTL=126",
-			want: SyslogHeader{Time: mustTime(t, "2025-05-05T20:46:45Z"), Host: "My-Office-Gateway", Program: "kernel", Priority: -1},
+			line: "May  5 20:46:45 office-gw user.info kernel: TTL=126",
+			want: SyslogHeader{Time: mustTime(t, "2025-05-05T20:46:45Z"), Host: "office-gw", Program: "kernel", Priority: -1},
 			msg:  "TTL=126", ok: true,
 		},
 		{
 			name: "bracketed program",
-			line: "Mar  3 00:17:22 [sshd]: User root",
+			line: "Mar  3 00:17:22 [sshd]: User admin",
 			want: SyslogHeader{Time: mustTime(t, "2026-03-03T00:17:22Z").AddDate(-1, 0, 0), Program: "sshd", Priority: -1},
-			msg:  "User root", ok: true,
+			msg:  "User admin", ok: true,
 		},
 		{
 			name: "feb 29 goes to a leap year",
@@ -167,7 +169,7 @@ func TestSetSyslogHeader(t *testing.T) {
 
 func FuzzParseSyslog(f *testing.F) {
 	for _, s := range []string{
-		"Feb 20 08:35:22 slave22 sshd[5774]: Failed password for root",
+		"Feb 20 08:35:22 bastion sshd[5774]: Failed password for root",
 		`<38>1 2019-07-08T17:40:17.954167-04:00 h sshd 1 - [a b="\]"] m`,
 		"2019-06-14T15:16:01.123+02:00 host prog: hello",
 		"<1>", "Jan  1 00:00:00", "Feb 29 10:00:00 h p[: m",
@@ -187,4 +189,44 @@ func FuzzParseSyslog(f *testing.F) {
 			t.Fatalf("priority %d", h.Priority)
 		}
 	})
+}
+
+// TestSyslogParsersHugeLines feeds 1 MiB lines built to provoke quadratic scans.
+func TestSyslogParsersHugeLines(t *testing.T) {
+	const size = 1 << 20
+	rep := func(s string) string { return strings.Repeat(s, size/len(s)) }
+	lines := []string{
+		"Feb 20 08:35:22 h sshd[1]: Failed password for " + rep(" from x"),
+		"Feb 20 08:35:22 h sshd[1]: Connection closed by " + rep("user x "),
+		"Feb 20 08:35:22 h sudo: u : " + rep("A=b ; "),
+		"Feb 20 08:35:22 h sshd[1]: pam_unix(sshd:auth): authentication failure; " + rep("rhost= "),
+		"Feb 20 08:35:22 h kernel: " + rep("xIN=") + " SRC=1.2.3.4",
+		"Feb 20 08:35:22 h kernel: " + rep("DROP ") + "IN=a SRC=1.2.3.4",
+		"Feb 20 08:35:22 h filterlog: 1," + rep(","),
+		rep("k=v "),
+		rep(`{"a":`),
+		"<1>1 2026-01-01T00:00:00Z h a p m " + rep(`[x a="\"]`),
+		rep("["),
+	}
+	for i, l := range lines {
+		start := time.Now()
+		for _, p := range []parserFunc{parseAuth, parseFirewall, parseGeneric} {
+			ev, _, _ := p([]byte(l), time.Time{})
+			checkEventValues(t, ev)
+		}
+		if d := time.Since(start); d > 2*time.Second {
+			t.Errorf("line %d: %v for 1 MiB", i, d)
+		}
+	}
+}
+
+func TestIsCanonicalIPv4(t *testing.T) {
+	for _, s := range []string{"1.2.3.4", "0.0.0.0", "255.255.255.255", "10.0.2.15", "1.2.3.4.", "1.2.3", "01.2.3.4",
+		"1.2.3.256", "1..3.4", ".1.2.3", "1.2.3.4.5", "1.2.3.a", "1.2.3.00", "::ffff:1.2.3.4", "1.2.3.0"} {
+		_, err := netip.ParseAddr(s)
+		want := err == nil && !strings.Contains(s, ":")
+		if got := isCanonicalIPv4([]byte(s)); got != want {
+			t.Errorf("isCanonicalIPv4(%q) = %v, want %v", s, got, want)
+		}
+	}
 }

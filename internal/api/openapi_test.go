@@ -1,0 +1,866 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/api"
+	"github.com/vigil-soc/vigil/internal/auth"
+)
+
+// contractRoutes are the endpoints of the contract (service-interface.md
+// §4), written as there, with the permission each requires.
+var contractRoutes = []struct {
+	method, path, perm string
+	weaker             string // a permission that must not be enough
+}{
+	{"GET", "/v1/observations", "observations:read", "incidents:read"},
+	{"GET", "/v1/observations/:id", "observations:read", "signals:manage"},
+	{"POST", "/v1/observations", "observations:write", "observations:read"},
+	{"PUT", "/v1/observations/:id", "observations:write", "observer:read"},
+	{"DELETE", "/v1/observations/:id", "observations:write", "observations:read"},
+	{"GET", "/v1/incidents", "incidents:read", "observations:manage"},
+	{"GET", "/v1/incidents/:id", "incidents:read", "signals:read"},
+	{"PUT", "/v1/incidents/:id/status", "incidents:write", "incidents:read"},
+	{"POST", "/v1/artifacts", "signals:write", "signals:read"},
+	{"GET", "/v1/artifacts", "signals:read", "incidents:manage"},
+	{"GET", "/v1/classification-rules", "signals:read", "observations:read"},
+	{"GET", "/v1/classification-rules/:id", "signals:read", "incidents:read"},
+	{"POST", "/v1/classification-rules", "signals:write", "observer:read"},
+	{"PUT", "/v1/classification-rules/:id", "signals:write", "signals:read"},
+	{"DELETE", "/v1/classification-rules/:id", "signals:manage", "signals:write"},
+	{"GET", "/v1/roles", "admin", "signals:manage"},
+	{"GET", "/v1/roles/:id", "admin", "observer:read"},
+	{"POST", "/v1/roles", "admin", "observations:manage"},
+	{"PUT", "/v1/roles/:id", "admin", "incidents:manage"},
+	{"DELETE", "/v1/roles/:id", "admin", "signals:manage"},
+	{"GET", "/v1/enrichment-settings", "signals:read", "observations:read"},
+	{"PUT", "/v1/enrichment-settings", "signals:manage", "signals:write"},
+}
+
+// oasPath turns a contract path (":id") into an OpenAPI path ("{id}").
+func oasPath(p string) string { return strings.ReplaceAll(p, ":id", "{id}") }
+
+func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
+	e := newEnv(t)
+	r := must(t, e.do("GET", "/v1/openapi.json", "", nil), http.StatusOK)
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("Content-Type %q, want application/json", ct)
+	}
+	var doc struct {
+		OpenAPI string                                `json:"openapi"`
+		Paths   map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(r.Raw, &doc); err != nil {
+		t.Fatalf("document is not JSON: %v", err)
+	}
+	if doc.OpenAPI != "3.1.0" {
+		t.Fatalf("openapi = %q, want 3.1.0", doc.OpenAPI)
+	}
+	type opInfo struct {
+		Permission string             `json:"x-permission"`
+		Security   []map[string][]any `json:"security"`
+		Responses  map[string]any     `json:"responses"`
+		Summary    string             `json:"summary"`
+	}
+	operation := func(path, method string) (opInfo, bool) {
+		raw, ok := doc.Paths[path][strings.ToLower(method)]
+		if !ok {
+			return opInfo{}, false
+		}
+		var o opInfo
+		if err := json.Unmarshal(raw, &o); err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return o, true
+	}
+	want := map[string]bool{}
+	for _, rt := range contractRoutes {
+		p := oasPath(rt.path)
+		want[rt.method+" "+p] = true
+		o, ok := operation(p, rt.method)
+		if !ok {
+			t.Errorf("no operation for %s %s", rt.method, p)
+			continue
+		}
+		if o.Permission != rt.perm {
+			t.Errorf("%s %s: x-permission %q, want %q", rt.method, p, o.Permission, rt.perm)
+		}
+		if len(o.Security) == 0 || o.Security[0]["bearerAuth"] == nil {
+			t.Errorf("%s %s: security %v, want bearerAuth", rt.method, p, o.Security)
+		}
+		if o.Summary == "" {
+			t.Errorf("%s %s: no summary", rt.method, p)
+		}
+		for _, st := range []string{"401", "403", "500"} {
+			if o.Responses[st] == nil {
+				t.Errorf("%s %s: response %s not documented", rt.method, p, st)
+			}
+		}
+	}
+	if len(want) != 22 {
+		t.Fatalf("contract route table has %d distinct routes, want 22", len(want))
+	}
+	// Nothing under /v1 beyond the contract's routes and the document itself.
+	for path, item := range doc.Paths {
+		if !strings.HasPrefix(path, "/v1/") || path == "/v1/openapi.json" {
+			continue
+		}
+		for m := range item {
+			switch m {
+			case "get", "put", "post", "delete", "patch", "head", "options", "trace":
+				if !want[strings.ToUpper(m)+" "+path] {
+					t.Errorf("undocumented-by-contract operation %s %s", strings.ToUpper(m), path)
+				}
+			}
+		}
+	}
+	for _, path := range []string{"/v1/openapi.json", "/healthz", "/readyz", "/metrics"} {
+		o, ok := operation(path, "GET")
+		if !ok {
+			t.Errorf("no operation for GET %s", path)
+			continue
+		}
+		if o.Security == nil || len(o.Security) != 0 {
+			t.Errorf("GET %s: security %v, want [] (no authentication)", path, o.Security)
+		}
+	}
+	// The /api/v1 alias serves the same document.
+	alias := must(t, e.do("GET", "/api/v1/openapi.json", "", nil), http.StatusOK)
+	if !bytes.Equal(alias.Raw, r.Raw) {
+		t.Errorf("/api/v1/openapi.json differs from /v1/openapi.json")
+	}
+}
+
+// oas validates real responses against the document the server serves.
+type oas struct {
+	t     *testing.T
+	e     *env
+	doc   map[string]any
+	c     *jsonschema.Compiler
+	cache map[string]*jsonschema.Schema
+	seen  map[string]bool // "METHOD /path status" exercised
+}
+
+const oasURL = "https://vigil.invalid/v1/openapi.json"
+
+func newOAS(t *testing.T, e *env) *oas {
+	t.Helper()
+	r := must(t, e.do("GET", "/v1/openapi.json", "", nil), http.StatusOK)
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.Raw))
+	if err != nil {
+		t.Fatalf("openapi.json: %v", err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource(oasURL, doc); err != nil {
+		t.Fatalf("add resource: %v", err)
+	}
+	m, _ := doc.(map[string]any)
+	return &oas{t: t, e: e, doc: m, c: c, cache: map[string]*jsonschema.Schema{}, seen: map[string]bool{}}
+}
+
+// oasPtr builds a JSON pointer fragment from unescaped tokens.
+func oasPtr(tokens ...string) string {
+	var sb strings.Builder
+	for _, tok := range tokens {
+		tok = strings.NewReplacer("~", "~0", "/", "~1").Replace(tok)
+		sb.WriteString("/" + url.PathEscape(tok))
+	}
+	return sb.String()
+}
+
+// schema compiles the schema at the JSON pointer frag of the document.
+func (o *oas) schema(frag string) *jsonschema.Schema {
+	o.t.Helper()
+	if s, ok := o.cache[frag]; ok {
+		return s
+	}
+	s, err := o.c.Compile(oasURL + "#" + frag)
+	if err != nil {
+		o.t.Fatalf("compile %s: %v", frag, err)
+	}
+	o.cache[frag] = s
+	return s
+}
+
+// at returns the value at the JSON pointer frag, or nil.
+func (o *oas) at(frag string) any {
+	var cur any = o.doc
+	for _, tok := range strings.Split(strings.TrimPrefix(frag, "/"), "/") {
+		tok, _ = url.PathUnescape(tok)
+		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
+		switch c := cur.(type) {
+		case map[string]any:
+			cur = c[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
+
+// deref follows an OpenAPI "$ref" at frag, returning the target's pointer.
+func (o *oas) deref(frag string) string {
+	for range 10 {
+		m, _ := o.at(frag).(map[string]any)
+		r, ok := m["$ref"].(string)
+		if !ok {
+			return frag
+		}
+		if !strings.HasPrefix(r, "#/") {
+			o.t.Fatalf("%s: non-local $ref %q", frag, r)
+		}
+		frag = r[1:]
+	}
+	o.t.Fatalf("%s: $ref loop", frag)
+	return ""
+}
+
+// template finds the documented path that path (possibly under /api,
+// possibly with a query) is an instance of; "" if none.
+func (o *oas) template(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	if strings.HasPrefix(path, "/api/v1/") {
+		path = strings.TrimPrefix(path, "/api")
+	}
+	segs := strings.Split(path, "/")
+	paths, _ := o.doc["paths"].(map[string]any)
+	best, bestWild := "", -1
+	for tmpl := range paths {
+		if strings.HasPrefix(tmpl, "/v1/") != strings.HasPrefix(path, "/v1/") {
+			continue
+		}
+		ts := strings.Split(tmpl, "/")
+		if len(ts) != len(segs) {
+			continue
+		}
+		wild, match := 0, true
+		for i := range ts {
+			switch {
+			case strings.HasPrefix(ts[i], "{") && strings.HasSuffix(ts[i], "}") && segs[i] != "":
+				wild++
+			case ts[i] != segs[i]:
+				match = false
+			}
+		}
+		if match && (bestWild < 0 || wild < bestWild) {
+			best, bestWild = tmpl, wild
+		}
+	}
+	return best
+}
+
+// validate checks v against the schema at frag.
+func (o *oas) validate(frag string, v any, what string) {
+	o.t.Helper()
+	if err := o.schema(frag).Validate(v); err != nil {
+		o.t.Errorf("%s does not match %s:\n%v", what, frag, err)
+	}
+}
+
+// check validates one real response: its status must be documented for
+// the operation, its body must match the documented schema.
+func (o *oas) check(method, path string, r resp) {
+	o.t.Helper()
+	what := fmt.Sprintf("%s %s → %d %s", method, path, r.Status, r.Raw)
+	tmpl := o.template(path)
+	var respFrag string
+	switch {
+	case tmpl == "":
+		if r.Status != http.StatusNotFound {
+			o.t.Errorf("%s: undocumented path answered %d, want the 404 fallback", what, r.Status)
+			return
+		}
+		respFrag = o.deref(oasPtr("x-fallback-responses", "404"))
+	case o.at(oasPtr("paths", tmpl, strings.ToLower(method))) == nil:
+		if r.Status != http.StatusMethodNotAllowed {
+			o.t.Errorf("%s: undocumented method answered %d, want the 405 fallback", what, r.Status)
+			return
+		}
+		respFrag = o.deref(oasPtr("x-fallback-responses", "405"))
+	default:
+		respFrag = oasPtr("paths", tmpl, strings.ToLower(method), "responses", strconv.Itoa(r.Status))
+		if o.at(respFrag) == nil {
+			o.t.Errorf("%s: status %d is not documented for %s %s", what, r.Status, method, tmpl)
+			return
+		}
+		respFrag = o.deref(respFrag)
+		o.seen[fmt.Sprintf("%s %s %d", method, tmpl, r.Status)] = true
+	}
+	// Required headers.
+	if hs, ok := o.at(respFrag + oasPtr("headers")).(map[string]any); ok {
+		for name := range hs {
+			hf := o.deref(respFrag + oasPtr("headers", name))
+			if req, _ := o.at(hf + oasPtr("required")).(bool); req && r.Header.Get(name) == "" {
+				o.t.Errorf("%s: documented header %s missing", what, name)
+			}
+		}
+	}
+	content, _ := o.at(respFrag + oasPtr("content")).(map[string]any)
+	ct := r.Header.Get("Content-Type")
+	mt, _, _ := strings.Cut(ct, ";")
+	mt = strings.TrimSpace(mt)
+	if _, ok := content[mt]; !ok {
+		o.t.Errorf("%s: Content-Type %q not documented (have %v)", what, ct, oasKeys(content))
+		return
+	}
+	if mt != "application/json" {
+		return
+	}
+	body, err := jsonschema.UnmarshalJSON(bytes.NewReader(r.Raw))
+	if err != nil {
+		o.t.Errorf("%s: body is not JSON: %v", what, err)
+		return
+	}
+	o.validate(respFrag+oasPtr("content", "application/json", "schema"), body, what)
+}
+
+func oasKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// call sends a request through the harness, checks its status and
+// validates the response against the document.
+func (o *oas) call(method, path, token string, body any, want int) resp {
+	o.t.Helper()
+	r := o.e.do(method, path, token, body)
+	o.check(method, path, r)
+	if r.Status != want {
+		o.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, want, r.Raw)
+	}
+	return r
+}
+
+// raw sends body with the given Content-Type (none if ""), bypassing the
+// harness's JSON handling.
+func (o *oas) raw(method, path, token, contentType string, body []byte, want int) resp {
+	o.t.Helper()
+	req, err := http.NewRequest(method, o.e.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		o.t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := o.e.srv.Client().Do(req)
+	if err != nil {
+		o.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	r := resp{Status: res.StatusCode, Header: res.Header, Raw: b}
+	json.Unmarshal(b, &r.Body)
+	o.check(method, path, r)
+	if r.Status != want {
+		o.t.Fatalf("%s %s: status %d, want %d; body %s", method, path, r.Status, want, b)
+	}
+	return r
+}
+
+// oasJSON round-trips v into the validator's JSON model.
+func oasJSON(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// requestValid reports whether body matches the documented request body
+// of method path.
+func (o *oas) requestValid(method, path string, body any) bool {
+	o.t.Helper()
+	tmpl := o.template(path)
+	frag := oasPtr("paths", tmpl, strings.ToLower(method), "requestBody", "content", "application/json", "schema")
+	if o.at(frag) == nil {
+		o.t.Fatalf("%s %s: no documented JSON request body", method, tmpl)
+	}
+	return o.schema(frag).Validate(oasJSON(o.t, body)) == nil
+}
+
+// ok sends a body the server accepts; the document must accept it too.
+func (o *oas) ok(method, path, token string, body any, want int) resp {
+	o.t.Helper()
+	if !o.requestValid(method, path, body) {
+		o.t.Errorf("%s %s: documented request schema refuses a body the server accepts: %s", method, path, oasMarshal(body))
+	}
+	return o.call(method, path, token, body, want)
+}
+
+// bad sends a body the server refuses with 400 naming field; the
+// document's request schema must refuse it too.
+func (o *oas) bad(method, path, token string, body any, field string) resp {
+	o.t.Helper()
+	if o.requestValid(method, path, body) {
+		o.t.Errorf("%s %s: documented request schema accepts a body the server refuses: %s", method, path, oasMarshal(body))
+	}
+	r := o.call(method, path, token, body, http.StatusBadRequest)
+	if r.field() != field {
+		o.t.Errorf("%s %s %s: 400 names field %q, want %q", method, path, oasMarshal(body), r.field(), field)
+	}
+	return r
+}
+
+// badQuery sends path with name=value added, which the server refuses;
+// the documented parameter schema must refuse the value too (pass
+// schemaToo=false for a rule the schema cannot state, like start > end).
+func (o *oas) badQuery(path, token, name, value string, schemaToo bool) {
+	o.t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	full := path + sep + url.Values{name: {value}}.Encode()
+	r := o.call("GET", full, token, nil, http.StatusBadRequest)
+	if r.field() != name {
+		o.t.Errorf("GET %s: 400 names %q, want %q", full, r.field(), name)
+	}
+	if !schemaToo {
+		return
+	}
+	tmpl := o.template(path)
+	params, _ := o.at(oasPtr("paths", tmpl, "get", "parameters")).([]any)
+	for i := range params {
+		pf := o.deref(oasPtr("paths", tmpl, "get", "parameters", strconv.Itoa(i)))
+		if n, _ := o.at(pf + oasPtr("name")).(string); n != name {
+			continue
+		}
+		var v any = value
+		if _, err := strconv.Atoi(value); err == nil {
+			v = json.Number(value)
+		}
+		if o.schema(pf+oasPtr("schema")).Validate(v) == nil {
+			o.t.Errorf("GET %s: documented schema of %s accepts %q, which the server refuses", tmpl, name, value)
+		}
+		return
+	}
+	o.t.Errorf("GET %s: parameter %s not documented", tmpl, name)
+}
+
+func oasMarshal(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+const oasMissingID = "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b"
+
+func TestOpenAPIConformance(t *testing.T) {
+	e := newEnv(t)
+	o := newOAS(t, e)
+	admin := e.token("org-a", "admin")
+	other := e.token("org-b", "admin")
+	nobody := e.token("org-a")
+
+	// Authentication and permissions on every route, both prefixes.
+	for _, rt := range contractRoutes {
+		p := strings.ReplaceAll(rt.path, ":id", oasMissingID)
+		var body any
+		if rt.method == "POST" || rt.method == "PUT" {
+			body = map[string]any{}
+		}
+		r := o.call(rt.method, "/api"+p, "", body, http.StatusUnauthorized)
+		if r.errCode() != "unauthenticated" {
+			t.Errorf("%s %s without token: code %q", rt.method, p, r.errCode())
+		}
+		o.call(rt.method, p, "not-a-jwt", body, http.StatusUnauthorized)
+		o.call(rt.method, p, nobody, body, http.StatusForbidden)
+		o.call(rt.method, p, e.token("org-a", rt.weaker), body, http.StatusForbidden)
+		// The documented permission alone is enough.
+		r = o.e.do(rt.method, p, e.token("org-z", rt.perm), body)
+		o.check(rt.method, p, r)
+		if r.Status == http.StatusUnauthorized || r.Status == http.StatusForbidden {
+			t.Errorf("%s %s with only %s: %d %s", rt.method, p, rt.perm, r.Status, r.Raw)
+		}
+	}
+
+	// Enrichment settings.
+	set := o.call("GET", "/v1/enrichment-settings", admin, nil, http.StatusOK)
+	if set.data()["rate_limit"] != float64(60) || set.data()["whois_enabled"] != false {
+		t.Errorf("default settings = %s", set.Raw)
+	}
+	set = o.ok("PUT", "/api/v1/enrichment-settings", admin, map[string]any{
+		"rate_limit": 120, "whois_enabled": true, "internal_networks": []string{"10.1.2.3/16", "fd00::/8"},
+	}, http.StatusOK)
+	if nets := set.data()["internal_networks"].([]any); len(nets) != 2 || nets[0] != "10.1.0.0/16" {
+		t.Errorf("internal_networks = %v", nets)
+	}
+	o.ok("PUT", "/v1/enrichment-settings", admin, map[string]any{}, http.StatusOK)
+	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"rate_limit": -1}, "rate_limit")
+	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"cache_ttl_hours": 8761}, "cache_ttl_hours")
+	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"geoip_enabled": "yes"}, "geoip_enabled")
+	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"colour": "red"}, "colour")
+	o.call("PUT", "/v1/enrichment-settings", admin, map[string]any{"internal_networks": []string{"not-a-cidr"}}, http.StatusBadRequest)
+
+	// Artifacts.
+	authLine := "Jun 14 15:16:01 combo sshd(pam_unix)[19939]: authentication failure; logname= uid=0 euid=0 tty=NODEVssh ruser= rhost=218.188.2.4"
+	eve := `{"timestamp":"2024-05-01T10:00:00.000000+0000","event_type":"alert","src_ip":"203.0.113.7","src_port":4444,"dest_ip":"10.0.0.5","dest_port":22,"proto":"TCP","alert":{"signature":"ET SCAN","category":"Attempted Information Leak","severity":2}}`
+	good := map[string]any{"artifacts": []any{
+		map[string]any{"source": "auth", "raw": authLine, "timestamp": "2024-05-01T10:00:00Z", "metadata": map[string]any{"host": "combo"}},
+		map[string]any{"source": "suricata", "raw": eve},
+	}}
+	ing := o.ok("POST", "/v1/artifacts", admin, good, http.StatusAccepted)
+	if ing.data()["accepted"] != float64(2) || len(ing.data()["ids"].([]any)) != 2 {
+		t.Fatalf("ingest = %s", ing.Raw)
+	}
+	artIDs := ing.data()["ids"].([]any)
+	mixed := map[string]any{"artifacts": []any{
+		map[string]any{"source": "firewall", "raw": "kernel: [UFW BLOCK] IN=eth0 SRC=198.51.100.9 DST=10.0.0.5 PROTO=TCP DPT=23"},
+		map[string]any{"source": "Bad Source", "raw": "x"},
+		map[string]any{"source": "auth", "raw": "x", "timestamp": "yesterday"},
+		map[string]any{"source": "auth", "raw": "x", "colour": "red"},
+		"not an object",
+	}}
+	if o.requestValid("POST", "/v1/artifacts", mixed) {
+		t.Errorf("documented ArtifactBatch accepts items the server rejects")
+	}
+	mr := o.call("POST", "/api/v1/artifacts", admin, mixed, http.StatusAccepted)
+	if d := mr.data(); d["accepted"] != float64(1) || d["rejected"] != float64(4) {
+		t.Errorf("mixed batch = %s", mr.Raw)
+	} else {
+		for i, want := range []string{"source", "timestamp", "colour", "artifact"} {
+			if f := d["errors"].([]any)[i].(map[string]any)["field"]; f != want {
+				t.Errorf("errors[%d].field = %v, want %s", i, f, want)
+			}
+		}
+	}
+	o.bad("POST", "/v1/artifacts", admin, map[string]any{}, "artifacts")
+	o.bad("POST", "/v1/artifacts", admin, map[string]any{"artifacts": []any{}}, "artifacts")
+	o.bad("POST", "/v1/artifacts", admin, map[string]any{"artifacts": "x"}, "artifacts")
+	o.bad("POST", "/v1/artifacts", admin, map[string]any{"artifacts": good["artifacts"], "extra": 1}, "extra")
+	o.call("POST", "/v1/artifacts", admin, "{", http.StatusBadRequest)
+
+	list := o.call("GET", "/v1/artifacts", admin, nil, http.StatusOK)
+	if list.data()["total"] != float64(3) || list.data()["limit"] != float64(50) || list.data()["offset"] != float64(0) {
+		t.Errorf("artifact list = %s", list.Raw)
+	}
+	found := o.call("GET", "/v1/artifacts?source=auth&query=218.188.2.4&start=2024-01-01T00:00:00Z&end=2025-01-01T00:00:00Z&limit=10&offset=0", admin, nil, http.StatusOK)
+	if found.data()["total"] != float64(1) {
+		t.Errorf("search = %s", found.Raw)
+	}
+	o.call("GET", "/v1/artifacts?query=%22port+scan%22+OR+ssh*+-telnet", admin, nil, http.StatusOK)
+	o.badQuery("/v1/artifacts", admin, "source", "Bad Source", true)
+	o.badQuery("/v1/artifacts", admin, "limit", "0", true)
+	o.badQuery("/v1/artifacts", admin, "limit", "1001", true)
+	o.badQuery("/v1/artifacts", admin, "offset", "-1", true)
+	o.badQuery("/v1/artifacts", admin, "start", "yesterday", true)
+	o.badQuery("/v1/artifacts", admin, "query", `"unterminated`, false)
+	o.badQuery("/v1/artifacts?end=2024-01-01T00:00:00Z", admin, "start", "2025-01-01T00:00:00Z", false)
+
+	// Observations: nodes come from the pipeline; make two directly.
+	nodes, err := e.store.UpsertNodes(context.Background(), "org-a", []vigil.NodeRef{
+		{Type: vigil.NodeIP, Value: "203.0.113.7", Key: true}, {Type: vigil.NodeHost, Value: "web-1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	obs1 := o.ok("POST", "/v1/observations", admin, map[string]any{
+		"type": "network", "description": "port scan from 203.0.113.7", "severity": "high",
+		"node_ids": []string{nodes[0].ID}, "artifact_ids": artIDs,
+	}, http.StatusCreated).data()
+	obs2 := o.ok("POST", "/api/v1/observations", admin, map[string]any{
+		"type": "auth", "description": "ssh brute force", "node_ids": []string{nodes[0].ID, nodes[1].ID},
+	}, http.StatusCreated).data()
+	if obs2["severity"] != "medium" || obs1["incident_id"] == nil || obs1["incident_id"] != obs2["incident_id"] {
+		t.Errorf("observations = %v / %v", obs1, obs2)
+	}
+	obsID, incID := obs1["id"].(string), obs1["incident_id"].(string)
+	o.bad("POST", "/v1/observations", admin, map[string]any{"description": "x"}, "type")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth"}, "description")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "Bad Type", "description": "x"}, "type")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": ""}, "description")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x", "severity": "urgent"}, "severity")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x", "node_ids": []string{"nope"}}, "node_ids[0]")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x", "colour": "red"}, "colour")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": 7, "description": "x"}, "type")
+	o.call("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x", "node_ids": []string{oasMissingID}}, http.StatusBadRequest)
+	o.call("POST", "/v1/observations", admin, `{"type":"auth","description":"x"} {}`, http.StatusBadRequest)
+	o.call("POST", "/v1/observations", admin, `[]`, http.StatusBadRequest)
+	o.raw("POST", "/v1/observations", admin, "application/xml", []byte(`<observation/>`), http.StatusUnsupportedMediaType)
+	o.raw("POST", "/v1/observations", admin, "", []byte(`{"type":"auth","description":"no content type"}`), http.StatusCreated)
+	big := append(append([]byte(`{"type":"auth","description":"`), bytes.Repeat([]byte("a"), oasBodyLimit+1024)...), `"}`...)
+	o.raw("POST", "/v1/observations", admin, "application/json", big, http.StatusRequestEntityTooLarge)
+
+	ol := o.call("GET", "/v1/observations", admin, nil, http.StatusOK)
+	if ol.data()["total"] != float64(3) {
+		t.Errorf("observations total = %v", ol.data()["total"])
+	}
+	o.call("GET", "/api/v1/observations?type=network&severity=high&start=2000-01-01T00:00:00Z&end=2200-01-01T00:00:00Z&limit=1&offset=0", admin, nil, http.StatusOK)
+	o.badQuery("/v1/observations", admin, "severity", "urgent", true)
+	o.badQuery("/v1/observations", admin, "limit", "abc", true)
+	o.badQuery("/v1/observations", admin, "offset", "-5", true)
+	o.badQuery("/v1/observations", admin, "end", "2024-13-01", true)
+	o.call("GET", "/v1/observations?start=2025-01-01T00:00:00Z&end=2024-01-01T00:00:00Z", admin, nil, http.StatusBadRequest)
+
+	got := o.call("GET", "/v1/observations/"+obsID, admin, nil, http.StatusOK)
+	if got.data()["incident_id"] != incID {
+		t.Errorf("observation = %s", got.Raw)
+	}
+	o.call("GET", "/v1/observations/"+oasMissingID, admin, nil, http.StatusNotFound)
+	o.call("GET", "/v1/observations/not-a-uuid", admin, nil, http.StatusNotFound)
+	o.call("GET", "/v1/observations/"+obsID, other, nil, http.StatusNotFound)
+	upd := o.ok("PUT", "/v1/observations/"+obsID, admin, map[string]any{"severity": "critical"}, http.StatusOK)
+	if upd.data()["severity"] != "critical" || upd.data()["description"] != "port scan from 203.0.113.7" {
+		t.Errorf("updated observation = %s", upd.Raw)
+	}
+	o.ok("PUT", "/api/v1/observations/"+obsID, admin, map[string]any{}, http.StatusOK)
+	o.bad("PUT", "/v1/observations/"+obsID, admin, map[string]any{"severity": "urgent"}, "severity")
+	o.bad("PUT", "/v1/observations/"+obsID, admin, map[string]any{"id": oasMissingID}, "id")
+	o.call("PUT", "/v1/observations/"+oasMissingID, admin, map[string]any{"severity": "low"}, http.StatusNotFound)
+	o.raw("PUT", "/v1/observations/"+obsID, admin, "text/html", []byte(`{}`), http.StatusUnsupportedMediaType)
+
+	// Incidents.
+	il := o.call("GET", "/v1/incidents", admin, nil, http.StatusOK)
+	if il.data()["total"] != float64(2) {
+		t.Errorf("incidents = %s", il.Raw)
+	}
+	o.call("GET", "/v1/incidents?status=1&severity=critical&start=2000-01-01T00:00:00Z&limit=5&offset=0", admin, nil, http.StatusOK)
+	o.badQuery("/v1/incidents", admin, "status", "0", true)
+	o.badQuery("/v1/incidents", admin, "status", "6", true)
+	o.badQuery("/v1/incidents", admin, "status", "new", true)
+	o.badQuery("/v1/incidents", admin, "severity", "HIGH", true)
+	o.badQuery("/v1/incidents", admin, "limit", "0", true)
+	inc := o.call("GET", "/v1/incidents/"+incID, admin, nil, http.StatusOK).data()
+	if len(inc["nodes"].([]any)) != 2 || len(inc["observations"].([]any)) != 2 || inc["severity"] != "critical" {
+		t.Errorf("incident = %v", inc)
+	}
+	o.call("GET", "/v1/incidents/not-a-uuid", admin, nil, http.StatusBadRequest)
+	o.call("GET", "/v1/incidents/"+oasMissingID, admin, nil, http.StatusNotFound)
+	o.call("GET", "/api/v1/incidents/"+incID, other, nil, http.StatusNotFound)
+
+	st := o.ok("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 3}, http.StatusOK)
+	if d := st.data(); d["status_name"] != "Resolved" || d["classification"] != "true_positive" || d["resolved_at"] == nil {
+		t.Errorf("status = %s", st.Raw)
+	}
+	o.ok("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 3}, http.StatusOK)
+	st = o.ok("PUT", "/api/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 2}, http.StatusOK)
+	if d := st.data(); d["classification"] != nil || d["resolved_at"] != nil {
+		t.Errorf("re-opened status = %s", st.Raw)
+	}
+	o.ok("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 4}, http.StatusOK)
+	if h := o.call("GET", "/v1/incidents/"+incID, admin, nil, http.StatusOK).data()["history"].([]any); len(h) != 3 {
+		t.Errorf("history = %v", h)
+	}
+	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 6}, "status")
+	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 0}, "status")
+	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 2.5}, "status")
+	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{}, "status")
+	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 2, "note": "x"}, "note")
+	o.call("PUT", "/v1/incidents/not-a-uuid/status", admin, map[string]any{"status": 2}, http.StatusBadRequest)
+	o.call("PUT", "/v1/incidents/"+oasMissingID+"/status", admin, map[string]any{"status": 2}, http.StatusNotFound)
+
+	o.call("DELETE", "/v1/observations/"+obs2["id"].(string), admin, nil, http.StatusOK)
+	o.call("DELETE", "/api/v1/observations/"+obs2["id"].(string), admin, nil, http.StatusNotFound)
+
+	// Classification rules.
+	rule := o.ok("POST", "/v1/classification-rules", admin, map[string]any{
+		"name": "internal targets", "priority": 10, "severity": "critical", "target_infrastructure": true, "enabled": false,
+		"conditions": map[string]any{"all": []any{
+			map[string]any{"field": "observation.type", "op": "in", "value": []string{"network", "auth"}},
+			map[string]any{"not": map[string]any{"field": "node.value", "op": "cidr", "value": []string{"192.0.2.0/24"}}},
+			map[string]any{"any": []any{
+				map[string]any{"field": "event.source.ip", "op": "exists"},
+				map[string]any{"field": "incident.artifact_count", "op": "gte", "value": 2},
+			}},
+		}},
+	}, http.StatusCreated).data()
+	ruleID := rule["id"].(string)
+	minRule := o.ok("POST", "/api/v1/classification-rules", admin, map[string]any{"name": "all", "priority": 0, "severity": "low"}, http.StatusCreated).data()
+	if minRule["enabled"] != true || minRule["target_infrastructure"] != false {
+		t.Errorf("rule defaults = %v", minRule)
+	}
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"priority": 1, "severity": "low"}, "name")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "severity": "low"}, "priority")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1}, "severity")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "   ", "priority": 1, "severity": "low"}, "name")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": -1, "severity": "low"}, "priority")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low",
+		"conditions": map[string]any{"all": []any{map[string]any{"field": "observation.type", "op": "like", "value": "x"}}}}, "conditions.all[0].op")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low",
+		"conditions": map[string]any{"field": "incident.colour", "op": "eq", "value": "x"}}, "conditions.field")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low",
+		"conditions": map[string]any{"field": "observation.type", "op": "eq"}}, "conditions.value")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low",
+		"conditions": map[string]any{"all": []any{}}}, "conditions.all")
+	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low", "org_id": "org-b"}, "org_id")
+	rl := o.call("GET", "/v1/classification-rules?limit=10", admin, nil, http.StatusOK)
+	if rs := rl.data()["rules"].([]any); len(rs) != 2 || rs[0].(map[string]any)["name"] != "all" {
+		t.Errorf("rules = %s", rl.Raw)
+	}
+	o.badQuery("/v1/classification-rules", admin, "limit", "0", true)
+	o.badQuery("/v1/classification-rules", admin, "offset", "x", true)
+	o.call("GET", "/v1/classification-rules/"+ruleID, admin, nil, http.StatusOK)
+	o.call("GET", "/v1/classification-rules/"+oasMissingID, admin, nil, http.StatusNotFound)
+	o.call("GET", "/v1/classification-rules/"+ruleID, other, nil, http.StatusNotFound)
+	o.ok("PUT", "/v1/classification-rules/"+ruleID, admin, map[string]any{"enabled": true, "conditions": map[string]any{}}, http.StatusOK)
+	o.bad("PUT", "/v1/classification-rules/"+ruleID, admin, map[string]any{"severity": "none"}, "severity")
+	o.bad("PUT", "/v1/classification-rules/"+ruleID, admin, map[string]any{"conditions": []any{}}, "conditions")
+	o.call("PUT", "/v1/classification-rules/"+oasMissingID, admin, map[string]any{"enabled": true}, http.StatusNotFound)
+	o.call("DELETE", "/v1/classification-rules/"+ruleID, e.token("org-a", "signals:write"), nil, http.StatusForbidden)
+	o.call("DELETE", "/v1/classification-rules/"+ruleID, e.token("org-a", "signals:manage"), nil, http.StatusOK)
+	o.call("DELETE", "/v1/classification-rules/"+ruleID, admin, nil, http.StatusNotFound)
+
+	// Roles.
+	role := o.ok("POST", "/v1/roles", admin, map[string]any{"name": "analyst", "permissions": []string{"observations:write", "incidents:read", "incidents:read"}}, http.StatusCreated).data()
+	if ps := role["permissions"].([]any); len(ps) != 2 {
+		t.Errorf("role permissions = %v", ps)
+	}
+	roleID := role["id"].(string)
+	o.ok("POST", "/v1/roles", admin, map[string]any{"name": "viewer", "permissions": []string{}}, http.StatusCreated)
+	dup := o.call("POST", "/v1/roles", admin, map[string]any{"name": "analyst", "permissions": []string{"admin"}}, http.StatusConflict)
+	if dup.errCode() != "conflict" {
+		t.Errorf("duplicate role: %s", dup.Raw)
+	}
+	o.call("PUT", "/v1/roles/"+roleID, admin, map[string]any{"name": "viewer"}, http.StatusConflict)
+	o.bad("POST", "/v1/roles", admin, map[string]any{"name": "x", "permissions": []string{"root"}}, "permissions[0]")
+	o.bad("POST", "/v1/roles", admin, map[string]any{"permissions": []string{"admin"}}, "name")
+	o.bad("POST", "/v1/roles", admin, map[string]any{"name": "x"}, "permissions")
+	o.bad("POST", "/v1/roles", admin, map[string]any{"name": " ", "permissions": []string{}}, "name")
+	o.bad("POST", "/v1/roles", admin, map[string]any{"name": "x", "permissions": "admin"}, "permissions")
+	// The role grants at once to tokens naming it.
+	o.call("GET", "/v1/observations", e.roleToken("org-a", "analyst"), nil, http.StatusOK)
+	o.call("GET", "/v1/artifacts", e.roleToken("org-a", "analyst"), nil, http.StatusForbidden)
+	o.call("GET", "/v1/roles?limit=1&offset=1", admin, nil, http.StatusOK)
+	o.badQuery("/v1/roles", admin, "limit", "5000", true)
+	o.call("GET", "/v1/roles/"+roleID, admin, nil, http.StatusOK)
+	o.call("GET", "/v1/roles/"+oasMissingID, admin, nil, http.StatusNotFound)
+	o.ok("PUT", "/api/v1/roles/"+roleID, admin, map[string]any{"permissions": []string{"signals:read"}}, http.StatusOK)
+	o.call("GET", "/v1/artifacts", e.roleToken("org-a", "analyst"), nil, http.StatusOK)
+	o.bad("PUT", "/v1/roles/"+roleID, admin, map[string]any{"permissions": []string{"signals:delete"}}, "permissions[0]")
+	o.call("PUT", "/v1/roles/"+oasMissingID, admin, map[string]any{"name": "x"}, http.StatusNotFound)
+	o.call("DELETE", "/v1/roles/"+roleID, admin, nil, http.StatusOK)
+	o.call("DELETE", "/v1/roles/"+roleID, admin, nil, http.StatusNotFound)
+	o.call("GET", "/v1/artifacts", e.roleToken("org-a", "analyst"), nil, http.StatusForbidden)
+
+	// Wrong methods and unknown paths.
+	for _, c := range []struct{ method, path string }{
+		{"PATCH", "/v1/observations"}, {"DELETE", "/v1/observations"}, {"POST", "/v1/observations/" + obsID},
+		{"DELETE", "/v1/incidents"}, {"POST", "/v1/incidents/" + incID}, {"GET", "/v1/incidents/" + incID + "/status"},
+		{"DELETE", "/api/v1/artifacts"}, {"PUT", "/v1/classification-rules"}, {"POST", "/v1/roles/" + roleID},
+		{"POST", "/v1/enrichment-settings"}, {"DELETE", "/v1/openapi.json"}, {"PUT", "/api/v1/openapi.json"},
+	} {
+		r := o.call(c.method, c.path, admin, nil, http.StatusMethodNotAllowed)
+		if r.errCode() != "method_not_allowed" {
+			t.Errorf("%s %s: code %q", c.method, c.path, r.errCode())
+		}
+	}
+	if allow := o.call("PATCH", "/v1/observations", admin, nil, http.StatusMethodNotAllowed).Header.Get("Allow"); allow != "GET, POST, HEAD" {
+		t.Errorf("Allow = %q", allow)
+	}
+	for _, p := range []string{"/v1/nope", "/v1/observations/" + obsID + "/extra", "/v2/observations", "/"} {
+		o.call("GET", p, admin, nil, http.StatusNotFound)
+	}
+
+	// Operational endpoints.
+	o.call("GET", "/healthz", "", nil, http.StatusOK)
+	o.call("GET", "/readyz", "", nil, http.StatusOK)
+	m := o.call("GET", "/metrics", "", nil, http.StatusOK)
+	if !bytes.Contains(m.Raw, []byte("vigil_http_requests_total")) {
+		t.Errorf("metrics lack vigil_http_requests_total")
+	}
+	o.call("GET", "/v1/openapi.json", "", nil, http.StatusOK)
+	o.call("GET", "/api/v1/openapi.json", "bogus", nil, http.StatusOK)
+
+	// Failing dependencies: the same handlers over an ingester and a
+	// readiness check that fail as the queue does.
+	v, err := auth.NewVerifier(context.Background(), auth.Config{HS256Secret: testSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := &oasStubIngester{}
+	srv := httptest.NewServer(api.New(api.Config{Store: e.store, Verifier: v, Ingester: stub, Ready: []api.Readiness{oasDown{}}}))
+	defer srv.Close()
+	f := *o
+	f.e = &env{t: t, srv: srv, store: e.store}
+	stub.err = &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is full; retry later"}
+	if ra := f.call("POST", "/v1/artifacts", admin, good, http.StatusTooManyRequests).Header.Get("Retry-After"); ra == "" {
+		t.Errorf("429 without Retry-After")
+	}
+	stub.err = &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "ingest queue unavailable"}
+	f.call("POST", "/v1/artifacts", admin, good, http.StatusServiceUnavailable)
+	stub.err = errors.New("disk on fire")
+	if r := f.call("POST", "/api/v1/artifacts", admin, good, http.StatusInternalServerError); bytes.Contains(r.Raw, []byte("fire")) {
+		t.Errorf("500 leaks the cause: %s", r.Raw)
+	}
+	f.call("GET", "/readyz", "", nil, http.StatusServiceUnavailable)
+
+	// Every operation's success status was exercised; list what was not.
+	var missing, unexercised []string
+	paths, _ := o.doc["paths"].(map[string]any)
+	for tmpl, item := range paths {
+		for method, opv := range item.(map[string]any) {
+			op, ok := opv.(map[string]any)
+			if !ok || method == "servers" || method == "parameters" {
+				continue
+			}
+			for status := range op["responses"].(map[string]any) {
+				key := fmt.Sprintf("%s %s %s", strings.ToUpper(method), tmpl, status)
+				if o.seen[key] {
+					continue
+				}
+				if status[0] == '2' {
+					missing = append(missing, key)
+				} else {
+					unexercised = append(unexercised, key)
+				}
+			}
+		}
+	}
+	sort.Strings(missing)
+	sort.Strings(unexercised)
+	if len(missing) > 0 {
+		t.Errorf("success responses never exercised:\n%s", strings.Join(missing, "\n"))
+	}
+	for _, k := range unexercised {
+		if !strings.HasSuffix(k, " 500") && !strings.HasSuffix(k, " 503") && !strings.HasSuffix(k, " 413") && !strings.HasSuffix(k, " 415") {
+			t.Errorf("documented error response never exercised: %s", k)
+		}
+	}
+}
+
+// oasStubIngester fails every ingest with err.
+type oasStubIngester struct{ err error }
+
+func (s *oasStubIngester) Ingest(context.Context, string, []*vigil.Artifact) error { return s.err }
+
+// oasDown is a dependency that is never ready.
+type oasDown struct{}
+
+func (oasDown) Ready(context.Context) error { return errors.New("unreachable") }
+func (oasDown) Name() string                { return "queue" }
+
+// oasBodyLimit is the body limit of DESIGN §4.
+const oasBodyLimit = 10 << 20
