@@ -80,6 +80,14 @@ type Store interface {
 	// Setting the current status again changes nothing.
 	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)
 
+	// IncidentFacts returns what classification rules see of an incident.
+	IncidentFacts(ctx context.Context, org, id string) (*IncidentFacts, error)
+	// OpenIncidentIDs returns the ids of org's open incidents (status 1, 2).
+	OpenIncidentIDs(ctx context.Context, org string) ([]string, error)
+	// ClassifyIncident records that rule decided the incident's severity,
+	// or, with a nil rule, returns it to its computed severity.
+	ClassifyIncident(ctx context.Context, org, id string, rule *Rule, now time.Time) error
+
 	CreateRule(ctx context.Context, org string, r *Rule) error
 	GetRule(ctx context.Context, org, id string) (*Rule, error)
 	// ListRules returns rules by ascending priority, older first on ties.

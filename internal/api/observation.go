@@ -95,6 +95,10 @@ func (s *Server) createObservation(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if err := s.classify.Incidents(r.Context(), org, []string{o.IncidentID}); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	ok(w, http.StatusCreated, "Observation created successfully", o)
 }
 
@@ -142,8 +146,13 @@ func (s *Server) updateObservation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := vigil.ObservationUpdate{Type: b.Type, Description: b.Description, Severity: b.Severity, NodeIDs: b.NodeIDs, ArtifactIDs: b.ArtifactIDs}
-	o, err := s.store.UpdateObservation(r.Context(), principal(r.Context()).OrgID, r.PathValue("id"), u, s.now())
+	org := principal(r.Context()).OrgID
+	o, err := s.store.UpdateObservation(r.Context(), org, r.PathValue("id"), u, s.now())
 	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.classify.Incidents(r.Context(), org, []string{o.IncidentID}); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -151,7 +160,17 @@ func (s *Server) updateObservation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteObservation(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.DeleteObservation(r.Context(), principal(r.Context()).OrgID, r.PathValue("id")); err != nil {
+	org := principal(r.Context()).OrgID
+	o, err := s.store.GetObservation(r.Context(), org, r.PathValue("id"))
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.store.DeleteObservation(r.Context(), org, o.ID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.classify.Incidents(r.Context(), org, []string{o.IncidentID}); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -84,7 +84,12 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) {
 	if b.Conditions != nil {
 		rule.Conditions = *b.Conditions
 	}
-	if err := s.store.CreateRule(r.Context(), principal(r.Context()).OrgID, rule); err != nil {
+	org := principal(r.Context()).OrgID
+	if err := s.store.CreateRule(r.Context(), org, rule); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.classify.Org(r.Context(), org); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -127,8 +132,13 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) {
 	}
 	u := vigil.RuleUpdate{Name: b.Name, Priority: b.Priority, Enabled: b.Enabled, Severity: b.Severity,
 		TargetInfrastructure: b.TargetInfrastructure, Conditions: b.Conditions}
-	rule, err := s.store.UpdateRule(r.Context(), principal(r.Context()).OrgID, r.PathValue("id"), u, s.now())
+	org := principal(r.Context()).OrgID
+	rule, err := s.store.UpdateRule(r.Context(), org, r.PathValue("id"), u, s.now())
 	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.classify.Org(r.Context(), org); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -136,7 +146,12 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
-	if err := s.store.DeleteRule(r.Context(), principal(r.Context()).OrgID, r.PathValue("id")); err != nil {
+	org := principal(r.Context()).OrgID
+	if err := s.store.DeleteRule(r.Context(), org, r.PathValue("id")); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.classify.Org(r.Context(), org); err != nil {
 		s.fail(w, r, err)
 		return
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/correlate"
 )
 
 // Ingester takes accepted artifacts. A nil error means they are durable.
@@ -46,6 +47,7 @@ type Config struct {
 // Server is the HTTP handler of the API.
 type Server struct {
 	store    vigil.Store
+	classify *correlate.Classifier
 	verifier *auth.Verifier
 	ingest   Ingester
 	ready    []Readiness
@@ -64,6 +66,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		store:    cfg.Store,
+		classify: correlate.NewClassifier(cfg.Store),
 		verifier: cfg.Verifier,
 		ingest:   cfg.Ingester,
 		ready:    cfg.Ready,

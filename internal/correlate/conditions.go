@@ -1287,6 +1287,9 @@ func NewRuleSet(rules []*vigil.Rule) *RuleSet {
 // rule stored before a validation change.
 func (rs *RuleSet) Invalid() map[string]error { return rs.invalid }
 
+// Empty reports whether rs has no rule that could match.
+func (rs *RuleSet) Empty() bool { return len(rs.rules) == 0 }
+
 // Classify returns the first rule of rs that matches f, or nil when none
 // does. A rule with TargetInfrastructure also requires some node of the
 // incident to be an IP address inside one of internal (the org's

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
@@ -18,11 +19,12 @@ import (
 // Processor runs the stages after the queue on a batch of artifacts: parse,
 // then store (idempotent on artifact id). Later stages plug in here.
 type Processor struct {
-	store   vigil.Store
-	log     *slog.Logger
-	metrics *Metrics
-	engine  *detect.Engine
-	corr    vigil.CorrelationPolicy
+	store    vigil.Store
+	log      *slog.Logger
+	metrics  *Metrics
+	engine   *detect.Engine
+	corr     vigil.CorrelationPolicy
+	classify *correlate.Classifier
 }
 
 // NewProcessor returns a Processor writing to store.
@@ -33,7 +35,8 @@ func NewProcessor(store vigil.Store, log *slog.Logger, m *Metrics) *Processor {
 	if m == nil {
 		m = NewMetrics(nil)
 	}
-	return &Processor{store: store, log: log, metrics: m, corr: vigil.DefaultCorrelationPolicy()}
+	return &Processor{store: store, log: log, metrics: m, corr: vigil.DefaultCorrelationPolicy(),
+		classify: correlate.NewClassifier(store)}
 }
 
 // WithDetection makes the processor run engine's detectors after storing
@@ -65,13 +68,32 @@ func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artif
 	}
 	start = time.Now()
 	if ds := p.engine.Detections(events); len(ds) > 0 {
-		if _, err := p.store.Detect(ctx, org, ds, p.corr); err != nil {
+		obsIDs, err := p.store.Detect(ctx, org, ds, p.corr)
+		if err != nil {
 			p.metrics.Failed.WithLabelValues("detect").Inc()
 			return fmt.Errorf("detect: %w", err)
+		}
+		if err := p.classifyObservations(ctx, org, obsIDs); err != nil {
+			p.metrics.Failed.WithLabelValues("classify").Inc()
+			return fmt.Errorf("classify: %w", err)
 		}
 	}
 	p.metrics.Stage.WithLabelValues("detect").Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// classifyObservations runs the classification rules over the incidents
+// that the observations obsIDs joined.
+func (p *Processor) classifyObservations(ctx context.Context, org string, obsIDs []string) error {
+	var incidents []string
+	for _, id := range obsIDs {
+		o, err := p.store.GetObservation(ctx, org, id)
+		if err != nil {
+			return err
+		}
+		incidents = append(incidents, o.IncidentID)
+	}
+	return p.classify.Incidents(ctx, org, incidents)
 }
 
 // parse fills a.Event and returns the event. A parser that panics on a

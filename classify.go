@@ -1,0 +1,25 @@
+package vigil
+
+import "encoding/json"
+
+// IncidentFacts is what classification rules see of an incident
+// (DESIGN §9).
+type IncidentFacts struct {
+	Severity      string // the computed severity, before any rule
+	ArtifactCount int
+	NodeCount     int
+	Observations  []ObservationRef
+	Artifacts     []ArtifactFacts
+	Nodes         []Node
+}
+
+// ArtifactFacts is an artifact as rules see it: its source and event.
+type ArtifactFacts struct {
+	Source string
+	Event  json.RawMessage
+}
+
+// MaxFactArtifacts bounds the artifacts (newest first) whose events the
+// rules of one incident look at, so that classifying a huge incident
+// stays cheap.
+const MaxFactArtifacts = 500

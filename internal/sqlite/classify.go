@@ -1,0 +1,81 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// IncidentFacts returns what classification rules see of an incident.
+func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.IncidentFacts, error) {
+	f := &vigil.IncidentFacts{}
+	err := s.r.QueryRowContext(ctx, `SELECT computed_severity, artifact_count, node_count FROM incidents WHERE org_id = ? AND id = ?`,
+		org, id).Scan(&f.Severity, &f.ArtifactCount, &f.NodeCount)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, vigil.NotFound("incident")
+	}
+	if err != nil {
+		return nil, wrap("IncidentFacts", err)
+	}
+	inc, err := getIncident(ctx, s.r, org, id)
+	if err != nil {
+		return nil, wrap("IncidentFacts", err)
+	}
+	f.Observations, f.Nodes = inc.Observations, inc.Nodes
+	q, err := s.r.QueryContext(ctx, `SELECT a.source, a.event FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
+		WHERE x.incident_id = ? AND a.org_id = ? ORDER BY a.ts DESC LIMIT ?`, id, org, vigil.MaxFactArtifacts)
+	if err != nil {
+		return nil, wrap("IncidentFacts", err)
+	}
+	defer q.Close()
+	for q.Next() {
+		var a vigil.ArtifactFacts
+		var ev sql.NullString
+		if err := q.Scan(&a.Source, &ev); err != nil {
+			return nil, wrap("IncidentFacts", err)
+		}
+		if ev.Valid {
+			a.Event = json.RawMessage(ev.String)
+		}
+		f.Artifacts = append(f.Artifacts, a)
+	}
+	return f, wrap("IncidentFacts", q.Err())
+}
+
+// OpenIncidentIDs returns the ids of org's open incidents.
+func (s *Store) OpenIncidentIDs(ctx context.Context, org string) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT id FROM incidents WHERE org_id = ? AND status IN (1, 2) AND merged_into IS NULL ORDER BY created_at, id`, org)
+	if err != nil {
+		return nil, wrap("OpenIncidentIDs", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, wrap("OpenIncidentIDs", err)
+		}
+		out = append(out, id)
+	}
+	return out, wrap("OpenIncidentIDs", rows.Err())
+}
+
+// ClassifyIncident sets the incident's severity from rule, or back to its
+// computed severity when rule is nil. Nothing changes when the result is
+// what is already recorded.
+func (s *Store) ClassifyIncident(ctx context.Context, org, id string, rule *vigil.Rule, now time.Time) error {
+	var err error
+	if rule == nil {
+		_, err = s.w.ExecContext(ctx, `UPDATE incidents SET severity = computed_severity, classified_by_id = NULL, classified_by_name = NULL, updated_at = ?
+			WHERE org_id = ? AND id = ? AND (classified_by_id IS NOT NULL OR severity != computed_severity)`, nanos(now), org, id)
+	} else {
+		_, err = s.w.ExecContext(ctx, `UPDATE incidents SET severity = ?, classified_by_id = ?, classified_by_name = ?, updated_at = ?
+			WHERE org_id = ? AND id = ? AND (severity != ? OR classified_by_id IS NOT ? OR classified_by_name IS NOT ?)`,
+			rule.Severity, rule.ID, rule.Name, nanos(now), org, id, rule.Severity, rule.ID, rule.Name)
+	}
+	return wrap("ClassifyIncident", err)
+}
