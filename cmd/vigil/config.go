@@ -38,7 +38,9 @@ type config struct {
 
 // flags registers the shared flags on fs, with the API's listen address
 // as the default --addr.
-func (c *config) flags(fs *flag.FlagSet) { c.flagsAddr(fs, "127.0.0.1:8080", "listen address of the API") }
+func (c *config) flags(fs *flag.FlagSet) {
+	c.flagsAddr(fs, "127.0.0.1:8080", "listen address of the API")
+}
 
 // flagsAddr registers the shared flags with a given --addr default.
 func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {

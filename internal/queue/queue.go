@@ -200,15 +200,37 @@ func (q *Queue) ensure(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("queue: stream %s: %w", DeadStreamName, err)
 	}
-	q.cons, err = q.stream.CreateOrUpdateConsumer(ctx, jetstream.ConsumerConfig{
+	cc := jetstream.ConsumerConfig{
 		Durable:       ConsumerName,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       q.cfg.AckWait,
 		MaxDeliver:    -1, // the worker dead-letters after MaxDeliver tries itself, so nothing is dropped unseen
 		MaxAckPending: 4096,
-	})
+	}
+	q.cons, err = q.stream.CreateOrUpdateConsumer(ctx, cc)
 	if err != nil {
 		return fmt.Errorf("queue: consumer: %w", err)
+	}
+	// The embedded server without a port has no consumer but this process,
+	// which has just started it: messages still counted as delivered were
+	// fetched by a previous run that died before acknowledging them, and
+	// would wait out AckWait before anyone got them again. A new consumer
+	// hands them out at once; the work-queue stream keeps every message
+	// until it is acknowledged, so none is lost.
+	if q.ns != nil && q.cfg.ListenPort <= 0 {
+		info, err := q.cons.Info(ctx)
+		if err != nil {
+			return fmt.Errorf("queue: consumer: %w", err)
+		}
+		if info.NumAckPending > 0 {
+			q.log.Info("queue: redelivering messages fetched before a crash", slog.Int("messages", info.NumAckPending))
+			if err := q.stream.DeleteConsumer(ctx, ConsumerName); err != nil {
+				return fmt.Errorf("queue: reset consumer: %w", err)
+			}
+			if q.cons, err = q.stream.CreateOrUpdateConsumer(ctx, cc); err != nil {
+				return fmt.Errorf("queue: consumer: %w", err)
+			}
+		}
 	}
 	return nil
 }
@@ -280,17 +302,28 @@ var errFull = &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is f
 
 // Publish stores arts durably in the stream, in chunks under the server's
 // payload limit. It returns ERATELIMITED when the stream is full or the
-// workers are too far behind, and EUNAVAILABLE when the server did not
-// take them. After a nil error the artifacts survive a crash of this
+// workers are too far behind, ETOOLARGE when the batch is larger than the
+// whole stream may hold, and EUNAVAILABLE when the server did not take
+// them. After a nil error the artifacts survive a crash of this
 // process. It then waits up to wait for the pipeline to finish the batch,
 // so that a client reading right after a reply finds its artifacts; it
 // reports whether that happened (a timeout is not an error).
 func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact, wait time.Duration) (processed bool, err error) {
+	batch := vigil.NewID()
+	chunks := q.chunk(org, batch, arts)
+	// A batch the stream could not hold even empty is refused for good, not
+	// with a 429 that no retry would cure.
+	size := 0
+	for _, c := range chunks {
+		size += len(c) + len(Subject) + 128 // headers and JetStream's record
+	}
+	if int64(size) > q.cfg.MaxBytes {
+		return false, &vigil.Error{Code: vigil.ETOOLARGE, Message: fmt.Sprintf(
+			"batch needs %d bytes of queue, more than the whole ingest queue (%d bytes); send smaller batches", size, q.cfg.MaxBytes)}
+	}
 	if n, err := q.Backlog(ctx); err == nil && n >= uint64(q.cfg.MaxPending) {
 		return false, errFull
 	}
-	batch := vigil.NewID()
-	chunks := q.chunk(org, batch, arts)
 	var w *waiter
 	if wait > 0 {
 		if w, err = q.expect(batch, len(chunks)); err == nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vigil-soc/vigil"
 )
 
@@ -245,6 +246,21 @@ func TestPublishRefusesWhenBehind(t *testing.T) {
 			t.Fatal("6 publishes of 300 KiB fit into a stream of 1 MiB")
 		}
 	})
+	t.Run("batch larger than the stream", func(t *testing.T) {
+		q := mustOpen(t, Config{MaxBytes: 1 << 20})
+		// 1.5 MiB could never fit: no retry helps, so not a 429.
+		_, err := q.Publish(context.Background(), "org-1", artifacts(5, 300<<10), 0)
+		if code := vigil.ErrorCode(err); code != vigil.ETOOLARGE {
+			t.Fatalf("Publish of 1.5 MiB into a 1 MiB stream: %v (code %q), want %s", err, code, vigil.ETOOLARGE)
+		}
+		info, err := q.stream.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs != 0 {
+			t.Errorf("refused batch left %d messages in the stream", info.State.Msgs)
+		}
+	})
 }
 
 func TestPublishWaitsForWorkers(t *testing.T) {
@@ -406,5 +422,38 @@ func TestRetryDelay(t *testing.T) {
 				t.Errorf("retryDelay(%v, %d) = %v, want %v", tt.base, tt.delivered, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestReopenRedeliversFetchedAtOnce(t *testing.T) {
+	dir := t.TempDir()
+	// AckWait far beyond testWait: only the reset on reopen can deliver in time.
+	cfg := Config{Dir: dir, AckWait: 10 * time.Minute}
+	q1, err := Open(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := artifacts(3, 10)
+	mustPublish(t, q1, "org-1", sent)
+	batch, err := q1.cons.Fetch(1, jetstream.FetchMaxWait(testWait))
+	if err != nil {
+		q1.Close()
+		t.Fatal(err)
+	}
+	fetched := 0
+	for range batch.Messages() {
+		fetched++ // and never acknowledged: the run "dies"
+	}
+	q1.Close()
+	if fetched != 1 {
+		t.Fatalf("fetched %d messages, want 1", fetched)
+	}
+
+	q2 := mustOpen(t, cfg)
+	c := newCollector(len(sent))
+	consume(t, q2, ConsumeOptions{}, c.handle)
+	msgs := c.await(t)
+	if len(msgs) != 1 || len(msgs[0].Artifacts) != len(sent) {
+		t.Fatalf("after reopening got %d messages, want the 1 fetched before", len(msgs))
 	}
 }

@@ -1,0 +1,234 @@
+package e2e_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// vigilBin is the binary under test, built once by TestMain.
+var vigilBin string
+
+// startTimeout bounds how long a child may take to start listening and
+// report ready on /readyz.
+const startTimeout = 30 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "vigil-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	vigilBin = filepath.Join(dir, "vigil")
+	build := exec.Command("go", "build", "-o", vigilBin, "github.com/vigil-soc/vigil/cmd/vigil")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build vigil:", err)
+		return 1
+	}
+	return m.Run()
+}
+
+// childEnv is this process's environment without VIGIL_* settings, so
+// that a developer's shell does not configure the children.
+func childEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "VIGIL_") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, extra...)
+}
+
+// proc is a running `vigil serve` child.
+type proc struct {
+	name   string
+	cmd    *exec.Cmd
+	logs   *logBuffer
+	base   string        // http://host:port
+	exited chan struct{} // closed once the child has exited
+	err    error         // of cmd.Wait, set before exited is closed
+}
+
+// startVigil runs `vigil serve` on dataDir with a port the kernel picks,
+// and returns once /readyz answers 200. The child is killed when the test
+// ends, and its log printed if the test failed.
+func startVigil(t *testing.T, name, dataDir string, args ...string) *proc {
+	t.Helper()
+	argv := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
+	logs := newLogBuffer()
+	cmd := exec.Command(vigilBin, argv...)
+	cmd.Env = childEnv()
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &proc{name: name, cmd: cmd, logs: logs, exited: make(chan struct{})}
+	go func() {
+		p.err = cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.kill(t)
+		if t.Failed() {
+			t.Logf("--- log of %s (vigil %s), last lines:\n%s", name, strings.Join(argv, " "), logs.tail(150))
+		}
+	})
+	t.Logf("%s: vigil %s (pid %d)", name, strings.Join(argv, " "), cmd.Process.Pid)
+
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
+	select {
+	case addr := <-logs.listening:
+		p.base = "http://" + addr
+	case <-p.exited:
+		t.Fatalf("%s exited before listening: %v", name, p.err)
+	case <-deadline.C:
+		t.Fatalf("%s did not log its listen address within %v", name, startTimeout)
+	}
+	hc := &http.Client{Timeout: 2 * time.Second}
+	for {
+		resp, err := hc.Get(p.base + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return p
+			}
+		}
+		select {
+		case <-p.exited:
+			t.Fatalf("%s exited before ready: %v", name, p.err)
+		case <-deadline.C:
+			t.Fatalf("%s not ready within %v (last: %v)", name, startTimeout, err)
+		case <-time.After(50 * time.Millisecond): // polling /readyz
+		}
+	}
+}
+
+// kill SIGKILLs the child (if still running) and waits for it to be gone.
+func (p *proc) kill(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.exited:
+		return
+	default:
+	}
+	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("kill %s: %v", p.name, err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(10 * time.Second):
+		t.Errorf("%s still running 10s after SIGKILL", p.name)
+	}
+}
+
+// terminate sends SIGTERM and waits up to limit for the child to exit. It
+// returns how long the exit took and the exit error (nil for status 0).
+func (p *proc) terminate(t *testing.T, limit time.Duration) (time.Duration, error) {
+	t.Helper()
+	start := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM %s: %v", p.name, err)
+	}
+	select {
+	case <-p.exited:
+		return time.Since(start), p.err
+	case <-time.After(limit):
+		t.Fatalf("%s still running %v after SIGTERM", p.name, limit)
+		return 0, nil
+	}
+}
+
+// mintToken runs `vigil token` on dataDir, which signs with the secret the
+// server generated there.
+func mintToken(t *testing.T, dataDir, org string, perms ...string) string {
+	t.Helper()
+	args := []string{"token", "--data-dir", dataDir, "--org", org, "--sub", "e2e", "--ttl", "1h"}
+	for _, p := range perms {
+		args = append(args, "--permission", p)
+	}
+	cmd := exec.Command(vigilBin, args...)
+	cmd.Env = childEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("vigil token: %v\n%s", err, stderr.String())
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// logBuffer keeps a child's output and reports the address from its
+// "listening" log line.
+type logBuffer struct {
+	mu        sync.Mutex
+	buf       bytes.Buffer
+	partial   []byte
+	listening chan string
+	found     bool
+}
+
+func newLogBuffer() *logBuffer { return &logBuffer{listening: make(chan string, 1)} }
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	if b.found {
+		return len(p), nil
+	}
+	b.partial = append(b.partial, p...)
+	for {
+		i := bytes.IndexByte(b.partial, '\n')
+		if i < 0 {
+			break
+		}
+		var rec struct {
+			Msg  string `json:"msg"`
+			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(b.partial[:i], &rec) == nil && rec.Msg == "listening" && rec.Addr != "" {
+			b.found = true
+			b.partial = nil
+			b.listening <- rec.Addr
+			break
+		}
+		b.partial = b.partial[i+1:]
+	}
+	return len(p), nil
+}
+
+// tail returns the last n lines.
+func (b *logBuffer) tail(n int) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(b.buf.String(), "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// count returns how many lines contain s.
+func (b *logBuffer) count(s string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return strings.Count(b.buf.String(), s)
+}
