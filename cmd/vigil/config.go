@@ -34,6 +34,7 @@ type config struct {
 	MaxPending    int
 	IngestWait    time.Duration
 	MaxDeliver    int
+	AckWait       time.Duration
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -56,7 +57,8 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.Fsync, "fsync", "deferred", "deferred (survives a process crash) or always (survives power loss, slower)")
 	fs.DurationVar(&c.CorrWindow, "correlation-window", time.Hour, "how long an open incident keeps taking related observations")
 	fs.IntVar(&c.HubLimit, "hub-limit", 25, "open incidents a key node may join before it counts as context only")
-	fs.IntVar(&c.Workers, "workers", 2, "pipeline worker goroutines in this process")
+	fs.IntVar(&c.Workers, "workers", 2, "pipeline worker goroutines in this process (serve: 0 runs the API only)")
+	fs.DurationVar(&c.AckWait, "ack-wait", 30*time.Second, "how long a fetched queue message may stay unacknowledged before it is redelivered to another worker")
 	fs.Int64Var(&c.MaxQueueBytes, "max-queue-bytes", 1<<30, "queue size in bytes above which ingest answers 429")
 	fs.IntVar(&c.MaxPending, "max-pending", 2000, "unprocessed queue messages (batches) above which ingest answers 429")
 	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "how long POST /v1/artifacts waits for the workers to store a durable batch before replying (0: reply once durable)")
@@ -103,8 +105,11 @@ func (c *config) validate() error {
 	if c.MaxPending < 1 || c.MaxDeliver < 1 || c.IngestWait < 0 {
 		errs = append(errs, errors.New("--max-pending and --max-deliver must be at least 1, --ingest-wait not negative"))
 	}
-	if c.Workers < 1 {
-		errs = append(errs, errors.New("--workers must be at least 1"))
+	if c.Workers < 0 {
+		errs = append(errs, errors.New("--workers must not be negative"))
+	}
+	if c.AckWait < time.Second {
+		errs = append(errs, errors.New("--ack-wait must be at least 1s"))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)

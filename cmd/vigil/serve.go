@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/pipeline"
+	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
@@ -50,6 +51,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := c.validate(); err != nil {
 		return err
 	}
+	if !withAPI && c.Workers < 1 {
+		return errors.New("--workers must be at least 1 for vigil worker")
+	}
 	log := newLogger(stderr, c.LogLevel)
 	log.Info("starting", slog.String("command", name), slog.String("config", c.String()))
 
@@ -66,7 +70,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	q, err := queue.Open(ctx, queue.Config{
 		URL: c.NATSURL, Dir: filepath.Join(c.DataDir, "jetstream"), MaxBytes: c.MaxQueueBytes,
-		MaxPending: c.MaxPending, MaxDeliver: c.MaxDeliver, FsyncAlways: c.Fsync == "always",
+		MaxPending: c.MaxPending, MaxDeliver: c.MaxDeliver, AckWait: c.AckWait, FsyncAlways: c.Fsync == "always",
 	}, log)
 	if err != nil {
 		return err
@@ -113,7 +117,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	if !withAPI {
-		srv, err := metricsServer(c.Addr, reg, log)
+		srv, err := workerServer(c.Addr, reg, log, store, q)
 		if err != nil {
 			drain()
 			return err
@@ -199,13 +203,25 @@ func pruneSignals(ctx context.Context, store vigil.Store, log *slog.Logger) {
 	}
 }
 
-// metricsServer serves /metrics and /healthz for a worker-only process.
-func metricsServer(addr string, reg *prometheus.Registry, log *slog.Logger) (*http.Server, error) {
+// workerServer serves /metrics, /healthz and /readyz (store and queue
+// reachable) for a worker-only process.
+func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store vigil.Store, q *queue.Queue) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"success":true,"message":"ok","data":{"status":"ok"}}`)
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+		defer cancel()
+		w.Header().Set("Content-Type", "application/json")
+		if store.Ping(ctx) != nil || q.Ready(ctx) != nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"success":false,"message":"not ready","error":{"code":"unavailable","details":[]}}`)
+			return
+		}
+		io.WriteString(w, `{"success":true,"message":"ready","data":{"queue":"ok","store":"ok"}}`)
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -213,7 +229,7 @@ func metricsServer(addr string, reg *prometheus.Registry, log *slog.Logger) (*ht
 	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	log.Info("worker metrics listening", slog.String("addr", ln.Addr().String()))
+	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("serves", "metrics, healthz, readyz"))
 	return srv, nil
 }
 
@@ -221,7 +237,7 @@ func metricsServer(addr string, reg *prometheus.Registry, log *slog.Logger) (*ht
 // set, else SQLite in the data dir.
 func openStore(ctx context.Context, c *config) (vigil.Store, error) {
 	if c.DatabaseURL != "" {
-		return nil, errors.New("PostgreSQL support is not built yet; unset VIGIL_DATABASE_URL")
+		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)

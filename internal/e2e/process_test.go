@@ -71,10 +71,17 @@ type proc struct {
 // ends, and its log printed if the test failed.
 func startVigil(t *testing.T, name, dataDir string, args ...string) *proc {
 	t.Helper()
-	argv := append([]string{"serve", "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
+	return startProcess(t, name, "serve", dataDir, nil, args...)
+}
+
+// startProcess starts `vigil <sub>` (serve or worker) with extra
+// environment variables, and waits until it is ready.
+func startProcess(t *testing.T, name, sub, dataDir string, env []string, args ...string) *proc {
+	t.Helper()
+	argv := append([]string{sub, "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
 	logs := newLogBuffer()
 	cmd := exec.Command(vigilBin, argv...)
-	cmd.Env = childEnv()
+	cmd.Env = childEnv(env...)
 	cmd.Stdout, cmd.Stderr = logs, logs
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)

@@ -36,52 +36,73 @@ const (
 // distinct token with its positions (1-based, as PostgreSQL counts them).
 // Cast it with ::tsvector.
 func TSVector(text string) string {
-	type entry struct {
-		lex string
-		pos []int
+	toks := Tokens(text)
+	if len(toks) == 0 {
+		return ""
 	}
-	var entries []*entry
-	byLex := map[string]*entry{}
-	size := 0
-	for i, tok := range Tokens(text) {
+	// Lexemes in order of first appearance; the kept (lexeme, position)
+	// pairs in a flat list, grouped per lexeme when written.
+	index := make(map[string]int32, len(toks))
+	var (
+		lexes      = make([]string, 0, len(toks))
+		count      = make([]int32, 0, len(toks)) // positions kept per lexeme
+		last       = make([]int32, 0, len(toks)) // last position kept per lexeme
+		pairLex    = make([]int32, 0, len(toks))
+		pairPos    = make([]int32, 0, len(toks))
+		size, outN int
+	)
+	for i, tok := range toks {
 		lex := tsLexeme(tok)
-		pos := min(i+1, MaxLexemePos)
-		e := byLex[lex]
-		if e == nil {
+		pos := int32(min(i+1, MaxLexemePos))
+		j, ok := index[lex]
+		if !ok {
 			// Lexeme bytes (aligned to 2), the position count, one position.
 			cost := len(lex) + len(lex)%2 + 2 + 2
 			if size+cost > maxVectorBytes {
 				continue
 			}
 			size += cost
-			e = &entry{lex: lex}
-			byLex[lex] = e
-			entries = append(entries, e)
-			e.pos = append(e.pos, pos)
+			j = int32(len(lexes))
+			index[lex] = j
+			lexes, count, last = append(lexes, lex), append(count, 0), append(last, 0)
+			outN += len(lex) + 3
+		} else if count[j] >= MaxLexemePositions || last[j] == pos || size+2 > maxVectorBytes {
 			continue
+		} else {
+			size += 2
 		}
-		if len(e.pos) >= MaxLexemePositions || e.pos[len(e.pos)-1] == pos || size+2 > maxVectorBytes {
-			continue
-		}
-		size += 2
-		e.pos = append(e.pos, pos)
+		count[j]++
+		last[j] = pos
+		pairLex, pairPos = append(pairLex, j), append(pairPos, pos)
+		outN += 6
 	}
-	var b strings.Builder
-	for i, e := range entries {
-		if i > 0 {
-			b.WriteByte(' ')
+	// Counting sort of the pairs by lexeme; positions stay ascending.
+	start := make([]int32, len(lexes)+1)
+	for j, n := range count {
+		start[j+1] = start[j] + n
+	}
+	sorted := make([]int32, len(pairPos))
+	next := append([]int32(nil), start[:len(lexes)]...)
+	for k, j := range pairLex {
+		sorted[next[j]] = pairPos[k]
+		next[j]++
+	}
+	b := make([]byte, 0, outN)
+	for j, lex := range lexes {
+		if j > 0 {
+			b = append(b, ' ')
 		}
-		writeLexeme(&b, e.lex)
-		for j, p := range e.pos {
-			if j == 0 {
-				b.WriteByte(':')
+		b = appendLexeme(b, lex)
+		for k := start[j]; k < start[j+1]; k++ {
+			if k == start[j] {
+				b = append(b, ':')
 			} else {
-				b.WriteByte(',')
+				b = append(b, ',')
 			}
-			b.WriteString(strconv.Itoa(p))
+			b = strconv.AppendInt(b, int64(sorted[k]), 10)
 		}
 	}
-	return b.String()
+	return string(b)
 }
 
 // TSQuery renders q as the text form of a PostgreSQL tsquery, to be bound
@@ -128,7 +149,7 @@ func tsTerm(t Term) string {
 		if i > 0 {
 			b.WriteString(" <-> ")
 		}
-		writeLexeme(&b, tsLexeme(tok))
+		b.Write(appendLexeme(nil, tsLexeme(tok)))
 		if t.Prefix && i == len(t.Tokens)-1 {
 			b.WriteString(":*")
 		}
@@ -139,22 +160,22 @@ func tsTerm(t Term) string {
 	return b.String()
 }
 
-// writeLexeme writes lex quoted the way tsvector and tsquery input reads
+// appendLexeme appends lex quoted the way tsvector and tsquery input reads
 // it: in single quotes, a quote doubled and a backslash escaped. Tokens
 // hold only letters and digits, so this is defence in depth.
-func writeLexeme(b *strings.Builder, lex string) {
-	b.WriteByte('\'')
+func appendLexeme(b []byte, lex string) []byte {
+	b = append(b, '\'')
 	for i := 0; i < len(lex); i++ {
 		switch c := lex[i]; c {
 		case '\'':
-			b.WriteString("''")
+			b = append(b, "''"...)
 		case '\\':
-			b.WriteString(`\\`)
+			b = append(b, `\\`...)
 		default:
-			b.WriteByte(c)
+			b = append(b, c)
 		}
 	}
-	b.WriteByte('\'')
+	return append(b, '\'')
 }
 
 // tsLexeme cuts tok to MaxLexemeBytes on a rune boundary.

@@ -1,0 +1,196 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/vigil-soc/vigil/internal/auth"
+)
+
+// freshPostgres creates an empty database on the test PostgreSQL and
+// returns its URL; it is dropped when the test ends. It fails when
+// PostgreSQL is unreachable: CI guarantees it runs.
+func freshPostgres(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("VIGIL_TEST_POSTGRES_URL")
+	if base == "" {
+		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("PostgreSQL at %s is unreachable: %v\nstart it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start", base, err)
+	}
+	defer conn.Close(ctx)
+	var b [6]byte
+	rand.Read(b[:])
+	name := "vigil_e2e_" + hex.EncodeToString(b[:])
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		t.Fatalf("create database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if c, err := pgx.Connect(ctx, base); err == nil {
+			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+			c.Close(ctx)
+		}
+	})
+	cfg, err := pgx.ParseConfig(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+}
+
+// TestScaleOut runs the deployment of docs/operations.md in miniature:
+// two API-only processes and two worker processes sharing one PostgreSQL
+// and one external NATS. Ingest goes through both APIs while one worker is
+// killed with SIGKILL mid-run. Every acknowledged artifact must be stored
+// once, every brute force must fire once (one incident per attacker with
+// exactly its artifacts), and no incident may be duplicated.
+func TestScaleOut(t *testing.T) {
+	natsURL, _ := externalNATS(t)
+	dbURL := freshPostgres(t)
+	secret := "scale-out-secret-0123456789abcdef01234567"
+	env := []string{"VIGIL_DATABASE_URL=" + dbURL, "VIGIL_NATS_URL=" + natsURL, "VIGIL_JWT_SECRET=" + secret}
+	api1 := startProcess(t, "api-1", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")
+	api2 := startProcess(t, "api-2", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")
+	w1 := startProcess(t, "worker-1", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s")
+	w2 := startProcess(t, "worker-2", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s")
+	_ = w2
+	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	clients := []*client{newClient(api1, tok), newClient(api2, tok)}
+
+	// 24 attackers, 10 failed logins each within two minutes, interleaved
+	// with benign lines; each batch goes to the API of its turn, so every
+	// attacker's lines are split over both APIs and both workers.
+	const attackers, failures, rounds = 24, 10, 20
+	start := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	var batches [][]artifactIn
+	for r := 0; r < rounds; r++ {
+		var b []artifactIn
+		for a := 0; a < attackers; a++ {
+			if r < failures {
+				ts := start.Add(time.Duration(a)*time.Hour + time.Duration(r)*10*time.Second)
+				b = append(b, artifactIn{Source: "auth", Timestamp: ts.Format(time.RFC3339),
+					Raw: fmt.Sprintf("Nov  1 10:00:%02d web-%02d sshd[%d]: Failed password for user%d from 198.51.100.%d port %d ssh2",
+						r, a, 1000+r, r, a+1, 40000+r)})
+			}
+		}
+		for i := 0; i < 200; i++ {
+			b = append(b, artifactIn{Source: "firewall", Timestamp: start.Format(time.RFC3339),
+				Raw: fmt.Sprintf("Nov  1 10:00:00 fw kernel: [netfilter-OUTPUT] IN= OUT=eth0 SRC=10.0.0.5 DST=10.0.9.%d LEN=60 PROTO=UDP SPT=%d DPT=53 round=%d", i%250, 30000+i, r)})
+		}
+		batches = append(batches, b)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	acked := map[string]string{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	killed := make(chan struct{})
+	for i, b := range batches {
+		if i == rounds/2 {
+			wg.Wait()
+			w1.kill(t) // mid-run, with messages possibly fetched and unacknowledged
+			close(killed)
+		}
+		wg.Add(1)
+		go func(c *client, b []artifactIn) {
+			defer wg.Done()
+			for {
+				r, err := c.post(ctx, b)
+				if err != nil {
+					t.Errorf("post: %v", err)
+					return
+				}
+				if r.Status == http.StatusTooManyRequests {
+					time.Sleep(500 * time.Millisecond) // honouring Retry-After
+					continue
+				}
+				if r.Status != http.StatusAccepted || r.Accepted != len(b) {
+					t.Errorf("post: status %d accepted %d of %d: %s", r.Status, r.Accepted, len(b), r.Body)
+					return
+				}
+				mu.Lock()
+				for j, id := range r.IDs {
+					acked[id] = b[j].Raw
+				}
+				mu.Unlock()
+				return
+			}
+		}(clients[i%2], b)
+	}
+	wg.Wait()
+	<-killed
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	s := awaitStored(t, ctx, api1, clients[0], acked)
+	requireExactlyOnce(t, s, acked)
+
+	// Detections: one brute-force incident per attacker, each with all 10 lines.
+	type incident struct {
+		Title         string `json:"title"`
+		ArtifactCount int    `json:"artifact_count"`
+	}
+	var got []incident
+	pollUntil(t, 30*time.Second, "every brute force detected", func() ([]incident, bool) {
+		resp, body, err := clients[1].do(ctx, "GET", "/v1/incidents?limit=1000", nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			return nil, false
+		}
+		var env struct {
+			Data struct {
+				Incidents []incident `json:"incidents"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(body, &env); err != nil {
+			return nil, false
+		}
+		got = env.Data.Incidents
+		done := 0
+		for _, inc := range got {
+			if inc.ArtifactCount == failures {
+				done++
+			}
+		}
+		return got, done >= attackers
+	})
+	perIP := map[string]int{}
+	for _, inc := range got {
+		if !strings.HasPrefix(inc.Title, "SSH brute force from ") {
+			t.Errorf("unexpected incident %q", inc.Title)
+			continue
+		}
+		ip := strings.Fields(strings.TrimPrefix(inc.Title, "SSH brute force from "))[0]
+		perIP[ip]++
+		if inc.ArtifactCount != failures {
+			t.Errorf("incident %q has %d artifacts, want %d", inc.Title, inc.ArtifactCount, failures)
+		}
+	}
+	for a := 1; a <= attackers; a++ {
+		ip := fmt.Sprintf("198.51.100.%d", a)
+		if perIP[ip] != 1 {
+			t.Errorf("attacker %s: %d incidents, want exactly 1", ip, perIP[ip])
+		}
+	}
+	t.Logf("acknowledged %d, stored %d, incidents %d (worker-1 killed after %d of %d batches)", len(acked), s.total, len(got), rounds/2, rounds)
+}

@@ -1,0 +1,359 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/search"
+)
+
+// Bounds of one INSERT statement: a batch of 1000 lines is one statement
+// (one round trip, its columns sent as arrays), a batch of 1 MiB lines is
+// cut into a few.
+const (
+	insertChunkRows  = 1000
+	insertChunkBytes = 16 << 20
+)
+
+// insertArtifactsSQL inserts a chunk of artifacts given as parallel arrays.
+// fresh claims each id in artifact_ids; only the rows whose claim
+// succeeded reach artifacts, so an id already stored, in whatever
+// partition, is left as it is (see the schema for why a side table).
+const insertArtifactsSQL = `WITH input AS (
+	SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[])
+		AS t(id, source, raw, ts, metadata, created_at, event, search)
+), fresh AS (
+	INSERT INTO artifact_ids (id, org_id, ts) SELECT id, $1, ts FROM input
+	ON CONFLICT (id) DO NOTHING RETURNING id
+)
+INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, search)
+SELECT i.id, $1, i.source, i.raw, i.ts, i.metadata::json, i.created_at, i.event::json, i.search::tsvector
+FROM input i JOIN fresh f ON f.id = i.id`
+
+// InsertArtifacts stores arts and indexes their raw text, all in one
+// transaction. An ID already stored is skipped, so a redelivered batch
+// creates nothing twice. The first occurrence of an ID repeated within arts
+// wins, as in the SQLite store.
+func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.Artifact) error {
+	if len(arts) == 0 {
+		return nil
+	}
+	seen := make(map[string]bool, len(arts))
+	uniq := make([]*vigil.Artifact, 0, len(arts))
+	months := map[int]bool{}
+	for _, a := range arts {
+		if seen[a.ID] {
+			continue
+		}
+		seen[a.ID] = true
+		uniq = append(uniq, a)
+		if m, ok := monthOf(a.Timestamp.UnixNano()); ok {
+			months[m] = true
+		}
+	}
+	if err := s.ensurePartitions(ctx, months); err != nil {
+		return wrap("InsertArtifacts", err)
+	}
+
+	// Tokenizing is the costly part; do it once, outside the transaction.
+	var chunks [][]any // the arguments of each statement
+	for start := 0; start < len(uniq); {
+		var (
+			ids, sources, metas, vectors []string
+			raws                         [][]byte
+			tss, created                 []int64
+			events                       []*string
+			size                         int
+		)
+		end := start
+		for end < len(uniq) && end-start < insertChunkRows && (end == start || size+len(uniq[end].Raw) <= insertChunkBytes) {
+			a := uniq[end]
+			meta := string(a.Metadata)
+			if len(a.Metadata) == 0 {
+				meta = "{}"
+			}
+			event := jsonOrNull(a.Event)
+			ids = append(ids, a.ID)
+			sources = append(sources, a.Source)
+			raws = append(raws, []byte(a.Raw))
+			tss = append(tss, nanos(a.Timestamp))
+			metas = append(metas, meta)
+			created = append(created, nanos(a.CreatedAt))
+			events = append(events, event)
+			vectors = append(vectors, search.TSVector(a.Raw))
+			size += len(a.Raw)
+			end++
+		}
+		chunks = append(chunks, []any{org, ids, sources, raws, tss, metas, created, events, vectors})
+		start = end
+	}
+	return wrap("InsertArtifacts", s.tx(ctx, func(tx pgx.Tx) error {
+		for _, c := range chunks {
+			if _, err := tx.Exec(ctx, insertArtifactsSQL, c...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// Monthly partitions exist for timestamps in [1900, 2200), the range the
+// API accepts; anything else lands in the DEFAULT partition.
+var (
+	minPartitioned = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	maxPartitioned = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+)
+
+// monthOf returns the month (year*100 + month) of a timestamp in
+// nanoseconds, and whether it has a monthly partition.
+func monthOf(ts int64) (int, bool) {
+	if ts < minPartitioned || ts >= maxPartitioned {
+		return 0, false
+	}
+	t := fromNanos(ts)
+	return t.Year()*100 + int(t.Month()), true
+}
+
+// monthBounds returns the half-open range [lo, hi) of month m in nanoseconds.
+func monthBounds(m int) (lo, hi int64) {
+	start := time.Date(m/100, time.Month(m%100), 1, 0, 0, 0, 0, time.UTC)
+	return start.UnixNano(), start.AddDate(0, 1, 0).UnixNano()
+}
+
+func partitionName(m int) string { return fmt.Sprintf("artifacts_p%06d", m) }
+
+var partitionNameRE = regexp.MustCompile(`^artifacts_p(\d{6})$`)
+
+// ensurePartitions creates the monthly partitions of months that this
+// process has not seen yet.
+func (s *Store) ensurePartitions(ctx context.Context, months map[int]bool) error {
+	var missing []int
+	s.mu.Lock()
+	for m := range months {
+		if !s.months[m] {
+			missing = append(missing, m)
+		}
+	}
+	s.mu.Unlock()
+	for _, m := range missing {
+		if err := s.createPartition(ctx, m); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		s.months[m] = true
+		s.mu.Unlock()
+	}
+	return nil
+}
+
+// createPartition creates the partition of month m unless it exists. It
+// runs in its own short transaction, before the insert that needs it, and
+// under an advisory lock so that processes creating the same month do not
+// race. The table is created alone and then attached, which locks the
+// parent in SHARE UPDATE EXCLUSIVE mode only, so inserts and searches go on
+// (only the DEFAULT partition, normally empty, is locked while it is
+// checked for rows of the new month).
+//
+// If the DEFAULT partition already holds rows of that month (the month was
+// dropped by retention while a late artifact of it was being stored), the
+// partition cannot be attached; the month's rows then keep going to
+// DEFAULT, where searches and retention still find them.
+func (s *Store) createPartition(ctx context.Context, m int) error {
+	name := partitionName(m)
+	lo, hi := monthBounds(m)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(partitionLockKey)); err != nil {
+			return err
+		}
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, name).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return nil
+		}
+		ident := pgx.Identifier{name}.Sanitize()
+		if _, err := tx.Exec(ctx, `CREATE TABLE `+ident+` (LIKE artifacts INCLUDING DEFAULTS INCLUDING CONSTRAINTS)`); err != nil {
+			return err
+		}
+		// The bounds are integers computed here, not user input.
+		_, err := tx.Exec(ctx, `ALTER TABLE artifacts ATTACH PARTITION `+ident+
+			` FOR VALUES FROM (`+strconv.FormatInt(lo, 10)+`) TO (`+strconv.FormatInt(hi, 10)+`)`)
+		return err
+	})
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23514" { // check_violation: DEFAULT holds rows of m
+		return nil
+	}
+	return err
+}
+
+// DropArtifactsBefore applies retention: it drops every monthly partition
+// of artifacts that lies entirely before t and returns how many it
+// dropped. Rows of the DEFAULT partition are deleted month by month on the
+// same terms (those before the start of t's month, or before t when t
+// starts a month). Observations and incidents keep naming the artifacts
+// they were built from. Retention spans every org: it is an operator's
+// task, not a request of one tenant. Dropping a partition locks the
+// artifacts table for a moment (ACCESS EXCLUSIVE), so run it off-peak,
+// once a day rather than once a minute.
+func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
+	cutoff := t.UnixNano()
+	rows, err := s.pool.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+		WHERE i.inhparent = 'artifacts'::regclass ORDER BY c.relname`)
+	if err != nil {
+		return 0, wrap("DropArtifactsBefore", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return 0, wrap("DropArtifactsBefore", err)
+	}
+	dropped := 0
+	for _, name := range names {
+		sub := partitionNameRE.FindStringSubmatch(name)
+		if sub == nil {
+			continue
+		}
+		m, _ := strconv.Atoi(sub[1])
+		lo, hi := monthBounds(m)
+		if hi > cutoff {
+			continue
+		}
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(partitionLockKey)); err != nil {
+				return err
+			}
+			// Drop first: it waits for inserts into the partition in
+			// flight, whose claims the delete then sees.
+			if _, err := tx.Exec(ctx, `DROP TABLE IF EXISTS `+pgx.Identifier{name}.Sanitize()); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `DELETE FROM artifact_ids WHERE ts >= $1 AND ts < $2`, lo, hi)
+			return err
+		})
+		if err != nil {
+			return dropped, wrap("DropArtifactsBefore", err)
+		}
+		s.mu.Lock()
+		delete(s.months, m)
+		s.mu.Unlock()
+		dropped++
+	}
+
+	// DEFAULT: the same month granularity, row by row.
+	ct := fromNanos(cutoff)
+	monthStart := time.Date(ct.Year(), ct.Month(), 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	_, err = s.pool.Exec(ctx, `WITH gone AS (DELETE FROM artifacts_default WHERE ts < $1 RETURNING id)
+		DELETE FROM artifact_ids WHERE id IN (SELECT id FROM gone)`, monthStart)
+	return dropped, wrap("DropArtifactsBefore", err)
+}
+
+// SetArtifactEvent records the normalized event of a parsed artifact. The
+// artifact's ts, looked up by id, prunes the update to its partition.
+func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error {
+	_, err := s.pool.Exec(ctx, `UPDATE artifacts SET event = $3::text::json WHERE org_id = $1 AND id = $2
+		AND ts = (SELECT ts FROM artifact_ids WHERE org_id = $1 AND id = $2)`, org, id, jsonOrNull(event))
+	return wrap("SetArtifactEvent", err)
+}
+
+const artifactCols = `id, org_id, source, raw, ts, metadata::text, created_at, event::text, enrichment::text`
+
+// SearchArtifacts returns a page of org's artifacts matching f, newest
+// first by timestamp, and the number of all matches. The query runs as a
+// tsquery over the tsvector built by the same tokenizer (search.TSQuery,
+// search.TSVector), so it matches what the SQLite store's FTS5 matches.
+func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
+	q, err := search.Parse(f.Query)
+	if err != nil {
+		return nil, 0, err
+	}
+	var c conds
+	c.add("org_id = ?", org)
+	if f.Source != "" {
+		c.add("source = ?", f.Source)
+	}
+	c.timeRange("ts", f.Range)
+	if tsq := q.TSQuery(); tsq != "" {
+		// Bound as a tsquery (pgx sends the text form), so the server
+		// parses it once per statement, not once per row.
+		c.add("search @@ ?::tsquery", tsq)
+	}
+	limit, pageArgs := c.page(f.Page)
+
+	// Both queries in one round trip.
+	b := &pgx.Batch{}
+	b.Queue(`SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args...)
+	b.Queue(`SELECT `+artifactCols+` FROM artifacts WHERE `+c.where+` ORDER BY ts DESC, id DESC`+limit, pageArgs...)
+	br := s.pool.SendBatch(ctx, b)
+	defer br.Close()
+	var total int
+	if err := br.QueryRow().Scan(&total); err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	defer rows.Close()
+	out := []*vigil.Artifact{}
+	for rows.Next() {
+		var a vigil.Artifact
+		var ts, created int64
+		var raw []byte
+		var meta string
+		var event, enrich *string
+		if err := rows.Scan(&a.ID, &a.OrgID, &a.Source, &raw, &ts, &meta, &created, &event, &enrich); err != nil {
+			return nil, 0, wrap("SearchArtifacts", err)
+		}
+		a.Raw = string(raw)
+		a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
+		a.Metadata = json.RawMessage(meta)
+		if event != nil {
+			a.Event = json.RawMessage(*event)
+		}
+		if enrich != nil {
+			a.Enrichment = json.RawMessage(*enrich)
+		}
+		out = append(out, &a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	return out, total, nil
+}
+
+// missingIDs returns those of ids that name no row of org in table
+// (nodes, or artifact_ids for artifacts).
+func missingIDs(ctx context.Context, q querier, table, org string, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := q.Query(ctx, `SELECT id FROM `+table+` WHERE org_id = $1 AND id = ANY($2)`, org, ids)
+	if err != nil {
+		return nil, err
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	have := make(map[string]bool, len(found))
+	for _, id := range found {
+		have[id] = true
+	}
+	var missing []string
+	for _, id := range ids {
+		if !have[id] {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}

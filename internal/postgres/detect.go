@@ -1,0 +1,370 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Detect evaluates detections atomically in one transaction. Several
+// workers may evaluate the same (org, detector, key) at once, each with
+// some of an attacker's lines: the transaction first takes an advisory
+// lock on every (org, detector, key) it reads or writes — its own and the
+// one it Requires — in ascending order, so the evaluations of one key run
+// one after the other and the burst fires once, as with SQLite's single
+// writer.
+func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]string, error) {
+	locks := detectLockKeys(org, ds)
+	var out []string
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		out = out[:0]
+		if len(locks) > 0 {
+			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, locks); err != nil {
+				return err
+			}
+		}
+		for _, d := range ds {
+			id, err := detect(ctx, tx, org, d, p)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				out = append(out, id)
+			}
+		}
+		return nil
+	})
+	return out, wrap("Detect", err)
+}
+
+// detectLockKeys returns the advisory lock keys of the (detector, key)
+// pairs that ds evaluate, sorted and without repeats.
+func detectLockKeys(org string, ds []*vigil.Detection) []int64 {
+	var out []int64
+	add := func(detector, key string) {
+		h := fnv.New64a()
+		h.Write([]byte("vigil/detect\x00"))
+		for _, part := range []string{org, detector, key} {
+			h.Write([]byte(part))
+			h.Write([]byte{0})
+		}
+		out = append(out, int64(h.Sum64()))
+	}
+	for _, d := range ds {
+		add(d.Detector, d.Key)
+		if d.Requires != "" {
+			add(d.Requires, d.Key)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// PruneSignals forgets signals older than before, and bursts whose last
+// signal is older. It spans every org: it is housekeeping, not a request.
+func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM detect_signals WHERE at < $1`, nanos(before))
+	if err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM detect_bursts WHERE last_at < $1`, nanos(before)); err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vigil.CorrelationPolicy) (string, error) {
+	// Record the signals; only those not seen before count. A signal
+	// repeated within the batch counts once, the first.
+	var (
+		sigs                   []vigil.Signal
+		artIDs, members, nodes []string
+		ats                    []int64
+		seen                   = map[string]bool{}
+	)
+	for _, sg := range d.Signals {
+		if seen[sg.ArtifactID] {
+			continue
+		}
+		seen[sg.ArtifactID] = true
+		n := "null"
+		if len(sg.Nodes) > 0 {
+			b, _ := json.Marshal(sg.Nodes)
+			n = string(b)
+		}
+		sigs = append(sigs, sg)
+		artIDs, ats, members, nodes = append(artIDs, sg.ArtifactID), append(ats, nanos(sg.At)), append(members, sg.Member), append(nodes, n)
+	}
+	if len(sigs) == 0 {
+		return "", nil
+	}
+	rows, err := tx.Query(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes)
+		SELECT $1, $2, $3, a, t, m, NULLIF(n, 'null')::json FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[]) AS u(a, t, m, n)
+		ON CONFLICT DO NOTHING RETURNING artifact_id`, org, d.Detector, d.Key, artIDs, ats, members, nodes)
+	if err != nil {
+		return "", err
+	}
+	inserted, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return "", err
+	}
+	isNew := make(map[string]bool, len(inserted))
+	for _, id := range inserted {
+		isNew[id] = true
+	}
+	var fresh []vigil.Signal
+	var newest time.Time
+	for _, sg := range sigs {
+		if isNew[sg.ArtifactID] {
+			fresh = append(fresh, sg)
+			if sg.At.After(newest) {
+				newest = sg.At
+			}
+		}
+	}
+	if len(fresh) == 0 {
+		return "", nil // a redelivery: nothing new
+	}
+	since := newest.Add(-d.Span)
+	if d.Requires != "" {
+		var active bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM detect_bursts
+			WHERE org_id = $1 AND detector = $2 AND key = $3 AND last_at >= $4)`,
+			org, d.Requires, d.Key, nanos(since)).Scan(&active); err != nil || !active {
+			return "", err
+		}
+	}
+	// An active burst of this key grows.
+	var obsID string
+	var firstAt int64
+	err = tx.QueryRow(ctx, `SELECT b.observation_id, b.first_at FROM detect_bursts b
+		JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
+		JOIN incidents i ON i.id = o.incident_id
+		WHERE b.org_id = $1 AND b.detector = $2 AND b.key = $3 AND b.last_at >= $4 AND i.status IN (1, 2)
+		ORDER BY b.last_at DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt)
+	switch {
+	case errNoRows(err):
+		obsID = ""
+	case err != nil:
+		return "", err
+	}
+	from := nanos(since)
+	if obsID != "" {
+		from = firstAt
+	}
+	st, err := windowState(ctx, tx, org, d, from, nanos(newest))
+	if err != nil {
+		return "", err
+	}
+	now := vigil.Now()
+	if obsID != "" {
+		st.Grown = true
+		st.Nodes, _ = mergeSignals(fresh)
+		f := d.Describe(d.Key, st)
+		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
+			return "", err
+		}
+		_, err := tx.Exec(ctx, `UPDATE detect_bursts SET last_at = GREATEST(last_at, $1)
+			WHERE org_id = $2 AND detector = $3 AND key = $4 AND observation_id = $5`,
+			nanos(newest), org, d.Detector, d.Key, obsID)
+		return obsID, err
+	}
+	if st.Count < d.MinCount || st.Distinct < d.MinDistinct {
+		return "", nil
+	}
+	// Fire: one observation with every signal of the window.
+	window, err := windowSignals(ctx, tx, org, d, from, nanos(newest))
+	if err != nil {
+		return "", err
+	}
+	refs, artifactIDs := mergeSignals(window)
+	st.Nodes = refs
+	f := d.Describe(d.Key, st)
+	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
+		CreatedAt: now, UpdatedAt: now}
+	upserted, err := upsertNodes(ctx, tx, org, refs, now)
+	if err != nil {
+		return "", err
+	}
+	keys := map[string]bool{}
+	for i, n := range upserted {
+		o.NodeIDs = append(o.NodeIDs, n.ID)
+		if refs[i].Key {
+			keys[n.ID] = true
+		}
+	}
+	o.ArtifactIDs = artifactIDs
+	if err := recordObservation(ctx, tx, org, o, keys, f.Title, p); err != nil {
+		return "", err
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, org, d.Detector, d.Key, o.ID, nanos(st.First), nanos(newest))
+	return o.ID, err
+}
+
+// windowState summarizes the signals of d's key with at in [from, to].
+func windowState(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
+	var st vigil.WindowState
+	var first, last *int64
+	err := tx.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM detect_signals
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5`, org, d.Detector, d.Key, from, to).
+		Scan(&st.Count, &st.Distinct, &first, &last)
+	if err != nil {
+		return st, err
+	}
+	var f, l int64
+	if first != nil {
+		f, l = *first, *last
+	}
+	st.First, st.Last = fromNanos(f), fromNanos(l)
+	rows, err := tx.Query(ctx, `SELECT DISTINCT member FROM detect_signals
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 AND member <> '' ORDER BY member LIMIT 20`,
+		org, d.Detector, d.Key, from, to)
+	if err != nil {
+		return st, err
+	}
+	st.Members, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	if len(st.Members) == 0 {
+		st.Members = nil
+	}
+	return st, err
+}
+
+// windowSignals returns the signals of d's key in [from, to], oldest first.
+func windowSignals(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, from, to int64) ([]vigil.Signal, error) {
+	rows, err := tx.Query(ctx, `SELECT artifact_id, at, member, nodes::text FROM detect_signals
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 ORDER BY at, artifact_id LIMIT $6`,
+		org, d.Detector, d.Key, from, to, vigil.MaxObservationArtifacts)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Signal, error) {
+		var sg vigil.Signal
+		var at int64
+		var nodes *string
+		if err := r.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes); err != nil {
+			return sg, err
+		}
+		sg.At = fromNanos(at)
+		if nodes != nil {
+			// Written by detect from []vigil.NodeRef; a row that does not
+			// decode contributes no nodes, as in the SQLite store.
+			_ = json.Unmarshal([]byte(*nodes), &sg.Nodes)
+		}
+		return sg, nil
+	})
+}
+
+// mergeSignals returns the distinct nodes (a node is a key if any signal
+// names it as one) and artifact ids of signals, in first-seen order.
+func mergeSignals(signals []vigil.Signal) ([]vigil.NodeRef, []string) {
+	var refs []vigil.NodeRef
+	idx := map[[2]string]int{}
+	var ids []string
+	seen := map[string]bool{}
+	for _, sg := range signals {
+		if !seen[sg.ArtifactID] {
+			seen[sg.ArtifactID] = true
+			ids = append(ids, sg.ArtifactID)
+		}
+		for _, n := range sg.Nodes {
+			k := [2]string{n.Type, n.Value}
+			if i, ok := idx[k]; ok {
+				refs[i].Key = refs[i].Key || n.Key
+				continue
+			}
+			idx[k] = len(refs)
+			refs = append(refs, n)
+		}
+	}
+	return refs, ids
+}
+
+// growObservation appends fresh signals' artifacts and nodes to an
+// observation and its incident, and rebuilds its description and severity.
+// The incident is locked first, as every other change to it.
+func growObservation(ctx context.Context, tx pgx.Tx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
+	var incID string
+	if err := tx.QueryRow(ctx, `SELECT incident_id FROM observations WHERE org_id = $1 AND id = $2`, org, obsID).Scan(&incID); err != nil {
+		return err
+	}
+	if err := lockIncident(ctx, tx, org, incID); err != nil {
+		return err
+	}
+	refs, artifactIDs := mergeSignals(fresh)
+	nodes, err := upsertNodes(ctx, tx, org, refs, now)
+	if err != nil {
+		return err
+	}
+	keys := map[string]bool{}
+	for i, n := range nodes {
+		if refs[i].Key {
+			keys[n.ID] = true
+		}
+	}
+	if err := hubsToContext(ctx, tx, org, keys, p.HubLimit); err != nil {
+		return err
+	}
+	// The key nodes join the incident: like recordObservation, wait for
+	// any correlation on them in flight.
+	if err := lockKeyNodes(ctx, tx, org, keys); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	for _, n := range nodes {
+		b.Queue(`INSERT INTO observation_nodes (observation_id, node_id, pos, key)
+			VALUES ($1, $2, (SELECT COALESCE(MAX(pos), -1) + 1 FROM observation_nodes WHERE observation_id = $1), $3)
+			ON CONFLICT (observation_id, node_id) DO UPDATE SET key = observation_nodes.key OR excluded.key`, obsID, n.ID, keys[n.ID])
+		b.Queue(`INSERT INTO incident_nodes (incident_id, node_id, key) VALUES ($1, $2, $3)
+			ON CONFLICT (incident_id, node_id) DO UPDATE SET key = incident_nodes.key OR excluded.key`, incID, n.ID, keys[n.ID])
+	}
+	if err := sendBatch(ctx, tx, b); err != nil {
+		return err
+	}
+
+	// The observation lists at most MaxObservationArtifacts artifacts, in
+	// the order they came; the incident takes them all.
+	rows, err := tx.Query(ctx, `SELECT x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
+		WHERE o.org_id = $1 AND x.observation_id = $2`, org, obsID)
+	if err != nil {
+		return err
+	}
+	listed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	have := len(listed)
+	isListed := make(map[string]bool, have)
+	for _, id := range listed {
+		isListed[id] = true
+	}
+	var add []string
+	var pos []int
+	for _, id := range artifactIDs {
+		if have < vigil.MaxObservationArtifacts && !isListed[id] {
+			isListed[id] = true
+			add = append(add, id)
+			pos = append(pos, have)
+			have++
+		}
+	}
+	b = &pgx.Batch{}
+	if len(add) > 0 {
+		b.Queue(`INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT $1, a, n FROM unnest($2::text[], $3::int[]) AS u(a, n)`, obsID, add, pos)
+	}
+	if len(artifactIDs) > 0 {
+		b.Queue(`INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT $1, a FROM unnest($2::text[]) AS a ON CONFLICT DO NOTHING`, incID, artifactIDs)
+	}
+	b.Queue(`UPDATE observations SET description = $1, severity = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
+		f.Description, f.Severity, nanos(now), org, obsID)
+	queueRefresh(b, org, incID, now, true)
+	return sendBatch(ctx, tx, b)
+}

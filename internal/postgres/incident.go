@@ -1,0 +1,175 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigil-soc/vigil"
+)
+
+const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
+	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at`
+
+func scanIncident(row pgx.Row) (*vigil.Incident, error) {
+	var i vigil.Incident
+	var class, byID, byName, merged *string
+	var created, updated, active int64
+	var resolved *int64
+	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
+		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved); err != nil {
+		return nil, err
+	}
+	i.StatusName = vigil.StatusName(i.Status)
+	i.Classification = class
+	if byID != nil {
+		name := ""
+		if byName != nil {
+			name = *byName
+		}
+		i.ClassifiedBy = &vigil.RuleRef{ID: *byID, Name: name}
+	}
+	i.MergedInto = merged
+	i.CreatedAt, i.UpdatedAt, i.LastActivityAt = fromNanos(created), fromNanos(updated), fromNanos(active)
+	if resolved != nil {
+		t := fromNanos(*resolved)
+		i.ResolvedAt = &t
+	}
+	return &i, nil
+}
+
+// GetIncident returns an incident of org with its nodes, observations and
+// status history.
+func (s *Store) GetIncident(ctx context.Context, org, id string) (*vigil.Incident, error) {
+	i, err := getIncident(ctx, s.pool, org, id)
+	return i, wrap("GetIncident", err)
+}
+
+func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Incident, error) {
+	i, err := scanIncident(q.QueryRow(ctx, `SELECT `+incidentCols+` FROM incidents WHERE org_id = $1 AND id = $2`, org, id))
+	if err != nil {
+		return nil, notFound(err, "incident")
+	}
+	rows, err := q.Query(ctx, `SELECT n.id, n.type, n.value FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+		WHERE x.incident_id = $1 AND n.org_id = $2 ORDER BY n.created_at, n.id`, id, org)
+	if err != nil {
+		return nil, err
+	}
+	i.Nodes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Node, error) {
+		n := vigil.Node{OrgID: org}
+		return n, r.Scan(&n.ID, &n.Type, &n.Value)
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT id, type, description, severity FROM observations
+		WHERE org_id = $1 AND incident_id = $2 ORDER BY created_at, id`, org, id)
+	if err != nil {
+		return nil, err
+	}
+	i.Observations, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.ObservationRef, error) {
+		var o vigil.ObservationRef
+		return o, r.Scan(&o.ID, &o.Type, &o.Description, &o.Severity)
+	})
+	if err != nil {
+		return nil, err
+	}
+	rows, err = q.Query(ctx, `SELECT h.actor, h.at, h.from_status, h.to_status FROM incident_history h
+		JOIN incidents i ON i.id = h.incident_id WHERE i.org_id = $1 AND h.incident_id = $2 ORDER BY h.seq`, org, id)
+	if err != nil {
+		return nil, err
+	}
+	i.History, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.StatusChange, error) {
+		var h vigil.StatusChange
+		var at int64
+		err := r.Scan(&h.Actor, &at, &h.From, &h.To)
+		h.At = fromNanos(at)
+		return h, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if i.Nodes == nil {
+		i.Nodes = []vigil.Node{}
+	}
+	if i.Observations == nil {
+		i.Observations = []vigil.ObservationRef{}
+	}
+	if i.History == nil {
+		i.History = []vigil.StatusChange{}
+	}
+	return i, nil
+}
+
+// ListIncidents returns a page of org's incidents, newest first.
+func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentFilter) ([]*vigil.Incident, int, error) {
+	var c conds
+	c.add("org_id = ?", org)
+	if f.Status != 0 {
+		c.add("status = ?", f.Status)
+	}
+	if f.Severity != "" {
+		c.add("severity = ?", f.Severity)
+	}
+	c.timeRange("created_at", f.Range)
+	limit, pageArgs := c.page(f.Page)
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM incidents WHERE `+c.where, c.args...).Scan(&total); err != nil {
+		return nil, 0, wrap("ListIncidents", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+incidentCols+` FROM incidents WHERE `+c.where+
+		` ORDER BY created_at DESC, id DESC`+limit, pageArgs...)
+	if err != nil {
+		return nil, 0, wrap("ListIncidents", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.Incident, error) { return scanIncident(r) })
+	if err != nil {
+		return nil, 0, wrap("ListIncidents", err)
+	}
+	if out == nil {
+		out = []*vigil.Incident{}
+	}
+	return out, total, nil
+}
+
+// SetIncidentStatus moves an incident to status and records the change.
+// The incident is locked first, so that concurrent changes are recorded
+// one after the other, each with the status it really moved from.
+func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*vigil.Incident, error) {
+	var out *vigil.Incident
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		var cur int
+		var resolved *int64
+		err := tx.QueryRow(ctx, `SELECT status, resolved_at FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`, org, id).Scan(&cur, &resolved)
+		if err != nil {
+			return notFound(err, "incident")
+		}
+		if cur != status {
+			// resolved_at is when the incident was last closed; re-opening clears it.
+			var res *int64
+			switch {
+			case vigil.StatusOpen(status):
+				res = nil
+			case vigil.StatusOpen(cur) || resolved == nil:
+				n := nanos(now)
+				res = &n
+			default:
+				res = resolved
+			}
+			b := &pgx.Batch{}
+			b.Queue(`UPDATE incidents SET status = $1, classification = $2, resolved_at = $3, updated_at = $4
+				WHERE org_id = $5 AND id = $6`, status, vigil.StatusClassification(status), res, nanos(now), org, id)
+			b.Queue(`INSERT INTO incident_history (incident_id, seq, actor, at, from_status, to_status)
+				SELECT $1, COALESCE(MAX(h.seq), 0) + 1, $2, $3, $4, $5
+				FROM incident_history h WHERE h.incident_id = $1
+				AND h.incident_id IN (SELECT id FROM incidents WHERE org_id = $6)`, id, actor, nanos(now), cur, status, org)
+			if err := sendBatch(ctx, tx, b); err != nil {
+				return err
+			}
+		}
+		out, err = getIncident(ctx, tx, org, id)
+		return err
+	})
+	return out, wrap("SetIncidentStatus", err)
+}
