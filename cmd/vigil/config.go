@@ -35,6 +35,7 @@ type config struct {
 	IngestWait    time.Duration
 	MaxDeliver    int
 	AckWait       time.Duration
+	RetentionDays int
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -62,6 +63,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.Int64Var(&c.MaxQueueBytes, "max-queue-bytes", 1<<30, "queue size in bytes above which ingest answers 429")
 	fs.IntVar(&c.MaxPending, "max-pending", 2000, "unprocessed queue messages (batches) above which ingest answers 429")
 	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "how long POST /v1/artifacts waits for the workers to store a durable batch before replying (0: reply once durable)")
+	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 }
 
@@ -104,6 +106,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxPending < 1 || c.MaxDeliver < 1 || c.IngestWait < 0 {
 		errs = append(errs, errors.New("--max-pending and --max-deliver must be at least 1, --ingest-wait not negative"))
+	}
+	if c.RetentionDays < 0 {
+		errs = append(errs, errors.New("--retention-days must not be negative"))
 	}
 	if c.Workers < 0 {
 		errs = append(errs, errors.New("--workers must not be negative"))

@@ -4,6 +4,7 @@
 //	vigil worker    pipeline workers only
 //	vigil token     mint a development JWT
 //	vigil migrate   apply schema migrations and exit
+//	vigil bench     load-test a server (or an embedded one) and report
 package main
 
 import (
@@ -34,6 +35,7 @@ commands:
   worker    run the pipeline workers only
   token     mint a signed JWT for development and scripts
   migrate   apply schema migrations and exit
+  bench     load-test a running or embedded server: ingest rate, latency, search
 
 Run "vigil <command> -h" for the flags of a command. Every flag can also be
 set through the environment as VIGIL_<FLAG> (e.g. VIGIL_DATA_DIR).
@@ -55,6 +57,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runToken(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, rest, getenv, stderr)
+	case "bench":
+		return runBench(ctx, rest, getenv, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -110,6 +110,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		pruneSignals(wctx, store, log)
 	}()
+	if c.RetentionDays > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			retain(wctx, store, time.Duration(c.RetentionDays)*24*time.Hour, log)
+		}()
+	}
 	drain := func() {
 		stopWorkers()
 		wg.Wait()
@@ -199,6 +206,34 @@ func pruneSignals(ctx context.Context, store vigil.Store, log *slog.Logger) {
 			} else if n > 0 {
 				log.Info("pruned detection signals", slog.Int("signals", n))
 			}
+		}
+	}
+}
+
+// retainer is a store that can drop old artifacts (both stores can).
+type retainer interface {
+	DropArtifactsBefore(ctx context.Context, t time.Time) (int, error)
+}
+
+// retain drops artifacts older than keep at start and then hourly.
+func retain(ctx context.Context, store vigil.Store, keep time.Duration, log *slog.Logger) {
+	r, ok := store.(retainer)
+	if !ok {
+		log.Warn("this store does not support retention; --retention-days ignored")
+		return
+	}
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		if n, err := r.DropArtifactsBefore(ctx, time.Now().Add(-keep)); err != nil {
+			log.Warn("retention", slog.String("error", err.Error()))
+		} else if n > 0 {
+			log.Info("retention dropped old artifacts", slog.Int("artifacts", n))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
 		}
 	}
 }

@@ -32,6 +32,11 @@ var (
 
 // parseArtifact validates one item of a batch (DESIGN §6).
 func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.FieldIssue) {
+	// null would decode into an empty item and be reported as a missing
+	// source; it is not an object.
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+	}
 	var it artifactItem
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

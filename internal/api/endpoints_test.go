@@ -17,7 +17,7 @@ import (
 
 func TestObservationsEndpoints(t *testing.T) {
 	for _, p := range prefixes {
-		t.Run(p, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			tok := e.token("org-a", "observations:write")
 			create := func(body map[string]any) map[string]any {
@@ -136,7 +136,7 @@ func TestObservationsEndpoints(t *testing.T) {
 
 func TestIncidentsEndpoints(t *testing.T) {
 	for _, p := range prefixes {
-		t.Run(p, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			obsTok := e.token("org-a", "observations:write")
 			tok := e.token("org-a", "incidents:write")
@@ -166,6 +166,11 @@ func TestIncidentsEndpoints(t *testing.T) {
 						t.Errorf("%s = %v (present %v), want %v", k, got, present, v)
 					}
 				}
+				for _, k := range []string{"classified_by", "last_activity_at"} {
+					if _, present := inc[k]; !present {
+						t.Errorf("list item lacks %q", k)
+					}
+				}
 				for _, k := range []string{"nodes", "observations", "history"} {
 					if _, present := inc[k]; present {
 						t.Errorf("list item carries %q", k)
@@ -190,7 +195,7 @@ func TestIncidentsEndpoints(t *testing.T) {
 					t.Fatalf("observations = %v", obs)
 				}
 				o := obs[0].(map[string]any)
-				if o["id"] != crit["id"] || o["type"] != "malware" || o["description"] != "ransomware note" {
+				if o["id"] != crit["id"] || o["type"] != "malware" || o["description"] != "ransomware note" || o["severity"] != "critical" {
 					t.Errorf("observation ref = %v", o)
 				}
 				if n := len(d["history"].([]any)); n != 0 {
@@ -253,7 +258,7 @@ func TestIncidentStatusEachTarget(t *testing.T) {
 	}
 	for _, tc := range cases {
 		for _, p := range prefixes {
-			t.Run(p+"/"+tc.name, func(t *testing.T) {
+			t.Run(strings.TrimPrefix(p, "/")+"/"+tc.name, func(t *testing.T) {
 				id := newIncident(t, e, obsTok, "medium")
 				r := must(t, call(t, e, "PUT", p+"/incidents/"+id+"/status", tok, map[string]any{"status": tc.status}), http.StatusOK)
 				if msg := r.Body["message"]; msg != "Incident status updated to "+tc.name {
@@ -358,7 +363,7 @@ func TestIncidentStatusSequence(t *testing.T) {
 
 func TestArtifactsEndpoints(t *testing.T) {
 	for _, p := range prefixes {
-		t.Run(p, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			tok := e.token("org-a", "signals:write")
 			base := time.Now().UTC().Truncate(time.Second).Add(-10 * time.Hour)
@@ -422,6 +427,11 @@ func TestArtifactsEndpoints(t *testing.T) {
 						t.Errorf("doc %d metadata = %v, want %v", k, a["metadata"], wantMeta)
 					}
 					parseTS(t, a["created_at"])
+					for _, f := range []string{"event", "enrichment"} {
+						if _, present := a[f]; !present {
+							t.Errorf("doc %d has no %q", k, f)
+						}
+					}
 				}
 			})
 
@@ -472,13 +482,23 @@ func TestArtifactsEndpoints(t *testing.T) {
 					}
 				})
 			}
+			// Last: it adds to the corpus searched above.
+			t.Run("raw kept byte for byte", func(t *testing.T) {
+				raw := "  rawexact\t<b>&amp; \"quoted\" caf\u00e9 \u2028 \\ end\n\n"
+				d := postArtifacts(t, e, tok, map[string]any{"source": "custom", "raw": raw})
+				r := must(t, call(t, e, "GET", p+"/artifacts?query=rawexact", rc, nil), http.StatusOK)
+				list := items(t, r, "artifacts")
+				if len(list) != 1 || list[0]["id"] != strs(d["ids"])[0] || list[0]["raw"] != raw {
+					t.Errorf("got %q, want %q", list, raw)
+				}
+			})
 		})
 	}
 }
 
 func TestRulesEndpoints(t *testing.T) {
 	for _, p := range prefixes {
-		t.Run(p, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			tok := e.token("org-a", "signals:manage")
 			cond := map[string]any{"all": []any{map[string]any{"field": "incident.severity", "op": "eq", "value": "high"}}}
@@ -565,7 +585,7 @@ func TestRulesEndpoints(t *testing.T) {
 
 func TestRolesEndpoints(t *testing.T) {
 	for _, p := range prefixes {
-		t.Run(p, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			tok := e.token("org-a", "admin")
 			r := must(t, call(t, e, "POST", p+"/roles", tok, map[string]any{"name": "responders",
@@ -636,7 +656,7 @@ var defaultNetworks = []string{"10.0.0.0/8", "127.0.0.0/8", "172.16.0.0/12", "19
 
 func TestEnrichmentSettingsEndpoints(t *testing.T) {
 	for _, p := range prefixes {
-		t.Run(p, func(t *testing.T) {
+		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			tok := e.token("org-a", "signals:manage")
 			check := func(what string, got map[string]any, want map[string]any, nets []string) {
@@ -671,6 +691,7 @@ func TestEnrichmentSettingsEndpoints(t *testing.T) {
 				{"bounds", map[string]any{"rate_limit": 100000, "cache_ttl_hours": 8760, "dns_enabled": false, "threat_intel_enabled": false},
 					map[string]any{"rate_limit": float64(100000), "cache_ttl_hours": float64(8760), "dns_enabled": false, "threat_intel_enabled": false}, nil},
 				{"pause", map[string]any{"rate_limit": 0}, map[string]any{"rate_limit": float64(0)}, nil},
+				{"no internal networks", map[string]any{"internal_networks": []string{}}, nil, []string{}},
 			}
 			want := map[string]any{}
 			for k, v := range defaults {
@@ -685,7 +706,11 @@ func TestEnrichmentSettingsEndpoints(t *testing.T) {
 					if st.nets != nil {
 						nets = st.nets
 					}
-					check("PUT reply", must(t, call(t, e, "PUT", p+"/enrichment-settings", tok, st.body), http.StatusOK).data(), want, nets)
+					reply := must(t, call(t, e, "PUT", p+"/enrichment-settings", tok, st.body), http.StatusOK).data()
+					check("PUT reply", reply, want, nets)
+					if _, isArray := reply["internal_networks"].([]any); !isArray {
+						t.Errorf("internal_networks = %v, want an array", reply["internal_networks"])
+					}
 					check("GET after PUT", must(t, call(t, e, "GET", p+"/enrichment-settings", tok, nil), http.StatusOK).data(), want, nets)
 				})
 			}

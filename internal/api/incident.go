@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -102,7 +103,17 @@ func (s *Server) setIncidentStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r.Context())
-	actor := p.Subject
+	// The actor comes from a verified token but is still outside text:
+	// keep it printable and bounded in the history.
+	actor := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, p.Subject)
+	if len(actor) > 256 {
+		actor = actor[:256]
+	}
 	if actor == "" {
 		actor = "unknown"
 	}

@@ -3,6 +3,7 @@ package api
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
@@ -35,6 +36,8 @@ func (b *observationBody) validate(create bool) error {
 	case b.Description != nil:
 		if n := utf8.RuneCountInString(*b.Description); n < 1 || n > vigil.MaxDescriptionLen {
 			bad("description", "must be 1..10000 characters")
+		} else if strings.ContainsRune(*b.Description, 0) {
+			bad("description", "must not contain NUL characters")
 		}
 	}
 	if b.Severity != nil && !vigil.ValidSeverity(*b.Severity) {

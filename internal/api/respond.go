@@ -130,7 +130,11 @@ func jsonError(err error) error {
 	// encoding/json reports an unknown field only as text; this is the one
 	// place its message is read, to name the field back to the caller.
 	if f, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return vigil.InvalidField(strings.Trim(f, `"`), "unknown field")
+		if name := strings.Trim(f, `"`); name != "" {
+			return vigil.InvalidField(name, "unknown field")
+		}
+		// An empty key cannot be named as a field.
+		return vigil.InvalidField("body", `unknown field ""`)
 	}
 	return vigil.InvalidField("body", "malformed JSON")
 }

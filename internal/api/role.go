@@ -23,6 +23,8 @@ func (b *roleBody) validate(create bool) error {
 		*b.Name = strings.TrimSpace(*b.Name)
 		if n := utf8.RuneCountInString(*b.Name); n < 1 || n > vigil.MaxRoleNameLen {
 			bad("name", "must be 1..100 characters")
+		} else if strings.ContainsRune(*b.Name, 0) {
+			bad("name", "must not contain NUL characters")
 		}
 	}
 	if b.Permissions == nil && create {

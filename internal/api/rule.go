@@ -31,6 +31,8 @@ func (b *ruleBody) validate(create bool) error {
 	} else if b.Name != nil {
 		if n := utf8.RuneCountInString(strings.TrimSpace(*b.Name)); n < 1 || utf8.RuneCountInString(*b.Name) > vigil.MaxRuleNameLen {
 			bad("name", "must be 1..200 characters")
+		} else if strings.ContainsRune(*b.Name, 0) {
+			bad("name", "must not contain NUL characters")
 		}
 	}
 	if b.Priority == nil && create {

@@ -80,6 +80,9 @@ func checkEnvelope(t testing.TB, what string, r resp) {
 	if r.Status >= 500 {
 		t.Fatalf("%s: server error %d: %s", what, r.Status, r.Raw)
 	}
+	if r.Header.Get("X-Request-ID") == "" {
+		t.Errorf("%s: response without X-Request-ID", what)
+	}
 	if r.Body == nil {
 		t.Fatalf("%s: status %d without a JSON envelope: %q", what, r.Status, r.Raw)
 	}

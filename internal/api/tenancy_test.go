@@ -3,6 +3,7 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 )
 
@@ -42,7 +43,7 @@ func TestTenancy(t *testing.T) {
 			{"delete role", "DELETE", "/roles/" + aRole["id"].(string), nil},
 		}
 		for _, tc := range foreign {
-			t.Run(p+"/B cannot "+tc.name, func(t *testing.T) {
+			t.Run(strings.TrimPrefix(p, "/")+"/B cannot "+tc.name, func(t *testing.T) {
 				r := call(t, e, tc.method, p+tc.path, b, tc.body)
 				wantError(t, r, http.StatusNotFound, "")
 			})

@@ -120,6 +120,10 @@ func Parse(s string) (*Query, error) {
 	if pendingOr {
 		return nil, vigil.InvalidField("query", "OR must stand between two terms")
 	}
+	if len(group) == 0 && len(q.Any) == 0 && len(q.Not) == 0 && strings.TrimSpace(s) != "" {
+		// Nothing but punctuation: it would match every artifact.
+		return nil, vigil.InvalidField("query", "must hold a term with letters or digits")
+	}
 	if len(group) > 0 {
 		q.Any = append(q.Any, group)
 	}

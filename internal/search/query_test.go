@@ -61,6 +61,7 @@ func TestParseErrors(t *testing.T) {
 		{"double OR", "a OR OR b"},
 		{"empty phrase", `""`},
 		{"punctuation prefix", "**"},
+		{"only punctuation", "!!! :"},
 		{"too long", strings.Repeat("a", MaxQueryLen+1)},
 		{"too many terms", strings.Repeat("a ", MaxTerms+1)},
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strings"
+	"time"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/search"
@@ -161,4 +162,42 @@ func missingIDs(ctx context.Context, q interface {
 		}
 	}
 	return missing, nil
+}
+
+// DropArtifactsBefore deletes every artifact (of every org) whose
+// timestamp is before t, with its full-text entry, in chunks so that the
+// writer is never held for long. It returns how many were deleted.
+func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
+	total := 0
+	for {
+		var n int64
+		err := s.tx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS doomed (rowid INTEGER PRIMARY KEY)`); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM doomed`); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO doomed SELECT rowid FROM artifacts WHERE ts < ? LIMIT 5000`, nanos(t)); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, raw)
+				SELECT 'delete', a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
+				return err
+			}
+			res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE rowid IN (SELECT rowid FROM doomed)`)
+			if err != nil {
+				return err
+			}
+			n, _ = res.RowsAffected()
+			return nil
+		})
+		if err != nil {
+			return total, wrap("DropArtifactsBefore", err)
+		}
+		total += int(n)
+		if n == 0 {
+			return total, nil
+		}
+	}
 }

@@ -72,50 +72,51 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 	}
 	since := newest.Add(-d.Span)
 	if d.Requires != "" {
-		ok, err := burstActive(ctx, tx, org, d.Requires, d.Key, since)
+		ok, err := burstActive(ctx, tx, org, d.Requires, d.Key, since, newest)
 		if err != nil || !ok {
 			return "", err
 		}
 	}
 	// An active burst of this key grows.
 	var obsID string
-	var firstAt int64
-	err := tx.QueryRowContext(ctx, `SELECT b.observation_id, b.first_at FROM detect_bursts b
+	var firstAt, lastAt int64
+	err := tx.QueryRowContext(ctx, `SELECT b.observation_id, b.first_at, b.last_at FROM detect_bursts b
 		JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
 		JOIN incidents i ON i.id = o.incident_id
 		WHERE b.org_id = ? AND b.detector = ? AND b.key = ? AND b.last_at >= ? AND i.status IN (1, 2)
-		ORDER BY b.last_at DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt)
+		ORDER BY b.last_at DESC, b.observation_id DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt, &lastAt)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		obsID = ""
 	case err != nil:
 		return "", err
 	}
-	from := nanos(since)
-	if obsID != "" {
-		from = firstAt
-	}
-	st, err := windowState(ctx, tx, org, d, from, nanos(newest))
-	if err != nil {
-		return "", err
-	}
 	now := vigil.Now()
 	if obsID != "" {
+		st, err := windowState(ctx, tx, org, d, firstAt, max(nanos(newest), lastAt))
+		if err != nil {
+			return "", err
+		}
 		st.Grown = true
 		st.Nodes, _ = mergeSignals(fresh)
 		f := d.Describe(d.Key, st)
 		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
 			return "", err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE detect_bursts SET last_at = MAX(last_at, ?) WHERE org_id = ? AND detector = ? AND key = ? AND observation_id = ?`,
+		_, err = tx.ExecContext(ctx, `UPDATE detect_bursts SET last_at = MAX(last_at, ?) WHERE org_id = ? AND detector = ? AND key = ? AND observation_id = ?`,
 			nanos(newest), org, d.Detector, d.Key, obsID)
 		return obsID, err
 	}
-	if st.Count < d.MinCount || st.Distinct < d.MinDistinct {
-		return "", nil
+	from, to, ok, err := findBurst(ctx, tx, org, d, fresh, newest)
+	if err != nil || !ok {
+		return "", err
 	}
-	// Fire: one observation with every signal of the window.
-	window, err := windowSignals(ctx, tx, org, d, from, nanos(newest))
+	st, err := windowState(ctx, tx, org, d, from, to)
+	if err != nil {
+		return "", err
+	}
+	// Fire: one observation with every signal of the burst so far.
+	window, err := windowSignals(ctx, tx, org, d, from, to)
 	if err != nil {
 		return "", err
 	}
@@ -140,14 +141,105 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 		return "", err
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		org, d.Detector, d.Key, o.ID, nanos(st.First), nanos(newest))
+		org, d.Detector, d.Key, o.ID, from, to)
 	return o.ID, err
 }
 
-func burstActive(ctx context.Context, tx *sql.Tx, org, detector, key string, since time.Time) (bool, error) {
+// maxBurstScan bounds the signals findBurst reads.
+const maxBurstScan = 20000
+
+// findBurst looks, among every recorded signal of d's key, for the first
+// window of Span that ends at or after the oldest fresh signal, while it
+// can still hold a fresh one, and meets d's thresholds. Signals recorded
+// by another worker or an earlier late batch may lie on either side of
+// the fresh ones, so windows ending at them count too. The burst runs
+// from that window's first signal through the signals after its last
+// that follow each other within Span. Signals of an earlier burst whose
+// incident was closed stay out of it: the next burst counts only what
+// came after that one.
+func findBurst(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, fresh []vigil.Signal, newest time.Time) (from, to int64, ok bool, err error) {
+	oldest := newest
+	for _, sg := range fresh {
+		if sg.At.Before(oldest) {
+			oldest = sg.At
+		}
+	}
+	floor := nanos(oldest.Add(-d.Span))
+	var last sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(last_at) FROM detect_bursts WHERE org_id = ? AND detector = ? AND key = ? AND last_at >= ?`,
+		org, d.Detector, d.Key, floor).Scan(&last); err != nil {
+		return 0, 0, false, err
+	}
+	if last.Valid {
+		floor = last.Int64 + 1
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT at, member FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at LIMIT ?`,
+		org, d.Detector, d.Key, floor, maxBurstScan)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	type sig struct {
+		at     int64
+		member string
+	}
+	var sigs []sig
+	for rows.Next() {
+		var s sig
+		if err := rows.Scan(&s.at, &s.member); err != nil {
+			rows.Close()
+			return 0, 0, false, err
+		}
+		sigs = append(sigs, s)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, 0, false, err
+	}
+	span, minCount := int64(d.Span), max(d.MinCount, 1)
+	members := map[string]int{}
+	end := -1
+	for i, j := 0, 0; j < len(sigs); j++ {
+		if sigs[j].at > nanos(newest)+span {
+			break // no later window holds a fresh signal
+		}
+		if m := sigs[j].member; m != "" {
+			members[m]++
+		}
+		for sigs[i].at < sigs[j].at-span {
+			if m := sigs[i].member; m != "" {
+				if members[m]--; members[m] == 0 {
+					delete(members, m)
+				}
+			}
+			i++
+		}
+		if sigs[j].at >= nanos(oldest) && j-i+1 >= minCount && len(members) >= d.MinDistinct {
+			from, end = sigs[i].at, j
+			break
+		}
+	}
+	if end < 0 {
+		return 0, 0, false, nil
+	}
+	to = sigs[end].at
+	for _, s := range sigs[end+1:] {
+		if s.at-to > span {
+			break
+		}
+		to = s.at
+	}
+	return from, to, true, nil
+}
+
+// burstActive reports whether a burst of detector for key was under way
+// at the requiring signal's time at: begun by then, its last signal at or
+// after since. A login that came before the brute force is no success
+// after it.
+func burstActive(ctx context.Context, tx *sql.Tx, org, detector, key string, since, at time.Time) (bool, error) {
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM detect_bursts WHERE org_id = ? AND detector = ? AND key = ? AND last_at >= ?`,
-		org, detector, key, nanos(since)).Scan(&n)
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM detect_bursts WHERE org_id = ? AND detector = ? AND key = ? AND last_at >= ? AND first_at <= ?`,
+		org, detector, key, nanos(since), nanos(at)).Scan(&n)
 	return n > 0, err
 }
 

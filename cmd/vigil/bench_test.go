@@ -1,0 +1,132 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// TestBenchEmbedded runs vigil bench briefly against its embedded server
+// and checks the report, not the speed: every accepted artifact became
+// searchable, nothing failed, and every rate was measured.
+func TestBenchEmbedded(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath, csvPath, pngPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.csv"), filepath.Join(dir, "p.png")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"bench", "--duration", "2s", "--clients", "2", "--batch", "200", "--storage-limit", "true",
+		"--search", "--search-artifacts", "0", "--search-requests", "3",
+		"--json", jsonPath, "--csv", csvPath, "--png", pngPath}, func(string) string { return "" }, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	data, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep benchReport
+	if err := json.Unmarshal(data, &rep); err != nil {
+		t.Fatal(err)
+	}
+	l := rep.Load
+	if l == nil || rep.Storage == nil || rep.Search == nil {
+		t.Fatalf("report misses a phase: %s", data)
+	}
+	if l.Accepted <= 0 || !l.Searchable || l.TotalAfter != l.TotalBefore+l.Accepted {
+		t.Errorf("accepted %d, searchable %v, total %d → %d", l.Accepted, l.Searchable, l.TotalBefore, l.TotalAfter)
+	}
+	if l.E2ERate <= 0 || l.AckRate <= 0 || l.AckP99Ms <= 0 || rep.Storage.Rate <= 0 || rep.Storage.Ratio <= 0 {
+		t.Errorf("rates not measured: e2e %v ack %v p99 %v S %v ratio %v", l.E2ERate, l.AckRate, l.AckP99Ms, rep.Storage.Rate, rep.Storage.Ratio)
+	}
+	if l.RSSMaxBytes <= 0 {
+		t.Errorf("RSS not measured")
+	}
+	if l.Errors != 0 || l.Rejected != 0 || len(rep.Problems) != 0 {
+		t.Errorf("errors %d, rejected %d, problems %q", l.Errors, l.Rejected, rep.Problems)
+	}
+	if len(rep.Search.Classes) == 0 {
+		t.Error("no search classes")
+	}
+	for _, c := range rep.Search.Classes {
+		if c.Errors != 0 || c.Requests != 3 {
+			t.Errorf("search %s: %d requests, %d errors", c.Name, c.Requests, c.Errors)
+		}
+		if c.Expected != nil && *c.Expected != c.Total {
+			t.Errorf("search %s: total %d, expected %d", c.Name, c.Total, *c.Expected)
+		}
+	}
+	out := stdout.String()
+	for _, want := range []string{"end-to-end", "storage limit S", "ratio", "ack latency", "server RSS", "problems: none"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+	csv, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(string(csv), "\n"); rows < 3 || !strings.HasPrefix(string(csv), "second,accepted_per_s,ack_p99_ms,http_429") {
+		t.Errorf("csv:\n%s", csv)
+	}
+	f, err := os.Open(pngPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := png.Decode(f); err != nil {
+		t.Errorf("png: %v", err)
+	}
+}
+
+// TestBenchSyntheticLines checks that the generated mix is realistic:
+// every source is present and the parsers understand its lines.
+func TestBenchSyntheticLines(t *testing.T) {
+	lines := syntheticLines(5000, time.Now())
+	bySource := map[string]int{}
+	parsed := map[string]int{}
+	for _, l := range lines {
+		bySource[l.Source]++
+		if parse.Parse(l.Source, []byte(l.Raw), time.Now()).Parsed {
+			parsed[l.Source]++
+		}
+	}
+	for _, s := range benchSources {
+		if bySource[s] < 300 {
+			t.Errorf("%s: %d lines", s, bySource[s])
+		}
+		if parsed[s] != bySource[s] {
+			t.Errorf("%s: %d of %d lines parsed", s, parsed[s], bySource[s])
+		}
+	}
+}
+
+func TestBenchFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"--clients", "0"},
+		{"--batch", "0"},
+		{"--batch", "10001"},
+		{"--url", "http://127.0.0.1:1"}, // no token
+		{"--fsync", "sometimes"},
+		{"extra"},
+	} {
+		var out bytes.Buffer
+		if err := run(context.Background(), append([]string{"bench"}, args...), func(string) string { return "" }, &out, &out); err == nil {
+			t.Errorf("%v: want an error", args)
+		}
+	}
+	if got := retryAfter("3"); got != 3*time.Second {
+		t.Errorf("retryAfter(3) = %v", got)
+	}
+	if got := retryAfter(""); got != time.Second {
+		t.Errorf("retryAfter() = %v", got)
+	}
+}
