@@ -36,6 +36,15 @@ type config struct {
 	MaxDeliver    int
 	AckWait       time.Duration
 	RetentionDays int
+
+	GeoIPCityDB   string
+	GeoIPASNDB    string
+	DNSServers    string
+	RDAPURL       string
+	IntelDir      string
+	IntelURLs     string
+	IntelRefresh  time.Duration
+	EnrichmentOff bool
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -63,6 +72,14 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.Int64Var(&c.MaxQueueBytes, "max-queue-bytes", 1<<30, "queue size in bytes above which ingest answers 429")
 	fs.IntVar(&c.MaxPending, "max-pending", 2000, "unprocessed queue messages (batches) above which ingest answers 429")
 	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "how long POST /v1/artifacts waits for the workers to store a durable batch before replying (0: reply once durable)")
+	fs.StringVar(&c.GeoIPCityDB, "geoip-city-db", "", "MaxMind City or Country .mmdb (default: found in <data-dir>/geoip/)")
+	fs.StringVar(&c.GeoIPASNDB, "geoip-asn-db", "", "MaxMind ASN .mmdb (default: found in <data-dir>/geoip/)")
+	fs.StringVar(&c.DNSServers, "dns-servers", "", "comma-separated resolvers for PTR/A look-ups (default: /etc/resolv.conf)")
+	fs.StringVar(&c.RDAPURL, "rdap-url", "", "RDAP base URL (default: the IANA bootstrap registries)")
+	fs.StringVar(&c.IntelDir, "threat-intel-dir", "", "directory of threat-intel feed files (lists, CSV, STIX 2.1, MISP)")
+	fs.StringVar(&c.IntelURLs, "threat-intel-urls", "", "comma-separated feed URLs, refreshed every --threat-intel-refresh")
+	fs.DurationVar(&c.IntelRefresh, "threat-intel-refresh", time.Hour, "refresh interval of feed URLs")
+	fs.BoolVar(&c.EnrichmentOff, "no-enrichment", false, "turn the enrichment stage off in this process")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 }
@@ -120,6 +137,17 @@ func (c *config) validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// list splits a comma-separated flag value.
+func list(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // String prints the configuration with secrets masked.

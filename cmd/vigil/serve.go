@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
@@ -94,6 +95,20 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	defer stopWorkers()
 	policy := vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit}
 	proc := pipeline.NewProcessor(store, log, metrics).WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), policy)
+	if !c.EnrichmentOff && c.Workers > 0 {
+		enricher, err := enrich.New(enrich.Config{
+			GeoIPCityDB: c.GeoIPCityDB, GeoIPASNDB: c.GeoIPASNDB, DataDir: c.DataDir,
+			DNSServers: list(c.DNSServers), RDAPBaseURL: c.RDAPURL,
+			ThreatIntelDir: c.IntelDir, ThreatIntelURLs: list(c.IntelURLs), ThreatIntelRefresh: c.IntelRefresh,
+		}, store, reg, log)
+		if err != nil {
+			return fmt.Errorf("enrichment: %w", err)
+		}
+		// Closed after the workers drained (deferred calls run last-in first-out).
+		defer enricher.Close()
+		enricher.Start(context.WithoutCancel(ctx))
+		proc.WithEnrichment(enricher)
+	}
 	var wg sync.WaitGroup
 	for i := 0; i < c.Workers; i++ {
 		w := pipeline.NewWorker(q, proc, log, metrics)

@@ -13,6 +13,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
@@ -23,6 +24,7 @@ type Processor struct {
 	log      *slog.Logger
 	metrics  *Metrics
 	engine   *detect.Engine
+	enricher *enrich.Enricher
 	corr     vigil.CorrelationPolicy
 	classify *correlate.Classifier
 }
@@ -50,23 +52,54 @@ func (p *Processor) WithDetection(engine *detect.Engine, policy vigil.Correlatio
 // are stored once.
 func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artifact) error {
 	start := time.Now()
-	events := make([]*detect.Event, 0, len(arts))
-	for _, a := range arts {
-		if ev := p.parse(a); ev != nil && p.engine != nil {
-			events = append(events, &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: ev})
-		}
+	fields := make([]parse.Event, len(arts))
+	for i, a := range arts {
+		fields[i] = p.parse(a)
 	}
 	p.metrics.Stage.WithLabelValues("parse").Observe(time.Since(start).Seconds())
+
+	var enriched []enrich.Result
+	if p.enricher != nil {
+		start = time.Now()
+		nodes := make([][]vigil.NodeRef, len(arts))
+		for i, f := range fields {
+			if f != nil {
+				nodes[i] = parse.Nodes(f)
+			}
+		}
+		enriched = p.enricher.Enrich(ctx, org, nil, arts, nodes) // sets each a.Enrichment
+		p.metrics.Stage.WithLabelValues("enrich").Observe(time.Since(start).Seconds())
+	}
+
 	start = time.Now()
 	if err := p.store.InsertArtifacts(ctx, org, arts); err != nil {
 		p.metrics.Failed.WithLabelValues("store").Inc()
 		return fmt.Errorf("store artifacts: %w", err)
 	}
 	p.metrics.Stage.WithLabelValues("store").Observe(time.Since(start).Seconds())
+	if p.enricher != nil {
+		// Outbound look-ups (DNS, RDAP) run in the background, rate-limited,
+		// now that the artifacts exist to receive their results.
+		p.enricher.Submit(org, enriched)
+	}
 	if p.engine == nil {
 		return nil
 	}
+
 	start = time.Now()
+	events := make([]*detect.Event, 0, len(arts))
+	for i, a := range arts {
+		if fields[i] == nil {
+			continue
+		}
+		ev := &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: fields[i]}
+		if i < len(enriched) {
+			for _, h := range enriched[i].Hits {
+				ev.Intel = append(ev.Intel, detect.IntelHit{Feed: h.Feed, Indicator: h.Indicator, NodeType: h.NodeType, Value: h.NodeValue})
+			}
+		}
+		events = append(events, ev)
+	}
 	if ds := p.engine.Detections(events); len(ds) > 0 {
 		obsIDs, err := p.store.Detect(ctx, org, ds, p.corr)
 		if err != nil {
@@ -80,6 +113,13 @@ func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artif
 	}
 	p.metrics.Stage.WithLabelValues("detect").Observe(time.Since(start).Seconds())
 	return nil
+}
+
+// WithEnrichment makes the processor enrich artifacts before storing
+// them, and hand threat-intel hits to the detectors.
+func (p *Processor) WithEnrichment(e *enrich.Enricher) *Processor {
+	p.enricher = e
+	return p
 }
 
 // classifyObservations runs the classification rules over the incidents

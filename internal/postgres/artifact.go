@@ -29,14 +29,14 @@ const (
 // succeeded reach artifacts, so an id already stored, in whatever
 // partition, is left as it is (see the schema for why a side table).
 const insertArtifactsSQL = `WITH input AS (
-	SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[])
-		AS t(id, source, raw, ts, metadata, created_at, event, search)
+	SELECT * FROM unnest($2::text[], $3::text[], $4::bytea[], $5::bigint[], $6::text[], $7::bigint[], $8::text[], $9::text[], $10::text[])
+		AS t(id, source, raw, ts, metadata, created_at, event, search, enrichment)
 ), fresh AS (
 	INSERT INTO artifact_ids (id, org_id, ts) SELECT id, $1, ts FROM input
 	ON CONFLICT (id) DO NOTHING RETURNING id
 )
-INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, search)
-SELECT i.id, $1, i.source, i.raw, i.ts, i.metadata::json, i.created_at, i.event::json, i.search::tsvector
+INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, search, enrichment)
+SELECT i.id, $1, i.source, i.raw, i.ts, i.metadata::json, i.created_at, i.event::json, i.search::tsvector, i.enrichment::json
 FROM input i JOIN fresh f ON f.id = i.id`
 
 // InsertArtifacts stores arts and indexes their raw text, all in one
@@ -71,7 +71,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			ids, sources, metas, vectors []string
 			raws                         [][]byte
 			tss, created                 []int64
-			events                       []*string
+			events, enrichments          []*string
 			size                         int
 		)
 		end := start
@@ -89,11 +89,12 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			metas = append(metas, meta)
 			created = append(created, nanos(a.CreatedAt))
 			events = append(events, event)
+			enrichments = append(enrichments, jsonOrNull(a.Enrichment))
 			vectors = append(vectors, search.TSVector(a.Raw))
 			size += len(a.Raw)
 			end++
 		}
-		chunks = append(chunks, []any{org, ids, sources, raws, tss, metas, created, events, vectors})
+		chunks = append(chunks, []any{org, ids, sources, raws, tss, metas, created, events, vectors, enrichments})
 		start = end
 	}
 	return wrap("InsertArtifacts", s.tx(ctx, func(tx pgx.Tx) error {

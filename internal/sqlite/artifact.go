@@ -19,8 +19,8 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		return nil
 	}
 	return wrap("InsertArtifacts", s.tx(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
 			return err
 		}
@@ -35,11 +35,8 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")
 			}
-			var event any
-			if len(a.Event) > 0 {
-				event = string(a.Event)
-			}
-			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, a.Raw, nanos(a.Timestamp), string(meta), nanos(a.CreatedAt), event)
+			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, a.Raw, nanos(a.Timestamp), string(meta), nanos(a.CreatedAt),
+				nullJSON(a.Event), nullJSON(a.Enrichment))
 			if err != nil {
 				return err
 			}
@@ -56,6 +53,14 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		}
 		return nil
 	}))
+}
+
+// nullJSON returns b as text, or NULL when empty.
+func nullJSON(b json.RawMessage) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
 }
 
 // SetArtifactEvent records the normalized event of a parsed artifact.

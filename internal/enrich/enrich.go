@@ -1,0 +1,764 @@
+// Package enrich adds context to the nodes of parsed artifacts: location
+// and AS number from MaxMind databases, matches against threat-intelligence
+// feeds, reverse and forward DNS, and RDAP registration data. One file per
+// provider (geoip.go, intel.go with feed_*.go, dns.go, rdap.go), the cache
+// over the store (cache.go), the bounded look-up queue (queue.go) and the
+// per-org rate limiter (ratelimit.go).
+//
+// Local providers (GeoIP, threat intel) run inline in Enrich. Outbound
+// ones (DNS, RDAP) never block it: a fresh cache entry is used at once,
+// anything else is queued, looked up in the background under the org's
+// rate limit, cached in the store, and the artifact's enrichment is then
+// rebuilt and written with Store.SetArtifactEnrichment.
+package enrich
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-soc/vigil"
+)
+
+// Config configures an Enricher. Zero values take the defaults noted.
+type Config struct {
+	// GeoIPCityDB and GeoIPASNDB are MaxMind DB files (City or Country;
+	// ASN). Empty: looked up among DataDir/geoip/*.mmdb by database type;
+	// none: that lookup is off.
+	GeoIPCityDB string
+	GeoIPASNDB  string
+	DataDir     string
+
+	// DNSServers are resolvers as host or host:port. Default: the
+	// nameservers of /etc/resolv.conf, else 127.0.0.1:53.
+	DNSServers []string
+	DNSTimeout time.Duration // per query and server; default 2s
+
+	// RDAPBaseURL, when set, receives every RDAP query (<base>/ip/<ip>,
+	// <base>/domain/<name>); empty uses the IANA bootstrap registries.
+	RDAPBaseURL string
+	RDAPTimeout time.Duration // per look-up; default 10s
+
+	// ThreatIntelDir holds one feed per file (feed name = file name):
+	// plain lists, CSV, STIX 2.1 bundles, MISP JSON. Polled for changes.
+	ThreatIntelDir string
+	// ThreatIntelURLs are feeds fetched over HTTP every
+	// ThreatIntelRefresh (default 1h), named host+path.
+	ThreatIntelURLs    []string
+	ThreatIntelRefresh time.Duration
+
+	// QueueSize bounds the (look-up, artifact) pairs waiting for outbound
+	// look-ups; beyond it look-ups are dropped and counted. Default 100000.
+	QueueSize int
+	// Workers run outbound look-ups concurrently. Default 4.
+	Workers int
+	// NegativeTTL is how long a failed look-up is not retried. Default 10m.
+	NegativeTTL time.Duration
+	// PollInterval is how often GeoIP files and the feed directory are
+	// checked for changes. Default 5s.
+	PollInterval time.Duration
+	// SettingsRefresh is how often the settings of orgs with queued
+	// look-ups are re-read from the store, so that raising a paused
+	// rate_limit resumes them without new artifacts. Default 30s.
+	SettingsRefresh time.Duration
+
+	// Now is the clock (cache ages, rate limits). Default time.Now.
+	Now func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.DNSTimeout <= 0 {
+		c.DNSTimeout = 2 * time.Second
+	}
+	if c.RDAPTimeout <= 0 {
+		c.RDAPTimeout = 10 * time.Second
+	}
+	if c.ThreatIntelRefresh <= 0 {
+		c.ThreatIntelRefresh = time.Hour
+	}
+	if c.QueueSize <= 0 {
+		c.QueueSize = 100_000
+	}
+	if c.Workers <= 0 {
+		c.Workers = 4
+	}
+	if c.NegativeTTL <= 0 {
+		c.NegativeTTL = 10 * time.Minute
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 5 * time.Second
+	}
+	if c.SettingsRefresh <= 0 {
+		c.SettingsRefresh = 30 * time.Second
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if len(c.DNSServers) == 0 {
+		c.DNSServers = defaultDNSServers()
+	}
+}
+
+// Result is what Enrich found for one artifact.
+type Result struct {
+	ArtifactID string
+	// Enrichment is the JSON object keyed by node value, e.g.
+	// {"81.2.69.142": {"geo": {…}, "asn": {…}, "intel": [...], "dns": {…}, "rdap": {…}}};
+	// Enrich also sets it as the artifact's Enrichment.
+	Enrichment json.RawMessage
+	// Hits are the threat-intelligence matches, one per (node, feed,
+	// indicator): each calls for a high threat_intel observation.
+	Hits []Hit
+	// Pending counts the outbound look-ups Submit will queue.
+	Pending int
+
+	nodes   []vigil.NodeRef
+	pending []lookup
+}
+
+// Hit is a node value of an artifact listed by a threat-intelligence feed.
+type Hit struct {
+	ArtifactID    string
+	Feed          string
+	Indicator     string // as listed: the address, the prefix, the (parent) domain, URL or hash
+	IndicatorType string // ip, cidr, domain, url, md5, sha1, sha256, sha512
+	NodeType      string
+	NodeValue     string
+}
+
+// Enricher is the enrichment stage. Its methods are safe for concurrent use.
+type Enricher struct {
+	cfg   Config
+	store vigil.Store
+	log   *slog.Logger
+	m     *metrics
+	now   func() time.Time
+
+	geo   *geoip
+	intel *intel
+	dns   *resolver
+	rdap  *rdapClient
+	mem   *memCache
+	q     *lookupQueue
+
+	settingsMu sync.RWMutex
+	settings   map[string]*vigil.EnrichmentSettings
+
+	// Rebuilding an artifact's enrichment and writing it is serialized
+	// per artifact (striped), so that of two look-ups finishing together
+	// the later write includes both results.
+	seed  maphash.Seed
+	locks [64]sync.Mutex
+
+	runMu   sync.Mutex
+	started bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New returns an Enricher over store, with its metrics registered on reg
+// (nil: a private registry). It opens the GeoIP databases and loads the
+// feed directory now; it fails on a configured file or directory that
+// cannot be read. A feed file that fails to parse is logged and left out.
+func New(cfg Config, store vigil.Store, reg prometheus.Registerer, log *slog.Logger) (*Enricher, error) {
+	if store == nil {
+		return nil, errors.New("enrich: nil store")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg.setDefaults()
+	e := &Enricher{
+		cfg:      cfg,
+		store:    store,
+		log:      log,
+		m:        newMetrics(reg),
+		now:      cfg.Now,
+		mem:      newMemCache(memCacheSize),
+		settings: map[string]*vigil.EnrichmentSettings{},
+		seed:     maphash.MakeSeed(),
+	}
+	geo, err := newGeoIP(cfg.GeoIPCityDB, cfg.GeoIPASNDB, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("enrich: %w", err)
+	}
+	e.geo = geo
+	e.dns = newResolver(cfg.DNSServers, cfg.DNSTimeout)
+	if e.rdap, err = newRDAPClient(cfg.RDAPBaseURL, cfg.RDAPTimeout); err != nil {
+		return nil, fmt.Errorf("enrich: %w", err)
+	}
+	e.intel = newIntel(cfg.ThreatIntelDir, cfg.ThreatIntelURLs, e.m, log)
+	if cfg.ThreatIntelDir != "" {
+		if _, err := e.intel.reloadDir(true); err != nil {
+			return nil, fmt.Errorf("enrich: %w", err)
+		}
+	}
+	e.q = newLookupQueue(cfg.QueueSize, e.m, e.now)
+	e.q.policy = e.policy
+	e.q.cached = e.memFresh
+	for _, s := range []*geoSlot{&geo.city, &geo.asn} {
+		if db := s.db.Load(); db != nil {
+			e.m.reloads.WithLabelValues(s.name).Inc()
+			log.Info("geoip database loaded", slog.String("path", db.path), slog.String("type", db.r.Metadata.DatabaseType))
+		}
+	}
+	return e, nil
+}
+
+// Start runs the background work until ctx ends or Close: the look-up
+// workers, the polling of GeoIP files and the feed directory, the URL
+// feed refresh and the settings refresh. Calling it again does nothing.
+func (e *Enricher) Start(ctx context.Context) {
+	e.runMu.Lock()
+	defer e.runMu.Unlock()
+	if e.started {
+		return
+	}
+	e.started = true
+	ctx, e.cancel = context.WithCancel(ctx)
+	for range e.cfg.Workers {
+		e.goRun(func() { e.worker(ctx) })
+	}
+	e.goRun(func() {
+		every(ctx, e.cfg.PollInterval, func() {
+			e.reloadGeoIP()
+			if _, err := e.intel.reloadDir(false); err != nil {
+				e.log.Warn("threat intel reload failed", slog.Any("error", err))
+			}
+		})
+	})
+	if len(e.intel.urls) > 0 {
+		e.goRun(func() {
+			_ = e.intel.fetch(ctx)
+			every(ctx, e.cfg.ThreatIntelRefresh, func() { _ = e.intel.fetch(ctx) })
+		})
+	}
+	e.goRun(func() { every(ctx, e.cfg.SettingsRefresh, func() { e.refreshSettings(ctx) }) })
+}
+
+func (e *Enricher) goRun(f func()) {
+	e.wg.Add(1)
+	go func() {
+		defer e.wg.Done()
+		f()
+	}()
+}
+
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}
+
+// Close stops the background work and waits for it. Queued look-ups are
+// abandoned (the queue is in memory): their artifacts keep the enrichment
+// they had.
+func (e *Enricher) Close() error {
+	e.runMu.Lock()
+	cancel := e.cancel
+	e.runMu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	e.wg.Wait()
+	return nil
+}
+
+// Reload checks the GeoIP files and the feed directory now and fetches the
+// URL feeds (what SIGHUP would do).
+func (e *Enricher) Reload(ctx context.Context) error {
+	err1 := e.reloadGeoIP()
+	_, err2 := e.intel.reloadDir(false)
+	err3 := e.intel.fetch(ctx)
+	return errors.Join(err1, err2, err3)
+}
+
+func (e *Enricher) reloadGeoIP() error {
+	reloaded, err := e.geo.reload()
+	for _, name := range reloaded {
+		e.m.reloads.WithLabelValues(name).Inc()
+		e.log.Info("geoip database reloaded", slog.String("database", name))
+	}
+	if err != nil {
+		e.m.loadErrors.WithLabelValues("geoip").Inc()
+		e.log.Warn("geoip reload failed", slog.Any("error", err))
+	}
+	return err
+}
+
+// Enrich enriches one org's artifacts inline: GeoIP and threat-intel
+// matching for every node, DNS and RDAP from fresh entries of the
+// in-process cache. It sets each artifact's Enrichment and returns, per
+// artifact in order, the enrichment, the threat-intel hits and the
+// outbound look-ups still to do, which Submit queues once the artifacts
+// are stored. nodes[i] are the nodes of arts[i] (parse.Nodes). settings
+// are the org's current settings (nil: read from the store). It does no
+// network or store I/O (but for reading nil settings) and never fails: a
+// provider that cannot answer leaves its part out.
+func (e *Enricher) Enrich(ctx context.Context, org string, settings *vigil.EnrichmentSettings, arts []*vigil.Artifact, nodes [][]vigil.NodeRef) []Result {
+	s := e.noteSettings(ctx, org, settings)
+	p := e.newPass(ctx, org, s)
+	results := make([]Result, len(arts))
+	for i, a := range arts {
+		var refs []vigil.NodeRef
+		if i < len(nodes) {
+			refs = nodes[i]
+		}
+		r := &results[i]
+		r.ArtifactID = a.ID
+		r.nodes = refs
+		var matches []nodeMatch
+		r.Enrichment, r.pending, matches = p.artifact(refs)
+		r.Pending = len(r.pending)
+		for _, nm := range matches {
+			r.Hits = append(r.Hits, Hit{
+				ArtifactID: a.ID, Feed: nm.Feed, Indicator: nm.Indicator, IndicatorType: nm.Type,
+				NodeType: nm.node.Type, NodeValue: nm.node.Value,
+			})
+			p.intelHits[nm.Feed]++
+		}
+		a.Enrichment = r.Enrichment
+	}
+	p.flush()
+	return results
+}
+
+// Submit queues the outbound look-ups of results for org. Call it once
+// the artifacts are stored: when a look-up returns, the artifact's stored
+// enrichment is rebuilt and replaced. It never blocks; when the queue is
+// full, look-ups are dropped (counted in vigil_enrich_dropped_total) and
+// those artifacts keep their inline enrichment. It returns the number
+// dropped.
+func (e *Enricher) Submit(org string, results []Result) int {
+	now := e.now()
+	dropped := 0
+	for i := range results {
+		r := &results[i]
+		if len(r.pending) == 0 {
+			continue
+		}
+		ref := &artRef{org: org, id: r.ArtifactID, nodes: r.nodes, since: now}
+		for _, l := range r.pending {
+			if !e.q.add(ref, l) {
+				e.m.dropped.WithLabelValues(l.provider).Inc()
+				dropped++
+			}
+		}
+	}
+	return dropped
+}
+
+// noteSettings returns the settings to use for org now and remembers them
+// for the background work.
+func (e *Enricher) noteSettings(ctx context.Context, org string, s *vigil.EnrichmentSettings) *vigil.EnrichmentSettings {
+	if s == nil {
+		loaded, err := e.store.EnrichmentSettings(ctx, org)
+		if err != nil || loaded == nil {
+			e.log.Warn("enrichment settings not read; using defaults", slog.String("org", org), slog.Any("error", err))
+			d := vigil.DefaultEnrichmentSettings()
+			loaded = &d
+		}
+		s = loaded
+	}
+	cp := *s
+	e.settingsMu.Lock()
+	prev := e.settings[org]
+	e.settings[org] = &cp
+	e.settingsMu.Unlock()
+	if prev != nil && (prev.DNSEnabled != cp.DNSEnabled || prev.WhoisEnabled != cp.WhoisEnabled ||
+		prev.RateLimit != cp.RateLimit || prev.CacheTTLHours != cp.CacheTTLHours) {
+		e.q.notify()
+	}
+	return &cp
+}
+
+func (e *Enricher) orgSettings(org string) *vigil.EnrichmentSettings {
+	e.settingsMu.RLock()
+	s := e.settings[org]
+	e.settingsMu.RUnlock()
+	if s == nil {
+		d := vigil.DefaultEnrichmentSettings()
+		s = &d
+	}
+	return s
+}
+
+// refreshSettings re-reads the settings of the orgs with queued look-ups.
+func (e *Enricher) refreshSettings(ctx context.Context) {
+	for _, org := range e.q.orgs() {
+		s, err := e.store.EnrichmentSettings(ctx, org)
+		if err != nil || s == nil {
+			continue
+		}
+		e.noteSettings(ctx, org, s)
+	}
+	e.q.notify()
+}
+
+// policy tells the queue whether provider is on for org and its limit.
+func (e *Enricher) policy(org, provider string) (bool, int) {
+	s := e.orgSettings(org)
+	switch provider {
+	case ProviderDNS:
+		return s.DNSEnabled, s.RateLimit
+	case ProviderRDAP:
+		return s.WhoisEnabled, s.RateLimit
+	}
+	return false, 0
+}
+
+// memFresh tells the queue whether the in-memory cache answers l for org.
+func (e *Enricher) memFresh(org string, l lookup) bool {
+	return e.freshness(e.orgSettings(org)).fresh(e.mem.get(l.provider, l.key))
+}
+
+func (e *Enricher) freshness(s *vigil.EnrichmentSettings) freshness {
+	return freshness{now: e.now(), ttl: time.Duration(s.CacheTTLHours) * time.Hour, negTTL: e.cfg.NegativeTTL}
+}
+
+// worker runs queued look-ups until ctx ends.
+func (e *Enricher) worker(ctx context.Context) {
+	for {
+		j, mode, ok := e.q.next(ctx)
+		if !ok {
+			return
+		}
+		e.run(ctx, j, mode)
+	}
+}
+
+// run handles one job: answered by the in-process cache, looked for in the
+// store's cache (and queued to be sent if not there), or sent — its
+// result, a failure as a negative entry, then cached. The artifacts
+// waiting for it then have their enrichment rebuilt.
+func (e *Enricher) run(ctx context.Context, j *job, mode jobMode) {
+	switch mode {
+	case modeCached:
+		e.m.cacheHits.WithLabelValues(j.provider).Inc()
+	case modeCheck:
+		if _, fresh := e.cacheGet(ctx, j.provider, j.key, e.freshness(e.orgSettings(j.lane.org))); !fresh {
+			if ctx.Err() != nil {
+				e.q.finish(j)
+				return
+			}
+			e.q.requeue(j)
+			return
+		}
+		e.m.cacheHits.WithLabelValues(j.provider).Inc()
+	case modeFetch:
+		e.m.lookups.WithLabelValues(j.provider).Inc()
+		val, err := e.outbound(ctx, j.lookup)
+		if err != nil && ctx.Err() != nil {
+			e.q.finish(j) // shutting down: not the provider's failure
+			return
+		}
+		ent := &vigil.CacheEntry{Provider: j.provider, Key: j.key, Value: val, FetchedAt: e.now()}
+		if err != nil {
+			e.m.failures.WithLabelValues(j.provider).Inc()
+			e.log.Debug("enrichment look-up failed", slog.String("provider", j.provider), slog.String("key", j.key), slog.Any("error", err))
+			ent.Value, ent.Negative = nil, true
+		}
+		e.cachePut(ctx, ent)
+	}
+	arts := e.q.finish(j)
+	e.refresh(ctx, j.lane.org, arts)
+}
+
+// outbound runs a provider, turning a panic on a hostile answer into a
+// failure.
+func (e *Enricher) outbound(ctx context.Context, l lookup) (val json.RawMessage, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("%s look-up panicked: %v", l.provider, v)
+		}
+	}()
+	switch l.provider {
+	case ProviderDNS:
+		return e.dns.lookup(ctx, l.key)
+	case ProviderRDAP:
+		return e.rdap.lookup(ctx, l.key)
+	}
+	return nil, fmt.Errorf("unknown provider %q", l.provider)
+}
+
+// refresh rebuilds and stores the enrichment of artifacts of org from the
+// local providers and the cache.
+func (e *Enricher) refresh(ctx context.Context, org string, arts []*artRef) {
+	if len(arts) == 0 {
+		return
+	}
+	s := e.orgSettings(org)
+	p := e.newPass(ctx, org, s)
+	p.background = true
+	for _, ref := range arts {
+		mu := &e.locks[maphash.String(e.seed, org+"\x00"+ref.id)%uint64(len(e.locks))]
+		mu.Lock()
+		p.memo = map[nodeKey]*nodeOutcome{}
+		p.fresh.since = ref.since
+		enr, _, _ := p.artifact(ref.nodes)
+		err := e.store.SetArtifactEnrichment(ctx, org, ref.id, enr)
+		mu.Unlock()
+		if err != nil && ctx.Err() == nil {
+			e.log.Warn("artifact enrichment not stored", slog.String("org", org), slog.String("artifact_id", ref.id), slog.Any("error", err))
+		}
+	}
+	p.flush()
+}
+
+// nodeInfo is the enrichment of one node value.
+type nodeInfo struct {
+	Geo   *Geo            `json:"geo,omitempty"`
+	ASN   *ASN            `json:"asn,omitempty"`
+	Intel []IntelMatch    `json:"intel,omitempty"`
+	DNS   json.RawMessage `json:"dns,omitempty"`
+	RDAP  *RDAPInfo       `json:"rdap,omitempty"`
+}
+
+func (n *nodeInfo) empty() bool {
+	return n.Geo == nil && n.ASN == nil && len(n.Intel) == 0 && len(n.DNS) == 0 && n.RDAP == nil
+}
+
+type nodeKey struct{ typ, value string }
+
+type nodeOutcome struct {
+	info    nodeInfo
+	pending []lookup
+}
+
+type nodeMatch struct {
+	IntelMatch
+	node vigil.NodeRef
+}
+
+// pass is one enrichment run over artifacts of one org: the settings, the
+// database versions and the clock are fixed for its duration, and each
+// distinct node value is enriched once.
+type pass struct {
+	e          *Enricher
+	ctx        context.Context
+	s          *vigil.EnrichmentSettings
+	internal   []netip.Prefix
+	geo        geoView
+	intel      *intelIndex
+	fresh      freshness
+	background bool // rebuilding stored artifacts: nothing is queued
+	memo       map[nodeKey]*nodeOutcome
+
+	geoLookups, intelLookups int
+	cacheHits                map[string]int
+	intelHits                map[string]int
+}
+
+func (e *Enricher) newPass(ctx context.Context, org string, s *vigil.EnrichmentSettings) *pass {
+	p := &pass{
+		e:         e,
+		ctx:       ctx,
+		s:         s,
+		internal:  parsePrefixes(s.InternalNetworks),
+		fresh:     e.freshness(s),
+		memo:      map[nodeKey]*nodeOutcome{},
+		cacheHits: map[string]int{},
+		intelHits: map[string]int{},
+	}
+	if s.GeoIPEnabled {
+		p.geo = e.geo.view()
+	}
+	if s.ThreatIntelEnabled {
+		if x := e.intel.idx.Load(); x.size() > 0 {
+			p.intel = x
+		}
+	}
+	return p
+}
+
+// flush adds the pass's counts to the metrics.
+func (p *pass) flush() {
+	m := p.e.m
+	if p.geoLookups > 0 {
+		m.lookups.WithLabelValues(ProviderGeoIP).Add(float64(p.geoLookups))
+	}
+	if p.intelLookups > 0 {
+		m.lookups.WithLabelValues(ProviderIntel).Add(float64(p.intelLookups))
+	}
+	for prov, n := range p.cacheHits {
+		m.cacheHits.WithLabelValues(prov).Add(float64(n))
+	}
+	for feed, n := range p.intelHits {
+		m.intelHits.WithLabelValues(feed).Add(float64(n))
+	}
+}
+
+// artifact builds the enrichment object of one artifact's nodes.
+func (p *pass) artifact(refs []vigil.NodeRef) (json.RawMessage, []lookup, []nodeMatch) {
+	obj := make(map[string]*nodeInfo, len(refs))
+	var pending []lookup
+	var matches []nodeMatch
+	for _, ref := range refs {
+		out := p.node(ref)
+		if out == nil {
+			continue
+		}
+		if !out.info.empty() {
+			if _, dup := obj[ref.Value]; !dup {
+				obj[ref.Value] = &out.info
+			}
+		}
+		pending = append(pending, out.pending...)
+		for _, m := range out.info.Intel {
+			matches = append(matches, nodeMatch{m, ref})
+		}
+	}
+	b, err := json.Marshal(obj)
+	if err != nil {
+		b = []byte("{}")
+	}
+	return b, pending, matches
+}
+
+// node enriches one node value, once per pass.
+func (p *pass) node(ref vigil.NodeRef) *nodeOutcome {
+	k := nodeKey{ref.Type, ref.Value}
+	if out, ok := p.memo[k]; ok {
+		return out
+	}
+	out := &nodeOutcome{}
+	switch ref.Type {
+	case vigil.NodeIP:
+		a, err := netip.ParseAddr(ref.Value)
+		if err != nil {
+			out = nil
+			break
+		}
+		p.ip(out, a.Unmap(), true)
+	case vigil.NodeDomain:
+		d := normDomain(ref.Value)
+		if d == "" {
+			out = nil
+			break
+		}
+		p.domain(out, d, true)
+	case vigil.NodeURL:
+		u, host := parseURL(ref.Value)
+		if p.intel != nil && u != "" {
+			p.intelLookups++
+			out.info.Intel = p.intel.matchURL(out.info.Intel, u)
+		}
+		// The host is matched and located, not sent out: URL hosts also
+		// appear as their own Domain or IP nodes when they matter.
+		if a, d := hostOf(host); a.IsValid() {
+			p.ip(out, a, false)
+		} else if d != "" {
+			p.domain(out, d, false)
+		}
+	case vigil.NodeHash:
+		if p.intel != nil {
+			p.intelLookups++
+			out.info.Intel = p.intel.matchHash(out.info.Intel, strings.ToLower(strings.TrimSpace(ref.Value)))
+		}
+	default:
+		out = nil
+	}
+	p.memo[k] = out
+	return out
+}
+
+func (p *pass) ip(out *nodeOutcome, a netip.Addr, outbound bool) {
+	public := isPublic(a)
+	if public && !p.geo.empty() {
+		p.geoLookups++
+		out.info.Geo, out.info.ASN = p.geo.lookup(a)
+	}
+	if p.intel != nil {
+		p.intelLookups++
+		out.info.Intel = p.intel.matchIP(out.info.Intel, a)
+	}
+	// Private, reserved and the org's own addresses are never sent out.
+	if !outbound || !public || containedIn(a, p.internal) {
+		return
+	}
+	key := a.String()
+	if p.s.DNSEnabled {
+		p.outbound(out, ProviderDNS, key)
+	}
+	if p.s.WhoisEnabled {
+		p.outbound(out, ProviderRDAP, key)
+	}
+}
+
+func (p *pass) domain(out *nodeOutcome, d string, outbound bool) {
+	if p.intel != nil {
+		p.intelLookups++
+		out.info.Intel = p.intel.matchDomain(out.info.Intel, d)
+	}
+	// Only names under an ICANN suffix exist in the public DNS and have
+	// registration data; internal names (host.corp.local) are not sent.
+	if !outbound || !icannDomain(d) {
+		return
+	}
+	if p.s.DNSEnabled {
+		p.outbound(out, ProviderDNS, d)
+	}
+	if p.s.WhoisEnabled {
+		if r := registrable(d); r != "" {
+			p.outbound(out, ProviderRDAP, r)
+		}
+	}
+}
+
+// outbound uses a fresh cache entry of (provider, key), or notes the
+// look-up as pending. Inline (Enrich) only the in-process cache is
+// consulted: a store read per new value would cost as much as storing the
+// artifact. The workers look in the store before sending anything. The
+// background rebuild reads the store too.
+func (p *pass) outbound(out *nodeOutcome, provider, key string) {
+	l := lookup{provider, key}
+	var ent *vigil.CacheEntry
+	var fresh bool
+	if p.background {
+		ent, fresh = p.e.cacheGet(p.ctx, provider, key, p.fresh)
+	} else {
+		ent = p.e.mem.get(provider, key)
+		fresh = p.fresh.fresh(ent)
+	}
+	if !fresh {
+		if !p.background {
+			out.pending = append(out.pending, l)
+		}
+		return
+	}
+	if !p.background {
+		p.cacheHits[provider]++
+	}
+	if ent.Negative || len(ent.Value) == 0 {
+		return
+	}
+	switch provider {
+	case ProviderDNS:
+		out.info.DNS = ent.Value
+	case ProviderRDAP:
+		var r RDAPInfo
+		if json.Unmarshal(ent.Value, &r) != nil {
+			return
+		}
+		if r.Created != nil {
+			days := int(p.fresh.now.Sub(*r.Created) / (24 * time.Hour))
+			r.AgeDays = &days
+		}
+		out.info.RDAP = &r
+	}
+}
