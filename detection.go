@@ -62,3 +62,85 @@ type Detection struct {
 // observation lists; the incident still counts them all through its
 // observations' windows.
 const MaxObservationArtifacts = 5000
+
+// SignalPoint is a recorded signal as the burst search sees it: its time
+// (Unix nanoseconds) and member.
+type SignalPoint struct {
+	At     int64
+	Member string
+}
+
+// MaxBurstScan bounds the recorded signals one burst search reads.
+const MaxBurstScan = 20000
+
+// FindBurst finds, among the recorded signals of one (detector, key)
+// sorted by time, the first window of span that ends at or after oldest
+// (the oldest signal just recorded) while it can still hold a signal up to
+// newest, and holds at least minCount signals and minDistinct distinct
+// members. Signals recorded by another worker or an earlier late batch
+// may lie on either side of the new ones, so windows ending at them count
+// too. The burst runs from that window's first signal through the signals
+// after its last that follow each other within span. Both stores call it
+// inside the transaction that holds the key's lock.
+func FindBurst(sigs []SignalPoint, span time.Duration, minCount, minDistinct int, oldest, newest int64) (from, to int64, ok bool) {
+	sp, minCount := int64(span), max(minCount, 1)
+	members := map[string]int{}
+	end := -1
+	for i, j := 0, 0; j < len(sigs); j++ {
+		if sigs[j].At > newest+sp {
+			break // no later window holds a new signal
+		}
+		if m := sigs[j].Member; m != "" {
+			members[m]++
+		}
+		for sigs[i].At < sigs[j].At-sp {
+			if m := sigs[i].Member; m != "" {
+				if members[m]--; members[m] == 0 {
+					delete(members, m)
+				}
+			}
+			i++
+		}
+		if sigs[j].At >= oldest && j-i+1 >= minCount && len(members) >= minDistinct {
+			from, end = sigs[i].At, j
+			break
+		}
+	}
+	if end < 0 {
+		return 0, 0, false
+	}
+	to = sigs[end].At
+	for _, s := range sigs[end+1:] {
+		if s.At-to > sp {
+			break
+		}
+		to = s.At
+	}
+	return from, to, true
+}
+
+// MergeSignals returns the distinct nodes of signals (a node is a key if
+// any signal names it as one) and their distinct artifact ids, in
+// first-seen order.
+func MergeSignals(signals []Signal) ([]NodeRef, []string) {
+	var refs []NodeRef
+	idx := map[[2]string]int{}
+	var ids []string
+	seen := map[string]bool{}
+	for _, sg := range signals {
+		if !seen[sg.ArtifactID] {
+			seen[sg.ArtifactID] = true
+			ids = append(ids, sg.ArtifactID)
+		}
+		for _, n := range sg.Nodes {
+			k := [2]string{n.Type, n.Value}
+			if i, ok := idx[k]; ok {
+				refs[i].Key = refs[i].Key || n.Key
+				continue
+			}
+			idx[k] = len(refs)
+			refs = append(refs, n)
+		}
+	}
+	return refs, ids
+}

@@ -3,15 +3,48 @@ package detect
 import "time"
 
 // Config holds every detector's thresholds; zero values take the defaults
-// of DESIGN §8.
+// of DESIGN §8 and issue 6, given beside each field.
 type Config struct {
-	BruteForceCount int
-	BruteForceSpan  time.Duration
+	BruteForceCount int           // failed SSH logins from one source: 5
+	BruteForceSpan  time.Duration // within 5 minutes
+
+	SSHSuccessSpan time.Duration // an accepted login up to 1 h after a brute force
+
+	SuricataSpan time.Duration // one alert observation per (signature, source) grows for 1 h
+
+	SudoFailureSpan time.Duration // sudo/su failures of one account: a burst while 15 minutes apart
+	SudoFailureHigh int           // high from 3 failures in the burst
+
+	PortScanPorts  int           // denied distinct destination ports from one source: 20
+	PortScanSpan   time.Duration // within 1 minute
+	PortScanMedium int           // medium from 100 ports
+
+	HostSweepHosts  int           // denied distinct destination addresses on one port: 20
+	HostSweepSpan   time.Duration // within 1 minute
+	HostSweepMedium int           // medium from 100 addresses
+
+	IntelSpan time.Duration // one threat-intel observation per indicator grows for 1 h
+
+	DGANames int           // distinct DGA-like names looked up by one client: 1
+	DGASpan  time.Duration // within 1 h
+
+	TunnelNames    int           // distinct long random names under one parent from one client: 20
+	TunnelSpan     time.Duration // within 5 minutes
+	TunnelLabelLen int           // a label of 25 characters or more
+	TunnelNameLen  int           // or a name of 60 or more
 }
 
 // Default returns every detector, configured by cfg.
 func Default(cfg Config) []Detector {
 	return []Detector{
 		SSHBruteForce{Count: cfg.BruteForceCount, Span: cfg.BruteForceSpan},
+		SSHSuccess{Span: cfg.SSHSuccessSpan},
+		SuricataAlert{Span: cfg.SuricataSpan},
+		SudoFailure{Span: cfg.SudoFailureSpan, High: cfg.SudoFailureHigh},
+		PortScan{Ports: cfg.PortScanPorts, Span: cfg.PortScanSpan, Medium: cfg.PortScanMedium},
+		HostSweep{Hosts: cfg.HostSweepHosts, Span: cfg.HostSweepSpan, Medium: cfg.HostSweepMedium},
+		ThreatIntel{Span: cfg.IntelSpan},
+		DGA{Names: cfg.DGANames, Span: cfg.DGASpan},
+		DNSTunnel{Names: cfg.TunnelNames, Span: cfg.TunnelSpan, LabelLen: cfg.TunnelLabelLen, NameLen: cfg.TunnelNameLen},
 	}
 }

@@ -46,6 +46,9 @@ type Window struct {
 type Keyed struct {
 	Key    string
 	Signal vigil.Signal
+	// Context is what a ContextDescriber needs from the event beyond the
+	// window's state (an alert's signature and category); nil otherwise.
+	Context any
 }
 
 // Detector is one detection.
@@ -57,6 +60,14 @@ type Detector interface {
 	Signals(ev *Event) []Keyed
 	// Describe builds the observation of a window that fired or grew.
 	Describe(key string, w vigil.WindowState) vigil.Finding
+}
+
+// ContextDescriber is a Detector whose findings depend on what its
+// events said and the window does not hold: a Suricata alert's severity
+// and category. A detection is described with the Context of its newest
+// signal that has one.
+type ContextDescriber interface {
+	DescribeContext(key string, ctx any, w vigil.WindowState) vigil.Finding
 }
 
 // Engine runs a set of detectors over batches of events.
@@ -71,23 +82,23 @@ func NewEngine(detectors ...Detector) *Engine { return &Engine{detectors: detect
 func (e *Engine) Detectors() []Detector { return e.detectors }
 
 // Detections groups the signals of evs by (detector, key), in a stable
-// order, ready for vigil.Store.Detect.
+// order, ready for vigil.Store.Detect. The store evaluates a detection at
+// its newest signal, so each key's signals are split, oldest first, into
+// chunks that lie inside that window (see split): a batch that replays
+// hours of logs still fires every burst in it, once, at the signal that
+// crossed the threshold.
 func (e *Engine) Detections(evs []*Event) []*vigil.Detection {
-	type gk struct{ det, key string }
-	groups := map[gk]*vigil.Detection{}
-	var order []gk
+	type pending struct {
+		sig vigil.Signal
+		ctx any
+	}
+	var out, late []*vigil.Detection
 	for _, d := range e.detectors {
 		w := d.Window()
+		groups := map[string][]pending{}
+		var keys []string
 		for _, ev := range evs {
 			for _, k := range d.Signals(ev) {
-				g := gk{d.Name(), k.Key}
-				det := groups[g]
-				if det == nil {
-					det = &vigil.Detection{Detector: d.Name(), Key: k.Key, Span: w.Span, MinCount: w.MinCount,
-						MinDistinct: w.MinDistinct, Requires: w.Requires, Describe: d.Describe}
-					groups[g] = det
-					order = append(order, g)
-				}
 				sg := k.Signal
 				if sg.ArtifactID == "" {
 					sg.ArtifactID = ev.ArtifactID
@@ -95,18 +106,105 @@ func (e *Engine) Detections(evs []*Event) []*vigil.Detection {
 				if sg.At.IsZero() {
 					sg.At = ev.At
 				}
-				det.Signals = append(det.Signals, sg)
+				if _, ok := groups[k.Key]; !ok {
+					keys = append(keys, k.Key)
+				}
+				groups[k.Key] = append(groups[k.Key], pending{sg, k.Context})
+			}
+		}
+		cd, _ := d.(ContextDescriber)
+		for _, key := range keys {
+			g := groups[key]
+			sort.SliceStable(g, func(i, j int) bool { return g[i].sig.At.Before(g[j].sig.At) })
+			sigs := make([]vigil.Signal, len(g))
+			for i, p := range g {
+				sigs[i] = p.sig
+			}
+			at := 0
+			for _, chunk := range split(sigs, w) {
+				det := &vigil.Detection{Detector: d.Name(), Key: key, Span: w.Span, MinCount: w.MinCount,
+					MinDistinct: w.MinDistinct, Requires: w.Requires, Signals: chunk, Describe: d.Describe}
+				var ctx any
+				for _, p := range g[at : at+len(chunk)] {
+					if p.ctx != nil {
+						ctx = p.ctx
+					}
+				}
+				at += len(chunk)
+				if cd != nil && ctx != nil {
+					det.Describe = func(key string, w vigil.WindowState) vigil.Finding { return cd.DescribeContext(key, ctx, w) }
+				}
+				// Requirements last: a success after a brute force in
+				// the same batch must see the brute force fired.
+				if w.Requires != "" {
+					late = append(late, det)
+				} else {
+					out = append(out, det)
+				}
 			}
 		}
 	}
-	// Requirements first: a success after a brute force in the same batch
-	// must see the brute force fired.
-	sort.SliceStable(order, func(i, j int) bool {
-		return groups[order[i]].Requires == "" && groups[order[j]].Requires != ""
-	})
-	out := make([]*vigil.Detection, len(order))
-	for i, g := range order {
-		out[i] = groups[g]
+	return append(out, late...)
+}
+
+// split cuts one key's signals, sorted oldest first, into the chunks the
+// store evaluates one after the other. A chunk ends
+//   - before a signal more than Span after the previous chunk's newest
+//     signal (or, when the chunk starts a new burst, after its own first
+//     signal), so that every chunk lies inside the window of its newest
+//     signal and a burst fired by one chunk is still active for the next;
+//   - at the signal where the batch's own signals first meet the window's
+//     thresholds, so that the store fires there, on the right window.
+func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
+	if len(sigs) == 0 {
+		return nil
+	}
+	minCount := max(w.MinCount, 1)
+	var out [][]vigil.Signal
+	start := 0
+	var bound, prevNewest time.Time
+	fired := false // the batch has met the thresholds in the current burst
+	// The sliding window of the batch's signals ending at the current one.
+	lo := 0
+	members := map[string]int{}
+	for i, s := range sigs {
+		if i > 0 && s.At.Sub(sigs[i-1].At) > w.Span {
+			fired = false // a gap: the next burst must cross again
+		}
+		if i > start && s.At.After(bound) {
+			out = append(out, sigs[start:i])
+			prevNewest, start = sigs[i-1].At, i
+		}
+		if i == start {
+			// bound is the newest time the chunk may hold: the store's
+			// window ending at it must still hold the chunk's first
+			// signal, and a burst fired by the previous chunk must
+			// still be active (last signal at most Span old).
+			if !prevNewest.IsZero() && s.At.Sub(prevNewest) <= w.Span {
+				bound = prevNewest.Add(w.Span)
+			} else {
+				bound = s.At.Add(w.Span)
+			}
+		}
+		if s.Member != "" {
+			members[s.Member]++
+		}
+		for sigs[lo].At.Before(s.At.Add(-w.Span)) {
+			if m := sigs[lo].Member; m != "" {
+				if members[m]--; members[m] == 0 {
+					delete(members, m)
+				}
+			}
+			lo++
+		}
+		if !fired && i-lo+1 >= minCount && len(members) >= w.MinDistinct {
+			fired = true
+			out = append(out, sigs[start:i+1])
+			prevNewest, start = s.At, i+1
+		}
+	}
+	if start < len(sigs) {
+		out = append(out, sigs[start:])
 	}
 	return out
 }
@@ -161,10 +259,13 @@ func nodes(lists ...[]vigil.NodeRef) []vigil.NodeRef {
 	return out
 }
 
-// plural formats n with a noun, "1 login" / "5 logins".
+// plural formats n with a noun, "1 login" / "5 logins" / "2 addresses".
 func plural(n int, noun string) string {
 	if n == 1 {
 		return "1 " + noun
+	}
+	if strings.HasSuffix(noun, "s") {
+		return strconv.Itoa(n) + " " + noun + "es"
 	}
 	return strconv.Itoa(n) + " " + noun + "s"
 }

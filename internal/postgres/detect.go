@@ -135,55 +135,56 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 	if d.Requires != "" {
 		var active bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM detect_bursts
-			WHERE org_id = $1 AND detector = $2 AND key = $3 AND last_at >= $4)`,
-			org, d.Requires, d.Key, nanos(since)).Scan(&active); err != nil || !active {
+			WHERE org_id = $1 AND detector = $2 AND key = $3 AND last_at >= $4 AND first_at <= $5)`,
+			org, d.Requires, d.Key, nanos(since), nanos(newest)).Scan(&active); err != nil || !active {
 			return "", err
 		}
 	}
 	// An active burst of this key grows.
 	var obsID string
-	var firstAt int64
-	err = tx.QueryRow(ctx, `SELECT b.observation_id, b.first_at FROM detect_bursts b
+	var firstAt, lastAt int64
+	err = tx.QueryRow(ctx, `SELECT b.observation_id, b.first_at, b.last_at FROM detect_bursts b
 		JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
 		JOIN incidents i ON i.id = o.incident_id
 		WHERE b.org_id = $1 AND b.detector = $2 AND b.key = $3 AND b.last_at >= $4 AND i.status IN (1, 2)
-		ORDER BY b.last_at DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt)
+		ORDER BY b.last_at DESC, b.observation_id DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt, &lastAt)
 	switch {
 	case errNoRows(err):
 		obsID = ""
 	case err != nil:
 		return "", err
 	}
-	from := nanos(since)
-	if obsID != "" {
-		from = firstAt
-	}
-	st, err := windowState(ctx, tx, org, d, from, nanos(newest))
-	if err != nil {
-		return "", err
-	}
 	now := vigil.Now()
 	if obsID != "" {
+		st, err := windowState(ctx, tx, org, d, firstAt, max(nanos(newest), lastAt))
+		if err != nil {
+			return "", err
+		}
 		st.Grown = true
-		st.Nodes, _ = mergeSignals(fresh)
+		st.Nodes, _ = vigil.MergeSignals(fresh)
 		f := d.Describe(d.Key, st)
 		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
 			return "", err
 		}
-		_, err := tx.Exec(ctx, `UPDATE detect_bursts SET last_at = GREATEST(last_at, $1)
+		_, err = tx.Exec(ctx, `UPDATE detect_bursts SET last_at = GREATEST(last_at, $1)
 			WHERE org_id = $2 AND detector = $3 AND key = $4 AND observation_id = $5`,
 			nanos(newest), org, d.Detector, d.Key, obsID)
 		return obsID, err
 	}
-	if st.Count < d.MinCount || st.Distinct < d.MinDistinct {
-		return "", nil
+	from, to, ok, err := findBurst(ctx, tx, org, d, fresh, newest)
+	if err != nil || !ok {
+		return "", err
 	}
-	// Fire: one observation with every signal of the window.
-	window, err := windowSignals(ctx, tx, org, d, from, nanos(newest))
+	st, err := windowState(ctx, tx, org, d, from, to)
 	if err != nil {
 		return "", err
 	}
-	refs, artifactIDs := mergeSignals(window)
+	// Fire: one observation with every signal of the burst so far.
+	window, err := windowSignals(ctx, tx, org, d, from, to)
+	if err != nil {
+		return "", err
+	}
+	refs, artifactIDs := vigil.MergeSignals(window)
 	st.Nodes = refs
 	f := d.Describe(d.Key, st)
 	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
@@ -204,8 +205,46 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 		return "", err
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, org, d.Detector, d.Key, o.ID, nanos(st.First), nanos(newest))
+		VALUES ($1, $2, $3, $4, $5, $6)`, org, d.Detector, d.Key, o.ID, from, to)
 	return o.ID, err
+}
+
+// findBurst reads the recorded signals of d's key that a burst of the
+// fresh signals could contain — after the last burst of the key, so that
+// the signals of a closed incident's burst never count again — and
+// searches them with vigil.FindBurst.
+func findBurst(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, fresh []vigil.Signal, newest time.Time) (from, to int64, ok bool, err error) {
+	oldest := newest
+	for _, sg := range fresh {
+		if sg.At.Before(oldest) {
+			oldest = sg.At
+		}
+	}
+	floor := nanos(oldest.Add(-d.Span))
+	var last *int64
+	if err := tx.QueryRow(ctx, `SELECT MAX(last_at) FROM detect_bursts WHERE org_id = $1 AND detector = $2 AND key = $3 AND last_at >= $4`,
+		org, d.Detector, d.Key, floor).Scan(&last); err != nil {
+		return 0, 0, false, err
+	}
+	if last != nil {
+		floor = *last + 1
+	}
+	rows, err := tx.Query(ctx, `SELECT at, member FROM detect_signals
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 ORDER BY at LIMIT $5`,
+		org, d.Detector, d.Key, floor, vigil.MaxBurstScan)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	sigs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.SignalPoint, error) {
+		var s vigil.SignalPoint
+		err := r.Scan(&s.At, &s.Member)
+		return s, err
+	})
+	if err != nil {
+		return 0, 0, false, err
+	}
+	from, to, ok = vigil.FindBurst(sigs, d.Span, d.MinCount, d.MinDistinct, nanos(oldest), nanos(newest))
+	return from, to, ok, nil
 }
 
 // windowState summarizes the signals of d's key with at in [from, to].
@@ -261,30 +300,6 @@ func windowSignals(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detectio
 	})
 }
 
-// mergeSignals returns the distinct nodes (a node is a key if any signal
-// names it as one) and artifact ids of signals, in first-seen order.
-func mergeSignals(signals []vigil.Signal) ([]vigil.NodeRef, []string) {
-	var refs []vigil.NodeRef
-	idx := map[[2]string]int{}
-	var ids []string
-	seen := map[string]bool{}
-	for _, sg := range signals {
-		if !seen[sg.ArtifactID] {
-			seen[sg.ArtifactID] = true
-			ids = append(ids, sg.ArtifactID)
-		}
-		for _, n := range sg.Nodes {
-			k := [2]string{n.Type, n.Value}
-			if i, ok := idx[k]; ok {
-				refs[i].Key = refs[i].Key || n.Key
-				continue
-			}
-			idx[k] = len(refs)
-			refs = append(refs, n)
-		}
-	}
-	return refs, ids
-}
 
 // growObservation appends fresh signals' artifacts and nodes to an
 // observation and its incident, and rebuilds its description and severity.
@@ -297,7 +312,7 @@ func growObservation(ctx context.Context, tx pgx.Tx, org, obsID string, fresh []
 	if err := lockIncident(ctx, tx, org, incID); err != nil {
 		return err
 	}
-	refs, artifactIDs := mergeSignals(fresh)
+	refs, artifactIDs := vigil.MergeSignals(fresh)
 	nodes, err := upsertNodes(ctx, tx, org, refs, now)
 	if err != nil {
 		return err

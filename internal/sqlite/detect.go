@@ -98,7 +98,7 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 			return "", err
 		}
 		st.Grown = true
-		st.Nodes, _ = mergeSignals(fresh)
+		st.Nodes, _ = vigil.MergeSignals(fresh)
 		f := d.Describe(d.Key, st)
 		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
 			return "", err
@@ -120,7 +120,7 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 	if err != nil {
 		return "", err
 	}
-	refs, artifactIDs := mergeSignals(window)
+	refs, artifactIDs := vigil.MergeSignals(window)
 	st.Nodes = refs
 	f := d.Describe(d.Key, st)
 	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
@@ -144,9 +144,6 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 		org, d.Detector, d.Key, o.ID, from, to)
 	return o.ID, err
 }
-
-// maxBurstScan bounds the signals findBurst reads.
-const maxBurstScan = 20000
 
 // findBurst looks, among every recorded signal of d's key, for the first
 // window of Span that ends at or after the oldest fresh signal, while it
@@ -175,18 +172,14 @@ func findBurst(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, 
 	}
 	rows, err := tx.QueryContext(ctx, `SELECT at, member FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at LIMIT ?`,
-		org, d.Detector, d.Key, floor, maxBurstScan)
+		org, d.Detector, d.Key, floor, vigil.MaxBurstScan)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	type sig struct {
-		at     int64
-		member string
-	}
-	var sigs []sig
+	var sigs []vigil.SignalPoint
 	for rows.Next() {
-		var s sig
-		if err := rows.Scan(&s.at, &s.member); err != nil {
+		var s vigil.SignalPoint
+		if err := rows.Scan(&s.At, &s.Member); err != nil {
 			rows.Close()
 			return 0, 0, false, err
 		}
@@ -196,40 +189,8 @@ func findBurst(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, 
 	if err := rows.Err(); err != nil {
 		return 0, 0, false, err
 	}
-	span, minCount := int64(d.Span), max(d.MinCount, 1)
-	members := map[string]int{}
-	end := -1
-	for i, j := 0, 0; j < len(sigs); j++ {
-		if sigs[j].at > nanos(newest)+span {
-			break // no later window holds a fresh signal
-		}
-		if m := sigs[j].member; m != "" {
-			members[m]++
-		}
-		for sigs[i].at < sigs[j].at-span {
-			if m := sigs[i].member; m != "" {
-				if members[m]--; members[m] == 0 {
-					delete(members, m)
-				}
-			}
-			i++
-		}
-		if sigs[j].at >= nanos(oldest) && j-i+1 >= minCount && len(members) >= d.MinDistinct {
-			from, end = sigs[i].at, j
-			break
-		}
-	}
-	if end < 0 {
-		return 0, 0, false, nil
-	}
-	to = sigs[end].at
-	for _, s := range sigs[end+1:] {
-		if s.at-to > span {
-			break
-		}
-		to = s.at
-	}
-	return from, to, true, nil
+	from, to, ok = vigil.FindBurst(sigs, d.Span, d.MinCount, d.MinDistinct, nanos(oldest), nanos(newest))
+	return from, to, ok, nil
 }
 
 // burstActive reports whether a burst of detector for key was under way
@@ -297,30 +258,6 @@ func windowSignals(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detecti
 	return out, rows.Err()
 }
 
-// mergeSignals returns the distinct nodes (a node is a key if any signal
-// names it as one) and artifact ids of signals, in first-seen order.
-func mergeSignals(signals []vigil.Signal) ([]vigil.NodeRef, []string) {
-	var refs []vigil.NodeRef
-	idx := map[[2]string]int{}
-	var ids []string
-	seen := map[string]bool{}
-	for _, sg := range signals {
-		if !seen[sg.ArtifactID] {
-			seen[sg.ArtifactID] = true
-			ids = append(ids, sg.ArtifactID)
-		}
-		for _, n := range sg.Nodes {
-			k := [2]string{n.Type, n.Value}
-			if i, ok := idx[k]; ok {
-				refs[i].Key = refs[i].Key || n.Key
-				continue
-			}
-			idx[k] = len(refs)
-			refs = append(refs, n)
-		}
-	}
-	return refs, ids
-}
 
 // growObservation appends fresh signals' artifacts and nodes to an
 // observation and its incident, and rebuilds its description and severity.
@@ -329,7 +266,7 @@ func growObservation(ctx context.Context, tx *sql.Tx, org, obsID string, fresh [
 	if err := tx.QueryRowContext(ctx, `SELECT incident_id FROM observations WHERE org_id = ? AND id = ?`, org, obsID).Scan(&incID); err != nil {
 		return err
 	}
-	refs, artifactIDs := mergeSignals(fresh)
+	refs, artifactIDs := vigil.MergeSignals(fresh)
 	nodes, err := upsertNodes(ctx, tx, org, refs, now)
 	if err != nil {
 		return err

@@ -18,6 +18,9 @@ func detectTests() []test {
 		{"Requires", testDetectRequires},
 		{"OrgsIndependent", testDetectOrgs},
 		{"PruneSignals", testPruneSignals},
+		{"LateSignalsJoinTheBurst", testDetectLate},
+		{"ClosedBurstSignalsNeverCountAgain", testDetectClosedNoRecount},
+		{"RequiresBurstStartedBefore", testDetectRequiresOrder},
 	}
 }
 
@@ -171,5 +174,62 @@ func testPruneSignals(t *testing.T, s vigil.Store) {
 	more := bruteForce(t, s, "org-a", "203.0.113.7", at(4*time.Minute), 2)
 	if ids := mustDetect(t, s, "org-a", more); len(ids) != 0 {
 		t.Fatalf("fired %v after pruning, want nothing (4 signals in window)", ids)
+	}
+}
+
+// testDetectLate: later signals recorded first (another worker, a late
+// batch) below the threshold; an earlier one then completes the window.
+// The burst fires with all of them, and a further one grows it.
+func testDetectLate(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 7)
+	late, early, after := *d, *d, *d
+	late.Signals, early.Signals, after.Signals = d.Signals[1:5], d.Signals[:1], d.Signals[5:]
+	if ids := mustDetect(t, s, "org-a", &late); len(ids) != 0 {
+		t.Fatalf("4 signals fired %v", ids)
+	}
+	ids := mustDetect(t, s, "org-a", &early)
+	if len(ids) != 1 {
+		t.Fatalf("the fifth (earliest) signal fired %v, want one observation", ids)
+	}
+	if o := mustObservation(t, s, "org-a", ids[0]); len(o.ArtifactIDs) != 5 {
+		t.Fatalf("observation has %d artifacts, want all 5 signals", len(o.ArtifactIDs))
+	}
+	mustDetect(t, s, "org-a", &after)
+	o := mustObservation(t, s, "org-a", ids[0])
+	if len(o.ArtifactIDs) != 7 {
+		t.Fatalf("after growth %d artifacts, want 7", len(o.ArtifactIDs))
+	}
+	if inc := mustIncident(t, s, "org-a", o.IncidentID); inc.ArtifactCount != 7 {
+		t.Fatalf("incident artifact_count %d, want 7", inc.ArtifactCount)
+	}
+}
+
+// testDetectClosedNoRecount: once a burst's incident is closed, one more
+// signal does not fire a new burst out of the closed burst's signals.
+func testDetectClosedNoRecount(t *testing.T, s vigil.Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 6)
+	first, one := *d, *d
+	first.Signals, one.Signals = d.Signals[:5], d.Signals[5:]
+	ids := mustDetect(t, s, "org-a", &first)
+	o := mustObservation(t, s, "org-a", ids[0])
+	mustSetStatus(t, s, "org-a", o.IncidentID, vigil.StatusResolved, "analyst", at(time.Hour))
+	if again := mustDetect(t, s, "org-a", &one); len(again) != 0 {
+		t.Fatalf("one signal after the closed burst fired %v", again)
+	}
+}
+
+// testDetectRequiresOrder: a success logged before the brute force began
+// is not a success after it.
+func testDetectRequiresOrder(t *testing.T, s vigil.Store) {
+	a := newArtifact("auth", "Accepted password for root from 203.0.113.7", base)
+	mustInsertArtifacts(t, s, "org-a", a)
+	mustDetect(t, s, "org-a", bruteForce(t, s, "org-a", "203.0.113.7", at(10*time.Minute), 5))
+	ids := mustDetect(t, s, "org-a", &vigil.Detection{Detector: "success", Key: "203.0.113.7", Span: time.Hour, MinCount: 1, Requires: "bf",
+		Signals: []vigil.Signal{{ArtifactID: a.ID, At: base, Nodes: []vigil.NodeRef{{Type: vigil.NodeIP, Value: "203.0.113.7", Key: true}}}},
+		Describe: func(key string, w vigil.WindowState) vigil.Finding {
+			return vigil.Finding{Type: "auth", Severity: vigil.SeverityHigh, Title: "success", Description: "success"}
+		}})
+	if len(ids) != 0 {
+		t.Fatalf("a success 10 minutes before the brute force fired %v", ids)
 	}
 }

@@ -1,0 +1,153 @@
+package detect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// SuricataAlert turns Suricata alerts into observations: one per
+// (signature, source address), growing while the source keeps tripping
+// the signature within Span (default 1 h). EVE severity 1 is high, 2
+// medium, 3 and above low; malware, trojan and command-and-control
+// alerts are of type malware, scans and information leaks recon, the
+// rest network.
+//
+// The source address is the key node. The destination is context (the
+// attacked server), except for malware alerts, where it is the address
+// an infected host beacons to and so a key as well, with the HTTP or TLS
+// server name.
+type SuricataAlert struct {
+	Span time.Duration
+}
+
+// NameSuricataAlert is the detector's name.
+const NameSuricataAlert = "suricata_alert"
+
+func (d SuricataAlert) Name() string { return NameSuricataAlert }
+
+func (d SuricataAlert) Window() Window {
+	return Window{Span: orDur(d.Span, time.Hour), MinCount: 1}
+}
+
+// alertInfo is what an alert says beyond the window's counts.
+type alertInfo struct {
+	sid, signature, category string
+	severity                 int64
+	typ                      string
+}
+
+func (d SuricataAlert) Signals(ev *Event) []Keyed {
+	f := ev.Fields
+	if str(f, "event.kind") != "alert" || (str(f, "rule.name") == "" && str(f, "rule.id") == "") {
+		return nil
+	}
+	src, ok := validIP(str(f, "source.ip"))
+	if !ok {
+		return nil
+	}
+	info := alertInfo{sid: str(f, "rule.id"), signature: str(f, "rule.name"), category: str(f, "rule.category")}
+	info.severity, ok = num(f, "event.severity")
+	if !ok {
+		info.severity = 3
+	}
+	info.typ = alertType(info.signature, info.category)
+	id := info.sid
+	if id == "" {
+		id = info.signature
+	}
+	beacon := info.typ == "malware"
+	dst, _ := validIP(str(f, "destination.ip"))
+	return []Keyed{{Key: id + "|" + src, Context: info, Signal: vigil.Signal{
+		Member: dst,
+		Nodes: nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, beacon),
+			node(vigil.NodeDomain, str(f, "url.domain"), beacon), node(vigil.NodeDomain, str(f, "tls.client.server_name"), beacon),
+			node(vigil.NodeHost, str(f, "host.name"), false)),
+	}}}
+}
+
+// alertType classifies an alert by its category and signature, as the
+// Emerging Threats and Snort rule sets name them.
+func alertType(signature, category string) string {
+	sig, cat := strings.ToLower(signature), strings.ToLower(category)
+	for _, s := range []string{"et malware", "et trojan", "etpro malware", "etpro trojan", "et mobile_malware",
+		"et cnc", "et botcc", "gpl trojan", "malware-cnc", "malware-backdoor", "malware-other"} {
+		if strings.HasPrefix(sig, s) {
+			return "malware"
+		}
+	}
+	if strings.Contains(signature, "CnC") || strings.Contains(sig, "command and control") ||
+		strings.Contains(" "+sig+" ", " c2 ") || strings.Contains(cat, "trojan") || strings.Contains(cat, "malware") ||
+		strings.Contains(cat, "command and control") || strings.Contains(cat, "command-and-control") {
+		return "malware"
+	}
+	if cat == "detection of a network scan" || strings.Contains(cat, "information leak") ||
+		strings.HasPrefix(sig, "et scan") || strings.HasPrefix(sig, "gpl scan") || strings.Contains(" "+sig+" ", " scan ") {
+		return "recon"
+	}
+	return "network"
+}
+
+// alertSeverity maps EVE's alert severity (1 is the most severe).
+func alertSeverity(s int64) string {
+	switch {
+	case s <= 1:
+		return vigil.SeverityHigh
+	case s == 2:
+		return vigil.SeverityMedium
+	}
+	return vigil.SeverityLow
+}
+
+func (d SuricataAlert) DescribeContext(key string, ctx any, w vigil.WindowState) vigil.Finding {
+	info, ok := ctx.(alertInfo)
+	if !ok {
+		info.severity = 3
+	}
+	id, src, _ := strings.Cut(key, "|")
+	if info.signature == "" {
+		info.signature = "signature " + id
+	}
+	if info.sid == "" {
+		info.sid = id
+	}
+	if info.typ == "" {
+		info.typ = alertType(info.signature, info.category)
+	}
+	title := "Suricata: " + info.signature + " from " + src
+	dst := ""
+	for _, n := range w.Nodes {
+		if n.Type == vigil.NodeIP && n.Value != src {
+			dst = n.Value
+			break
+		}
+	}
+	if dst == "" && len(w.Members) > 0 {
+		dst = w.Members[0]
+	}
+	if dst != "" {
+		title += " to " + dst
+	}
+	desc := fmt.Sprintf("Suricata alert %q (sid %s", info.signature, info.sid)
+	if info.category != "" {
+		desc += ", " + info.category
+	}
+	desc += ", severity " + strconv.FormatInt(info.severity, 10) + "): " + plural(w.Count, "alert") + " from " + src
+	switch {
+	case w.Distinct == 1:
+		desc += " to " + w.Members[0]
+	case w.Distinct > 1:
+		desc += fmt.Sprintf(" to %s (%s)", plural(w.Distinct, "destination"), list(w.Members, w.Distinct))
+	}
+	desc += ", " + span(w)
+	return vigil.Finding{Type: info.typ, Severity: alertSeverity(info.severity), Title: title, Description: desc}
+}
+
+// Describe serves a window without an alert's context, which Signals
+// always gives; it names the signature id.
+func (d SuricataAlert) Describe(key string, w vigil.WindowState) vigil.Finding {
+	return d.DescribeContext(key, nil, w)
+}

@@ -1,0 +1,59 @@
+package detect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+func TestThreatIntelSignals(t *testing.T) {
+	fields := parse.Event{"source.ip": "10.0.0.8", "destination.ip": "203.0.113.80", "host.name": "ids-01"}
+	for _, c := range []struct {
+		name  string
+		hits  []IntelHit
+		want  []string // key | member | nodes
+		empty bool
+	}{
+		{name: "ip", hits: []IntelHit{{Feed: "feodo", Indicator: "203.0.113.80", NodeType: "IP", Value: "203.0.113.80"}},
+			want: []string{"IP:203.0.113.80 | feodo | IP:203.0.113.80* IP:10.0.0.8 Host:ids-01"}},
+		{name: "cidr indicator, two feeds on one node", hits: []IntelHit{
+			{Feed: "spamhaus-drop", Indicator: "203.0.113.0/24", NodeType: "ip", Value: "203.0.113.80"},
+			{Feed: "feodo", Indicator: "203.0.113.80", NodeType: "IP", Value: "203.0.113.80"}},
+			want: []string{"IP:203.0.113.80 | feodo, spamhaus-drop (203.0.113.0/24) | IP:203.0.113.80* IP:10.0.0.8 Host:ids-01"}},
+		{name: "domain, normalized", hits: []IntelHit{{Feed: "urlhaus", Indicator: "evil.example", NodeType: "Domain", Value: "EVIL.example."}},
+			want: []string{"Domain:evil.example | urlhaus | Domain:evil.example* IP:10.0.0.8 IP:203.0.113.80 Host:ids-01"}},
+		{name: "two nodes", hits: []IntelHit{{Feed: "a", NodeType: "IP", Value: "10.0.0.8"}, {Feed: "b", NodeType: "Hash", Value: "ABCDEF"}},
+			want: []string{"IP:10.0.0.8 | a | IP:10.0.0.8* IP:203.0.113.80 Host:ids-01", "Hash:abcdef | b | Hash:abcdef* IP:10.0.0.8 IP:203.0.113.80 Host:ids-01"}},
+		{name: "unknown node type", hits: []IntelHit{{Feed: "x", NodeType: "Email", Value: "a@b.c"}}, empty: true},
+		{name: "bad ip", hits: []IntelHit{{Feed: "x", NodeType: "IP", Value: "not-an-ip"}}, empty: true},
+		{name: "no hits", empty: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ev := event(fields)
+			ev.Intel = c.hits
+			var got []string
+			for _, k := range (ThreatIntel{}).Signals(ev) {
+				got = append(got, k.Key+" | "+k.Signal.Member+" | "+strings.Join(nodeStrings(k.Signal.Nodes), " "))
+			}
+			if c.empty {
+				if len(got) != 0 {
+					t.Fatalf("signals %v, want none", got)
+				}
+				return
+			}
+			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
+				t.Errorf("signals\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
+			}
+		})
+	}
+}
+
+func TestThreatIntelDescribe(t *testing.T) {
+	f := ThreatIntel{}.Describe("IP:203.0.113.80", window(3, []string{"feodo", "feodo, spamhaus-drop (203.0.113.0/24)"}))
+	if f.Type != "threat_intel" || f.Severity != vigil.SeverityHigh || f.Title != "Threat intel match: IP 203.0.113.80 on feodo" ||
+		!strings.Contains(f.Description, "IP 203.0.113.80 matched 2 feeds (feodo, spamhaus-drop (203.0.113.0/24)) in 3 events") {
+		t.Errorf("finding %+v", f)
+	}
+}
