@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"sort"
@@ -204,6 +205,7 @@ type machineInfo struct {
 	CPUModel  string `json:"cpu_model"`
 	GoVersion string `json:"go_version"`
 	MemTotal  string `json:"mem_total"`
+	Build     string `json:"build"`
 }
 
 type benchSettings struct {
@@ -1490,6 +1492,23 @@ func hasTerm(toks []string, t search.Term) bool {
 
 func machine() machineInfo {
 	m := machineInfo{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, modified string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				modified = s.Value
+			}
+		}
+		if rev != "" {
+			m.Build = rev[:min(12, len(rev))]
+			if modified == "true" {
+				m.Build += " + uncommitted changes"
+			}
+		}
+	}
 	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
@@ -1668,6 +1687,9 @@ func (b *bench) writeText(w io.Writer) {
 	p("vigil bench")
 	p("  command   %s", r.Command)
 	p("  machine   %d CPUs, %s/%s, %s, %s RAM, %s", m.CPUs, m.GOOS, m.GOARCH, m.CPUModel, m.MemTotal, m.GoVersion)
+	if m.Build != "" {
+		p("  build     %s", m.Build)
+	}
 	p("  target    %s", r.Target)
 	p("  lines     %d (%s), avg %.0f bytes; body avg %.0f KiB", r.Settings.Lines, sourcesSummary(r.Settings.LinesBySource),
 		r.Settings.AvgLineBytes, r.Settings.AvgBodyBytes/1024)

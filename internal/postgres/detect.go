@@ -300,7 +300,6 @@ func windowSignals(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detectio
 	})
 }
 
-
 // growObservation appends fresh signals' artifacts and nodes to an
 // observation and its incident, and rebuilds its description and severity.
 // The incident is locked first, as every other change to it.

@@ -258,7 +258,6 @@ func windowSignals(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detecti
 	return out, rows.Err()
 }
 
-
 // growObservation appends fresh signals' artifacts and nodes to an
 // observation and its incident, and rebuilds its description and severity.
 func growObservation(ctx context.Context, tx *sql.Tx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
