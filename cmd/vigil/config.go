@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/vigil-soc/vigil/internal/detect"
 )
 
 // config is every setting of the service; flags first, then VIGIL_<FLAG>
@@ -45,6 +47,7 @@ type config struct {
 	IntelURLs     string
 	IntelRefresh  time.Duration
 	EnrichmentOff bool
+	Detect        detect.Config
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -79,6 +82,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.IntelDir, "threat-intel-dir", "", "directory of threat-intel feed files (lists, CSV, STIX 2.1, MISP)")
 	fs.StringVar(&c.IntelURLs, "threat-intel-urls", "", "comma-separated feed URLs, refreshed every --threat-intel-refresh")
 	fs.DurationVar(&c.IntelRefresh, "threat-intel-refresh", time.Hour, "refresh interval of feed URLs")
+	fs.Func("detect", "a detection threshold as name=value, repeatable (e.g. brute_force_count=10, port_scan_span=2m)", c.Detect.Set)
 	fs.BoolVar(&c.EnrichmentOff, "no-enrichment", false, "turn the enrichment stage off in this process")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")

@@ -94,7 +94,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorkers()
 	policy := vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit}
-	proc := pipeline.NewProcessor(store, log, metrics).WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), policy)
+	proc := pipeline.NewProcessor(store, log, metrics).WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy)
 	if !c.EnrichmentOff && c.Workers > 0 {
 		enricher, err := enrich.New(enrich.Config{
 			GeoIPCityDB: c.GeoIPCityDB, GeoIPASNDB: c.GeoIPASNDB, DataDir: c.DataDir,
