@@ -30,5 +30,8 @@ type RuleUpdate struct {
 	Conditions           *json.RawMessage
 }
 
-// MaxRuleNameLen bounds a rule's name.
-const MaxRuleNameLen = 200
+// Bounds of a rule's name and priority (a 32-bit integer in every store).
+const (
+	MaxRuleNameLen  = 200
+	MaxRulePriority = 1<<31 - 1
+)

@@ -37,8 +37,8 @@ func (b *ruleBody) validate(create bool) error {
 	}
 	if b.Priority == nil && create {
 		bad("priority", "is required")
-	} else if b.Priority != nil && *b.Priority < 0 {
-		bad("priority", "must be 0 or more")
+	} else if b.Priority != nil && (*b.Priority < 0 || *b.Priority > vigil.MaxRulePriority) {
+		bad("priority", "must be between 0 and 2147483647")
 	}
 	if b.Severity == nil && create {
 		bad("severity", "is required")

@@ -2,57 +2,17 @@ package e2e_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
-
-// freshPostgres creates an empty database on the test PostgreSQL and
-// returns its URL; it is dropped when the test ends. It fails when
-// PostgreSQL is unreachable: CI guarantees it runs.
-func freshPostgres(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("VIGIL_TEST_POSTGRES_URL")
-	if base == "" {
-		base = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("PostgreSQL at %s is unreachable: %v\nstart it with: pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start", base, err)
-	}
-	defer conn.Close(ctx)
-	var b [6]byte
-	rand.Read(b[:])
-	name := "vigil_e2e_" + hex.EncodeToString(b[:])
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		t.Fatalf("create database: %v", err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if c, err := pgx.Connect(ctx, base); err == nil {
-			c.Exec(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-			c.Close(ctx)
-		}
-	})
-	cfg, err := pgx.ParseConfig(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-}
 
 // TestScaleOut runs the deployment of docs/operations.md in miniature:
 // two API-only processes and two worker processes sharing one PostgreSQL
@@ -62,7 +22,7 @@ func freshPostgres(t *testing.T) string {
 // exactly its artifacts), and no incident may be duplicated.
 func TestScaleOut(t *testing.T) {
 	natsURL, _ := externalNATS(t)
-	dbURL := freshPostgres(t)
+	dbURL := pgtest.FreshDB(t)
 	secret := "scale-out-secret-0123456789abcdef01234567"
 	env := []string{"VIGIL_DATABASE_URL=" + dbURL, "VIGIL_NATS_URL=" + natsURL, "VIGIL_JWT_SECRET=" + secret}
 	api1 := startProcess(t, "api-1", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")

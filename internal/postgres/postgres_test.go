@@ -2,13 +2,9 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -19,88 +15,16 @@ import (
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/postgres"
+	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
-// These tests need a PostgreSQL server: CI guarantees one, so an
-// unreachable server fails them rather than skipping them.
-const defaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
-
-// adminURL returns the URL of a database from which test databases are
-// created and dropped.
-func adminURL() string {
-	if u := os.Getenv("VIGIL_TEST_POSTGRES_URL"); u != "" {
-		return u
-	}
-	return defaultURL
-}
-
 // requirePostgres fails t at once when the server is not reachable,
 // rather than once per subtest.
-func requirePostgres(t *testing.T) {
-	t.Helper()
-	conn, err := pgx.Connect(t.Context(), adminURL())
-	if err != nil {
-		unreachable(t, err)
-	}
-	conn.Close(t.Context())
-}
+func requirePostgres(t *testing.T) { pgtest.Require(t) }
 
-// unreachable fails t saying how to get a server.
-func unreachable(t testing.TB, err error) {
-	t.Helper()
-	t.Fatalf("PostgreSQL is not reachable at %s: %v\n"+
-		"These tests need a PostgreSQL server (13 or later) and a role that may create databases.\n"+
-		"Start one, e.g.\n"+
-		"  docker run -d --name vigil-pg -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15\n"+
-		"or point VIGIL_TEST_POSTGRES_URL at one (postgres://user:pass@host:port/db?sslmode=disable).",
-		adminURL(), err)
-}
-
-// freshDB creates an empty database vigil_test_<random>, drops it when the
-// test ends, and returns its URL.
-func freshDB(t testing.TB) string {
-	t.Helper()
-	ctx := context.Background()
-	admin := adminURL()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		unreachable(t, err)
-	}
-	defer conn.Close(ctx)
-	b := make([]byte, 8)
-	rand.Read(b)
-	name := "vigil_test_" + hex.EncodeToString(b)
-	if _, err := conn.Exec(ctx, `CREATE DATABASE `+pgx.Identifier{name}.Sanitize()); err != nil {
-		t.Fatalf("CREATE DATABASE %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, admin)
-		if err != nil {
-			t.Errorf("dropping %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP DATABASE IF EXISTS `+pgx.Identifier{name}.Sanitize()+` WITH (FORCE)`); err != nil {
-			t.Errorf("DROP DATABASE %s: %v", name, err)
-		}
-	})
-	return withDatabase(t, admin, name)
-}
-
-// withDatabase returns connection string s naming database name instead.
-func withDatabase(t testing.TB, s, name string) string {
-	t.Helper()
-	if !strings.Contains(s, "://") { // keyword/value form
-		return s + " dbname=" + name
-	}
-	u, err := url.Parse(s)
-	if err != nil {
-		t.Fatalf("VIGIL_TEST_POSTGRES_URL: %v", err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
+// freshDB creates an empty database and returns its URL.
+func freshDB(t testing.TB) string { return pgtest.FreshDB(t) }
 
 func mustOpen(t testing.TB, dbURL string, opt postgres.Options) *postgres.Store {
 	t.Helper()
