@@ -87,7 +87,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&f.IngestWait, "ingest-wait", 0, "--ingest-wait of the embedded server (0: reply once durable)")
 	fs.StringVar(&f.Fsync, "fsync", "deferred", "--fsync of the embedded server and of the storage-limit store")
 	fs.StringVar(&f.ServeArgs, "serve-args", "", "extra flags for the embedded server, space-separated (e.g. \"--workers 4\")")
-	fs.DurationVar(&f.SearchableTimeout, "searchable-timeout", 10*time.Minute, "how long to wait for every accepted artifact to become searchable")
+	fs.DurationVar(&f.SearchableTimeout, "searchable-timeout", 30*time.Minute, "how long to wait for every accepted artifact to become searchable")
 	fs.StringVar(&f.CPUProfile, "cpuprofile", "", "write a CPU profile of the load phase (first POST until all searchable) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")

@@ -38,6 +38,7 @@ type config struct {
 	MaxDeliver    int
 	AckWait       time.Duration
 	RetentionDays int
+	QueueReplicas int
 
 	GeoIPCityDB   string
 	GeoIPASNDB    string
@@ -84,6 +85,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.DurationVar(&c.IntelRefresh, "threat-intel-refresh", time.Hour, "refresh interval of feed URLs")
 	fs.Func("detect", "a detection threshold as name=value, repeatable (e.g. brute_force_count=10, port_scan_span=2m)", c.Detect.Set)
 	fs.BoolVar(&c.EnrichmentOff, "no-enrichment", false, "turn the enrichment stage off in this process")
+	fs.IntVar(&c.QueueReplicas, "queue-replicas", 1, "replicas of the queue streams on a NATS cluster (3 for R3)")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 }
@@ -127,6 +129,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxPending < 1 || c.MaxDeliver < 1 || c.IngestWait < 0 {
 		errs = append(errs, errors.New("--max-pending and --max-deliver must be at least 1, --ingest-wait not negative"))
+	}
+	if c.QueueReplicas < 1 || c.QueueReplicas > 5 {
+		errs = append(errs, errors.New("--queue-replicas must be 1..5"))
 	}
 	if c.RetentionDays < 0 {
 		errs = append(errs, errors.New("--retention-days must not be negative"))

@@ -71,7 +71,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	q, err := queue.Open(ctx, queue.Config{
 		URL: c.NATSURL, Dir: filepath.Join(c.DataDir, "jetstream"), MaxBytes: c.MaxQueueBytes,
-		MaxPending: c.MaxPending, MaxDeliver: c.MaxDeliver, AckWait: c.AckWait, FsyncAlways: c.Fsync == "always",
+		MaxPending: c.MaxPending, MaxDeliver: c.MaxDeliver, AckWait: c.AckWait, Replicas: c.QueueReplicas, FsyncAlways: c.Fsync == "always",
 	}, log)
 	if err != nil {
 		return err
