@@ -41,6 +41,44 @@ type ObservationUpdate struct {
 	ArtifactIDs *[]string
 }
 
+// Apply sets the scalar fields present in u on o, and returns the node and
+// artifact ids o has after the update (deduplicated); the store replaces
+// the references only when u names them.
+func (u ObservationUpdate) Apply(o *Observation) (nodeIDs, artifactIDs []string) {
+	set(&o.Type, u.Type)
+	set(&o.Description, u.Description)
+	set(&o.Severity, u.Severity)
+	nodeIDs, artifactIDs = o.NodeIDs, o.ArtifactIDs
+	if u.NodeIDs != nil {
+		nodeIDs = Dedupe(*u.NodeIDs)
+	}
+	if u.ArtifactIDs != nil {
+		artifactIDs = Dedupe(*u.ArtifactIDs)
+	}
+	return nodeIDs, artifactIDs
+}
+
+// Dedupe drops repeated ids, keeping first occurrences in order; it never
+// returns nil.
+func Dedupe(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// set stores *v in *dst when v is given: the one rule of partial updates.
+func set[T any](dst *T, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
 var observationTypeRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
 
 // Limits of observation fields (DESIGN §6).

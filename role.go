@@ -52,5 +52,11 @@ type RoleUpdate struct {
 	Permissions *[]string
 }
 
+// Apply sets the fields present in u on r.
+func (u RoleUpdate) Apply(r *Role) {
+	set(&r.Name, u.Name)
+	set(&r.Permissions, u.Permissions)
+}
+
 // MaxRoleNameLen bounds a role's name.
 const MaxRoleNameLen = 100

@@ -30,6 +30,16 @@ type RuleUpdate struct {
 	Conditions           *json.RawMessage
 }
 
+// Apply sets the fields present in u on r.
+func (u RuleUpdate) Apply(r *Rule) {
+	set(&r.Name, u.Name)
+	set(&r.Priority, u.Priority)
+	set(&r.Enabled, u.Enabled)
+	set(&r.Severity, u.Severity)
+	set(&r.TargetInfrastructure, u.TargetInfrastructure)
+	set(&r.Conditions, u.Conditions)
+}
+
 // Bounds of a rule's name and priority (a 32-bit integer in every store).
 const (
 	MaxRuleNameLen  = 200

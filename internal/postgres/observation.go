@@ -14,8 +14,8 @@ import (
 // RecordObservation stores o and correlates it into an incident.
 func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Observation, title string, p vigil.CorrelationPolicy) error {
 	o.OrgID = org
-	o.NodeIDs = dedupe(o.NodeIDs)
-	o.ArtifactIDs = dedupe(o.ArtifactIDs)
+	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
+	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
 	given := o.KeyNodeIDs
 	return wrap("RecordObservation", s.tx(ctx, func(tx pgx.Tx) error {
 		if err := checkRefs(ctx, tx, org, o.NodeIDs, o.ArtifactIDs); err != nil {
@@ -466,22 +466,7 @@ func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.O
 		if err != nil {
 			return err
 		}
-		if u.Type != nil {
-			o.Type = *u.Type
-		}
-		if u.Description != nil {
-			o.Description = *u.Description
-		}
-		if u.Severity != nil {
-			o.Severity = *u.Severity
-		}
-		nodeIDs, artifactIDs := o.NodeIDs, o.ArtifactIDs
-		if u.NodeIDs != nil {
-			nodeIDs = dedupe(*u.NodeIDs)
-		}
-		if u.ArtifactIDs != nil {
-			artifactIDs = dedupe(*u.ArtifactIDs)
-		}
+		nodeIDs, artifactIDs := u.Apply(o)
 		if err := checkRefs(ctx, tx, org, nodeIDs, artifactIDs); err != nil {
 			return err
 		}

@@ -291,19 +291,3 @@ func (c *conds) page(p vigil.Page) (string, []any) {
 	args := append(append([]any{}, c.args...), pageArgs(p)...)
 	return fmt.Sprintf(" LIMIT $%d OFFSET $%d", len(c.args)+1, len(c.args)+2), args
 }
-
-// dedupe drops repeated ids, keeping first occurrences in order.
-func dedupe(ids []string) []string {
-	if len(ids) == 0 {
-		return []string{}
-	}
-	seen := make(map[string]bool, len(ids))
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
-}

@@ -89,12 +89,7 @@ func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpda
 		if err != nil {
 			return notFound(err, "role")
 		}
-		if u.Name != nil {
-			r.Name = *u.Name
-		}
-		if u.Permissions != nil {
-			r.Permissions = *u.Permissions
-		}
+		u.Apply(r)
 		r.UpdatedAt = now
 		_, err = tx.Exec(ctx, `UPDATE roles SET name = $1, permissions = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
 			r.Name, perms(r.Permissions), nanos(now), org, id)

@@ -72,24 +72,7 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 		if err != nil {
 			return notFound(err, "classification rule")
 		}
-		if u.Name != nil {
-			r.Name = *u.Name
-		}
-		if u.Priority != nil {
-			r.Priority = *u.Priority
-		}
-		if u.Enabled != nil {
-			r.Enabled = *u.Enabled
-		}
-		if u.Severity != nil {
-			r.Severity = *u.Severity
-		}
-		if u.TargetInfrastructure != nil {
-			r.TargetInfrastructure = *u.TargetInfrastructure
-		}
-		if u.Conditions != nil {
-			r.Conditions = *u.Conditions
-		}
+		u.Apply(r)
 		r.UpdatedAt = now
 		_, err = tx.Exec(ctx, `UPDATE rules SET name = $1, priority = $2, enabled = $3, severity = $4, target_infrastructure = $5,
 			conditions = $6::text::json, updated_at = $7 WHERE org_id = $8 AND id = $9`,

@@ -13,8 +13,8 @@ import (
 // RecordObservation stores o and correlates it into an incident.
 func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Observation, title string, p vigil.CorrelationPolicy) error {
 	o.OrgID = org
-	o.NodeIDs = dedupe(o.NodeIDs)
-	o.ArtifactIDs = dedupe(o.ArtifactIDs)
+	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
+	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
 	return wrap("RecordObservation", s.tx(ctx, func(tx *sql.Tx) error {
 		if err := checkRefs(ctx, tx, org, o.NodeIDs, o.ArtifactIDs); err != nil {
 			return err
@@ -403,22 +403,7 @@ func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.O
 		if err != nil {
 			return err
 		}
-		if u.Type != nil {
-			o.Type = *u.Type
-		}
-		if u.Description != nil {
-			o.Description = *u.Description
-		}
-		if u.Severity != nil {
-			o.Severity = *u.Severity
-		}
-		nodeIDs, artifactIDs := o.NodeIDs, o.ArtifactIDs
-		if u.NodeIDs != nil {
-			nodeIDs = dedupe(*u.NodeIDs)
-		}
-		if u.ArtifactIDs != nil {
-			artifactIDs = dedupe(*u.ArtifactIDs)
-		}
+		nodeIDs, artifactIDs := u.Apply(o)
 		if err := checkRefs(ctx, tx, org, nodeIDs, artifactIDs); err != nil {
 			return err
 		}
@@ -476,20 +461,4 @@ func (s *Store) DeleteObservation(ctx context.Context, org, id string) error {
 		}
 		return nil
 	}))
-}
-
-// dedupe drops repeated ids, keeping first occurrences in order.
-func dedupe(ids []string) []string {
-	if len(ids) == 0 {
-		return []string{}
-	}
-	seen := make(map[string]bool, len(ids))
-	out := make([]string, 0, len(ids))
-	for _, id := range ids {
-		if !seen[id] {
-			seen[id] = true
-			out = append(out, id)
-		}
-	}
-	return out
 }

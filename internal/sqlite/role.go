@@ -87,12 +87,7 @@ func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpda
 		if err != nil {
 			return err
 		}
-		if u.Name != nil {
-			r.Name = *u.Name
-		}
-		if u.Permissions != nil {
-			r.Permissions = *u.Permissions
-		}
+		u.Apply(r)
 		r.UpdatedAt = now
 		perms, _ := json.Marshal(r.Permissions)
 		_, err = tx.ExecContext(ctx, `UPDATE roles SET name = ?, permissions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,

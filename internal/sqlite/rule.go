@@ -76,24 +76,7 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 		if err != nil {
 			return err
 		}
-		if u.Name != nil {
-			r.Name = *u.Name
-		}
-		if u.Priority != nil {
-			r.Priority = *u.Priority
-		}
-		if u.Enabled != nil {
-			r.Enabled = *u.Enabled
-		}
-		if u.Severity != nil {
-			r.Severity = *u.Severity
-		}
-		if u.TargetInfrastructure != nil {
-			r.TargetInfrastructure = *u.TargetInfrastructure
-		}
-		if u.Conditions != nil {
-			r.Conditions = *u.Conditions
-		}
+		u.Apply(r)
 		r.UpdatedAt = now
 		_, err = tx.ExecContext(ctx, `UPDATE rules SET name = ?, priority = ?, enabled = ?, severity = ?, target_infrastructure = ?,
 			conditions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
