@@ -251,8 +251,11 @@ func findBurst(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, f
 func windowState(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
 	var st vigil.WindowState
 	var first, last *int64
-	err := tx.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM detect_signals
-		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5`, org, d.Detector, d.Key, from, to).
+	// The newest MaxBurstScan signals at most: a long burst's description
+	// says "at least" rather than rescanning it whole on every growth.
+	err := tx.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM (
+		SELECT member, at FROM detect_signals WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5
+		ORDER BY at DESC LIMIT $6) AS w`, org, d.Detector, d.Key, from, to, vigil.MaxBurstScan).
 		Scan(&st.Count, &st.Distinct, &first, &last)
 	if err != nil {
 		return st, err
@@ -374,11 +377,14 @@ func growObservation(ctx context.Context, tx pgx.Tx, org, obsID string, fresh []
 			SELECT $1, a, n FROM unnest($2::text[], $3::int[]) AS u(a, n)`, obsID, add, pos)
 	}
 	if len(artifactIDs) > 0 {
-		b.Queue(`INSERT INTO incident_artifacts (incident_id, artifact_id)
-			SELECT $1, a FROM unnest($2::text[]) AS a ON CONFLICT DO NOTHING`, incID, artifactIDs)
+		// Count what is new instead of recounting a large incident on each growth.
+		b.Queue(`WITH ins AS (INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT $1, a FROM unnest($2::text[]) AS a ON CONFLICT DO NOTHING RETURNING 1)
+			UPDATE incidents SET artifact_count = artifact_count + (SELECT COUNT(*) FROM ins) WHERE id = $1 AND org_id = $3`,
+			incID, artifactIDs, org)
 	}
 	b.Queue(`UPDATE observations SET description = $1, severity = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
 		f.Description, f.Severity, nanos(now), org, obsID)
-	queueRefresh(b, org, incID, now, true)
+	queueRefreshKeepArtifacts(b, org, incID, now)
 	return sendBatch(ctx, tx, b)
 }

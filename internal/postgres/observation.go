@@ -274,9 +274,23 @@ func mergeIncident(ctx context.Context, tx pgx.Tx, org, from, into string, now t
 // later: an observation recorded late must not move the last activity back
 // and close the correlation window early.
 func queueRefresh(b *pgx.Batch, org, id string, now time.Time, activity bool) {
+	queueRefreshCounts(b, org, id, now, activity, true)
+}
+
+// queueRefreshKeepArtifacts refreshes an incident that grew, whose
+// artifact_count was already advanced by the statement that added them.
+func queueRefreshKeepArtifacts(b *pgx.Batch, org, id string, now time.Time) {
+	queueRefreshCounts(b, org, id, now, true, false)
+}
+
+func queueRefreshCounts(b *pgx.Batch, org, id string, now time.Time, activity, recountArtifacts bool) {
+	artifacts := `artifact_count = (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = $1),`
+	if !recountArtifacts {
+		artifacts = ``
+	}
 	q := `UPDATE incidents i SET
 		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = $1),
-		artifact_count = (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = $1),
+		` + artifacts + `
 		computed_severity = c.sev,
 		severity = CASE WHEN i.classified_by_id IS NULL THEN c.sev ELSE i.severity END,
 		updated_at = $3`

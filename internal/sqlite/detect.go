@@ -208,8 +208,11 @@ func burstActive(ctx context.Context, tx *sql.Tx, org, detector, key string, sin
 func windowState(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
 	var st vigil.WindowState
 	var first, last sql.NullInt64
-	err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM detect_signals
-		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ?`, org, d.Detector, d.Key, from, to).
+	// The newest MaxBurstScan signals at most: a long burst's description
+	// says "at least" rather than rescanning it whole on every growth.
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM (
+		SELECT member, at FROM detect_signals WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ?
+		ORDER BY at DESC LIMIT ?)`, org, d.Detector, d.Key, from, to, vigil.MaxBurstScan).
 		Scan(&st.Count, &st.Distinct, &first, &last)
 	if err != nil {
 		return st, err
@@ -294,6 +297,7 @@ func growObservation(ctx context.Context, tx *sql.Tx, org, obsID string, fresh [
 	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`, obsID).Scan(&have); err != nil {
 		return err
 	}
+	added := 0
 	for _, id := range artifactIDs {
 		if have < vigil.MaxObservationArtifacts {
 			res, err := tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -305,14 +309,17 @@ func growObservation(ctx context.Context, tx *sql.Tx, org, obsID string, fresh [
 				have++
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-			incID, id); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+			incID, id)
+		if err != nil {
 			return err
 		}
+		n, _ := res.RowsAffected()
+		added += int(n)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE id = ?`,
 		f.Description, f.Severity, nanos(now), obsID); err != nil {
 		return err
 	}
-	return refreshCounts(ctx, tx, incID, now, true)
+	return refreshIncident(ctx, tx, incID, now, true, added)
 }

@@ -216,6 +216,13 @@ const severityRankSQL = `CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3
 // active later: an observation recorded late must not move the last
 // activity back and close the correlation window early.
 func refreshCounts(ctx context.Context, tx *sql.Tx, id string, now time.Time, activity bool) error {
+	return refreshIncident(ctx, tx, id, now, activity, -1)
+}
+
+// refreshIncident is refreshCounts for an incident that just gained added
+// artifacts (all new to it): their count is added instead of recounting
+// every artifact of a large incident on each growth. added < 0 recounts.
+func refreshIncident(ctx context.Context, tx *sql.Tx, id string, now time.Time, activity bool, added int) error {
 	var rank sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(`+severityRankSQL+`) FROM observations WHERE incident_id = ?`, id).Scan(&rank); err != nil {
 		return err
@@ -223,14 +230,14 @@ func refreshCounts(ctx context.Context, tx *sql.Tx, id string, now time.Time, ac
 	sev := rankSeverity(int(rank.Int64))
 	q := `UPDATE incidents SET
 		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = ?1),
-		artifact_count = (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1),
+		artifact_count = CASE WHEN ?4 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?4 END,
 		computed_severity = ?2,
 		severity = CASE WHEN classified_by_id IS NULL THEN ?2 ELSE severity END,
 		updated_at = ?3`
 	if activity {
 		q += `, last_activity_at = MAX(last_activity_at, ?3)`
 	}
-	_, err := tx.ExecContext(ctx, q+` WHERE id = ?1`, id, sev, nanos(now))
+	_, err := tx.ExecContext(ctx, q+` WHERE id = ?1`, id, sev, nanos(now), added)
 	return err
 }
 
