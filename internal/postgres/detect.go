@@ -142,12 +142,12 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 	}
 	// An active burst of this key grows.
 	var obsID string
-	var firstAt, lastAt int64
-	err = tx.QueryRow(ctx, `SELECT b.observation_id, b.first_at, b.last_at FROM detect_bursts b
+	var firstAt, lastAt, signals int64
+	err = tx.QueryRow(ctx, `SELECT b.observation_id, b.first_at, b.last_at, b.signals FROM detect_bursts b
 		JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
 		JOIN incidents i ON i.id = o.incident_id
 		WHERE b.org_id = $1 AND b.detector = $2 AND b.key = $3 AND b.last_at >= $4 AND i.status IN (1, 2)
-		ORDER BY b.last_at DESC, b.observation_id DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt, &lastAt)
+		ORDER BY b.last_at DESC, b.observation_id DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt, &lastAt, &signals)
 	switch {
 	case errNoRows(err):
 		obsID = ""
@@ -156,19 +156,20 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 	}
 	now := vigil.Now()
 	if obsID != "" {
-		st, err := windowState(ctx, tx, org, d, firstAt, max(nanos(newest), lastAt))
+		// Members over the last span; the count is the burst's running total.
+		st, err := windowState(ctx, tx, org, d, max(firstAt, nanos(since)), max(nanos(newest), lastAt))
 		if err != nil {
 			return "", err
 		}
-		st.Grown = true
+		st.Count, st.First, st.Grown = int(signals)+len(fresh), time.Unix(0, firstAt).UTC(), true
 		st.Nodes, _ = vigil.MergeSignals(fresh)
 		f := d.Describe(d.Key, st)
 		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
 			return "", err
 		}
-		_, err = tx.Exec(ctx, `UPDATE detect_bursts SET last_at = GREATEST(last_at, $1)
+		_, err = tx.Exec(ctx, `UPDATE detect_bursts SET last_at = GREATEST(last_at, $1), signals = signals + $6
 			WHERE org_id = $2 AND detector = $3 AND key = $4 AND observation_id = $5`,
-			nanos(newest), org, d.Detector, d.Key, obsID)
+			nanos(newest), org, d.Detector, d.Key, obsID, len(fresh))
 		return obsID, err
 	}
 	from, to, ok, err := findBurst(ctx, tx, org, d, fresh, newest)
@@ -204,8 +205,8 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 	if err := recordObservation(ctx, tx, org, o, keys, f.Title, p); err != nil {
 		return "", err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at)
-		VALUES ($1, $2, $3, $4, $5, $6)`, org, d.Detector, d.Key, o.ID, from, to)
+	_, err = tx.Exec(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at, signals)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, org, d.Detector, d.Key, o.ID, from, to, st.Count)
 	return o.ID, err
 }
 

@@ -79,12 +79,12 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 	}
 	// An active burst of this key grows.
 	var obsID string
-	var firstAt, lastAt int64
-	err := tx.QueryRowContext(ctx, `SELECT b.observation_id, b.first_at, b.last_at FROM detect_bursts b
+	var firstAt, lastAt, signals int64
+	err := tx.QueryRowContext(ctx, `SELECT b.observation_id, b.first_at, b.last_at, b.signals FROM detect_bursts b
 		JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
 		JOIN incidents i ON i.id = o.incident_id
 		WHERE b.org_id = ? AND b.detector = ? AND b.key = ? AND b.last_at >= ? AND i.status IN (1, 2)
-		ORDER BY b.last_at DESC, b.observation_id DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt, &lastAt)
+		ORDER BY b.last_at DESC, b.observation_id DESC LIMIT 1`, org, d.Detector, d.Key, nanos(since)).Scan(&obsID, &firstAt, &lastAt, &signals)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		obsID = ""
@@ -93,18 +93,20 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 	}
 	now := vigil.Now()
 	if obsID != "" {
-		st, err := windowState(ctx, tx, org, d, firstAt, max(nanos(newest), lastAt))
+		// Members over the last span; the count is the burst's running total.
+		st, err := windowState(ctx, tx, org, d, max(firstAt, nanos(since)), max(nanos(newest), lastAt))
 		if err != nil {
 			return "", err
 		}
-		st.Grown = true
+		st.Count, st.First, st.Grown = int(signals)+len(fresh), fromNanos(firstAt), true
 		st.Nodes, _ = vigil.MergeSignals(fresh)
 		f := d.Describe(d.Key, st)
 		if err := growObservation(ctx, tx, org, obsID, fresh, f, now, p); err != nil {
 			return "", err
 		}
-		_, err = tx.ExecContext(ctx, `UPDATE detect_bursts SET last_at = MAX(last_at, ?) WHERE org_id = ? AND detector = ? AND key = ? AND observation_id = ?`,
-			nanos(newest), org, d.Detector, d.Key, obsID)
+		_, err = tx.ExecContext(ctx, `UPDATE detect_bursts SET last_at = MAX(last_at, ?), signals = signals + ?
+			WHERE org_id = ? AND detector = ? AND key = ? AND observation_id = ?`,
+			nanos(newest), len(fresh), org, d.Detector, d.Key, obsID)
 		return obsID, err
 	}
 	from, to, ok, err := findBurst(ctx, tx, org, d, fresh, newest)
@@ -140,8 +142,8 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 	if err := recordObservation(ctx, tx, org, o, keys, f.Title, p); err != nil {
 		return "", err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		org, d.Detector, d.Key, o.ID, from, to)
+	_, err = tx.ExecContext(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at, signals) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		org, d.Detector, d.Key, o.ID, from, to, st.Count)
 	return o.ID, err
 }
 
