@@ -51,7 +51,10 @@ func (q *Queue) Consume(ctx context.Context, opt ConsumeOptions, h Handler) erro
 		opt.MaxBatch = 64
 	}
 	if opt.Prefetch <= 0 {
-		opt.Prefetch = 2 * opt.MaxBatch
+		// One batch ahead at most: messages waiting in the buffer while a
+		// saturated store works would outlive AckWait and be redelivered,
+		// doing the same work twice.
+		opt.Prefetch = opt.MaxBatch
 	}
 	it, err := q.cons.Messages(jetstream.PullMaxMessages(opt.Prefetch))
 	if err != nil {
