@@ -1711,7 +1711,7 @@ func (b *bench) writePNG(w io.Writer) error {
 	title := fmt.Sprintf("vigil bench: %d clients x %d, e2e %.0f/s, ack p99 %.0f ms (x: seconds)", b.f.Clients, b.f.Batch, l.E2ERate, l.AckP99Ms)
 	return plot.Lines(w, title, []plot.Series{
 		{Name: "accepted/s (acked)", Panel: "artifacts per second", X: xs, Y: acc},
-		{Name: "processed/s (parsed+stored)", Panel: "artifacts per second", X: xs, Y: proc},
+		{Name: "parsed/s (workers)", Panel: "artifacts per second", X: xs, Y: proc},
 		{Name: "ack p99 ms", Panel: "ack latency p99 (ms), per second", X: xs, Y: p99},
 	})
 }
