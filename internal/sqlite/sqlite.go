@@ -29,6 +29,10 @@ var migrations embed.FS
 type Store struct {
 	w *sql.DB // the one writer connection
 	r *sql.DB // readers
+	c *sql.DB // the checkpointer's connection
+
+	stopCheckpoint chan struct{}
+	checkpointDone chan struct{}
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -56,11 +60,13 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		"foreign_keys(ON)",
 		"temp_store(MEMORY)",
 		"cache_size(-65536)",
+		"journal_size_limit(67108864)",
 	}
 	q := url.Values{}
 	for _, p := range pragmas {
 		q.Add("_pragma", p)
 	}
+	q.Add("_pragma", "wal_autocheckpoint(0)") // see checkpoint.go
 	q.Set("_txlock", "immediate")
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -83,6 +89,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	for _, p := range pragmas {
 		rq.Add("_pragma", p)
 	}
+	cq := url.Values{}
+	for _, p := range pragmas {
+		cq.Add("_pragma", p)
+	}
 	rq.Add("_pragma", "query_only(1)")
 	r, err := sql.Open("sqlite", "file:"+abs+"?"+rq.Encode())
 	if err != nil {
@@ -93,6 +103,15 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	s.r = r
+	c, err := sql.Open("sqlite", "file:"+abs+"?"+cq.Encode())
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
+	}
+	c.SetMaxOpenConns(1)
+	s.c, s.stopCheckpoint, s.checkpointDone = c, make(chan struct{}), make(chan struct{})
+	go checkpointLoop(c, s.stopCheckpoint, s.checkpointDone)
 	return s, nil
 }
 
@@ -112,6 +131,11 @@ func (s *Store) Close() error {
 		errs = append(errs, s.r.Close())
 	}
 	errs = append(errs, s.w.Close())
+	if s.c != nil {
+		close(s.stopCheckpoint)
+		<-s.checkpointDone
+		errs = append(errs, s.c.Close())
+	}
 	return errors.Join(errs...)
 }
 
