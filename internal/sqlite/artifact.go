@@ -18,7 +18,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if len(arts) == 0 {
 		return nil
 	}
-	return wrap("InsertArtifacts", s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("InsertArtifacts", s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
@@ -176,7 +176,7 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 	total := 0
 	for {
 		var n int64
-		err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := s.tx(ctx, func(tx *wtx) error {
 			if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE IF NOT EXISTS doomed (rowid INTEGER PRIMARY KEY)`); err != nil {
 				return err
 			}

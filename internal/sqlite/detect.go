@@ -15,7 +15,7 @@ import (
 // split one attacker's lines still fire once.
 func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]string, error) {
 	var out []string
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		out = out[:0]
 		for _, d := range ds {
 			id, err := detect(ctx, tx, org, d, p)
@@ -45,7 +45,7 @@ func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error)
 	return int(n), nil
 }
 
-func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p vigil.CorrelationPolicy) (string, error) {
+func detect(ctx context.Context, tx *wtx, org string, d *vigil.Detection, p vigil.CorrelationPolicy) (string, error) {
 	// Record the signals; only those not seen before count.
 	var fresh []vigil.Signal
 	var newest time.Time
@@ -156,7 +156,7 @@ func detect(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, p v
 // that follow each other within Span. Signals of an earlier burst whose
 // incident was closed stay out of it: the next burst counts only what
 // came after that one.
-func findBurst(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, fresh []vigil.Signal, newest time.Time) (from, to int64, ok bool, err error) {
+func findBurst(ctx context.Context, tx *wtx, org string, d *vigil.Detection, fresh []vigil.Signal, newest time.Time) (from, to int64, ok bool, err error) {
 	oldest := newest
 	for _, sg := range fresh {
 		if sg.At.Before(oldest) {
@@ -199,7 +199,7 @@ func findBurst(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, 
 // at the requiring signal's time at: begun by then, its last signal at or
 // after since. A login that came before the brute force is no success
 // after it.
-func burstActive(ctx context.Context, tx *sql.Tx, org, detector, key string, since, at time.Time) (bool, error) {
+func burstActive(ctx context.Context, tx *wtx, org, detector, key string, since, at time.Time) (bool, error) {
 	var n int
 	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM detect_bursts WHERE org_id = ? AND detector = ? AND key = ? AND last_at >= ? AND first_at <= ?`,
 		org, detector, key, nanos(since), nanos(at)).Scan(&n)
@@ -207,7 +207,7 @@ func burstActive(ctx context.Context, tx *sql.Tx, org, detector, key string, sin
 }
 
 // windowState summarizes the signals of d's key with at in [from, to].
-func windowState(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
+func windowState(ctx context.Context, tx *wtx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
 	var st vigil.WindowState
 	var first, last sql.NullInt64
 	// The newest MaxBurstScan signals at most: a long burst's description
@@ -238,7 +238,7 @@ func windowState(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection
 }
 
 // windowSignals returns the signals of d's key in [from, to], oldest first.
-func windowSignals(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detection, from, to int64) ([]vigil.Signal, error) {
+func windowSignals(ctx context.Context, tx *wtx, org string, d *vigil.Detection, from, to int64) ([]vigil.Signal, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT artifact_id, at, member, nodes FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at, artifact_id LIMIT ?`,
 		org, d.Detector, d.Key, from, to, vigil.MaxObservationArtifacts)
@@ -265,7 +265,7 @@ func windowSignals(ctx context.Context, tx *sql.Tx, org string, d *vigil.Detecti
 
 // growObservation appends fresh signals' artifacts and nodes to an
 // observation and its incident, and rebuilds its description and severity.
-func growObservation(ctx context.Context, tx *sql.Tx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
+func growObservation(ctx context.Context, tx *wtx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
 	var incID string
 	if err := tx.QueryRowContext(ctx, `SELECT incident_id FROM observations WHERE org_id = ? AND id = ?`, org, obsID).Scan(&incID); err != nil {
 		return err

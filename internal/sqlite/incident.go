@@ -145,7 +145,7 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 // SetIncidentStatus moves an incident to status and records the change.
 func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*vigil.Incident, error) {
 	var out *vigil.Incident
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		var cur int
 		var resolved sql.NullInt64
 		err := tx.QueryRowContext(ctx, `SELECT status, resolved_at FROM incidents WHERE org_id = ? AND id = ?`, org, id).Scan(&cur, &resolved)

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -10,7 +9,7 @@ import (
 // UpsertNodes returns the nodes named by refs, creating the missing ones.
 func (s *Store) UpsertNodes(ctx context.Context, org string, refs []vigil.NodeRef) ([]vigil.Node, error) {
 	var out []vigil.Node
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		var err error
 		out, err = upsertNodes(ctx, tx, org, refs, vigil.Now())
 		return err
@@ -18,7 +17,7 @@ func (s *Store) UpsertNodes(ctx context.Context, org string, refs []vigil.NodeRe
 	return out, wrap("UpsertNodes", err)
 }
 
-func upsertNodes(ctx context.Context, tx *sql.Tx, org string, refs []vigil.NodeRef, now interface{ UnixNano() int64 }) ([]vigil.Node, error) {
+func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef, now interface{ UnixNano() int64 }) ([]vigil.Node, error) {
 	out := make([]vigil.Node, 0, len(refs))
 	for _, r := range refs {
 		if !vigil.ValidNodeType(r.Type) || r.Value == "" {

@@ -15,7 +15,7 @@ func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Obse
 	o.OrgID = org
 	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
 	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
-	return wrap("RecordObservation", s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("RecordObservation", s.tx(ctx, func(tx *wtx) error {
 		if err := checkRefs(ctx, tx, org, o.NodeIDs, o.ArtifactIDs); err != nil {
 			return err
 		}
@@ -28,7 +28,7 @@ func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Obse
 }
 
 // recordObservation inserts o with its node roles and correlates it.
-func recordObservation(ctx context.Context, tx *sql.Tx, org string, o *vigil.Observation, keys map[string]bool, title string, p vigil.CorrelationPolicy) error {
+func recordObservation(ctx context.Context, tx *wtx, org string, o *vigil.Observation, keys map[string]bool, title string, p vigil.CorrelationPolicy) error {
 	o.OrgID = org
 	if _, err := tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, o.ID, org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt)); err != nil {
@@ -56,7 +56,7 @@ func recordObservation(ctx context.Context, tx *sql.Tx, org string, o *vigil.Obs
 
 // checkRefs returns EINVALID naming node_ids or artifact_ids when one of
 // them is not a record of org.
-func checkRefs(ctx context.Context, tx *sql.Tx, org string, nodeIDs, artifactIDs []string) error {
+func checkRefs(ctx context.Context, tx *wtx, org string, nodeIDs, artifactIDs []string) error {
 	if missing, err := missingIDs(ctx, tx, "nodes", org, nodeIDs); err != nil {
 		return err
 	} else if len(missing) > 0 {
@@ -73,7 +73,7 @@ func checkRefs(ctx context.Context, tx *sql.Tx, org string, nodeIDs, artifactIDs
 // hubsToContext drops from keys the nodes already key nodes of hubLimit or
 // more open incidents: such a hub (a NAT gateway, a public resolver) would
 // otherwise collapse unrelated incidents into one.
-func hubsToContext(ctx context.Context, tx *sql.Tx, org string, keys map[string]bool, hubLimit int) error {
+func hubsToContext(ctx context.Context, tx *wtx, org string, keys map[string]bool, hubLimit int) error {
 	if len(keys) == 0 || hubLimit <= 0 {
 		return nil
 	}
@@ -100,7 +100,7 @@ func hubsToContext(ctx context.Context, tx *sql.Tx, org string, keys map[string]
 	return rows.Err()
 }
 
-func insertObservationRefs(ctx context.Context, tx *sql.Tx, obsID string, nodeIDs []string, keys map[string]bool, artifactIDs []string) error {
+func insertObservationRefs(ctx context.Context, tx *wtx, obsID string, nodeIDs []string, keys map[string]bool, artifactIDs []string) error {
 	for i, id := range nodeIDs {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key) VALUES (?, ?, ?, ?)`,
 			obsID, id, i, keys[id]); err != nil {
@@ -119,7 +119,7 @@ func insertObservationRefs(ctx context.Context, tx *sql.Tx, obsID string, nodeID
 // correlate attaches observation o to an incident (DESIGN §8) and returns
 // its id. The single writer connection serializes correlation, so two
 // observations sharing a node can never open two incidents.
-func correlate(ctx context.Context, tx *sql.Tx, org string, o *vigil.Observation, keys map[string]bool, title string, p vigil.CorrelationPolicy) (string, error) {
+func correlate(ctx context.Context, tx *wtx, org string, o *vigil.Observation, keys map[string]bool, title string, p vigil.CorrelationPolicy) (string, error) {
 	now := o.CreatedAt
 	var candidates []string // oldest first
 	if len(keys) > 0 {
@@ -186,7 +186,7 @@ func correlate(ctx context.Context, tx *sql.Tx, org string, o *vigil.Observation
 
 // mergeIncident moves everything of incident from into incident into and
 // leaves from as a pointer (merged_into).
-func mergeIncident(ctx context.Context, tx *sql.Tx, org, from, into string, now time.Time) error {
+func mergeIncident(ctx context.Context, tx *wtx, org, from, into string, now time.Time) error {
 	stmts := []string{
 		`UPDATE observations SET incident_id = ?2 WHERE incident_id = ?1`,
 		`INSERT INTO incident_nodes (incident_id, node_id, key) SELECT ?2, node_id, key FROM incident_nodes WHERE incident_id = ?1
@@ -215,14 +215,14 @@ const severityRankSQL = `CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3
 // activity it also marks the incident active at now, unless it was already
 // active later: an observation recorded late must not move the last
 // activity back and close the correlation window early.
-func refreshCounts(ctx context.Context, tx *sql.Tx, id string, now time.Time, activity bool) error {
+func refreshCounts(ctx context.Context, tx *wtx, id string, now time.Time, activity bool) error {
 	return refreshIncident(ctx, tx, id, now, activity, -1)
 }
 
 // refreshIncident is refreshCounts for an incident that just gained added
 // artifacts (all new to it): their count is added instead of recounting
 // every artifact of a large incident on each growth. added < 0 recounts.
-func refreshIncident(ctx context.Context, tx *sql.Tx, id string, now time.Time, activity bool, added int) error {
+func refreshIncident(ctx context.Context, tx *wtx, id string, now time.Time, activity bool, added int) error {
 	var rank sql.NullInt64
 	if err := tx.QueryRowContext(ctx, `SELECT MAX(`+severityRankSQL+`) FROM observations WHERE incident_id = ?`, id).Scan(&rank); err != nil {
 		return err
@@ -257,7 +257,7 @@ func rankSeverity(r int) string {
 
 // rebuildIncident recomputes an incident's node and artifact sets from its
 // observations, after one of them changed or left.
-func rebuildIncident(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+func rebuildIncident(ctx context.Context, tx *wtx, id string, now time.Time) error {
 	stmts := []string{
 		`DELETE FROM incident_nodes WHERE incident_id = ?1`,
 		`INSERT INTO incident_nodes (incident_id, node_id, key)
@@ -405,7 +405,7 @@ func (s *Store) ListObservations(ctx context.Context, org string, f vigil.Observ
 // UpdateObservation applies a partial update and refreshes its incident.
 func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.ObservationUpdate, now time.Time) (*vigil.Observation, error) {
 	var out *vigil.Observation
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		o, err := getObservation(ctx, tx, org, id)
 		if err != nil {
 			return err
@@ -454,7 +454,7 @@ func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.O
 
 // DeleteObservation removes an observation and refreshes its incident.
 func (s *Store) DeleteObservation(ctx context.Context, org, id string) error {
-	return wrap("DeleteObservation", s.tx(ctx, func(tx *sql.Tx) error {
+	return wrap("DeleteObservation", s.tx(ctx, func(tx *wtx) error {
 		var incident sql.NullString
 		err := tx.QueryRowContext(ctx, `DELETE FROM observations WHERE org_id = ? AND id = ? RETURNING incident_id`, org, id).Scan(&incident)
 		if errors.Is(err, sql.ErrNoRows) {

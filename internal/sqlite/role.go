@@ -79,7 +79,7 @@ func (s *Store) ListRoles(ctx context.Context, org string, p vigil.Page) ([]*vig
 // UpdateRole applies a partial update to a role of org.
 func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpdate, now time.Time) (*vigil.Role, error) {
 	var out *vigil.Role
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		r, err := scanRole(tx.QueryRowContext(ctx, `SELECT `+roleCols+` FROM roles WHERE org_id = ? AND id = ?`, org, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vigil.NotFound("role")

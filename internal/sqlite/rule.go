@@ -68,7 +68,7 @@ func (s *Store) ListRules(ctx context.Context, org string, p vigil.Page) ([]*vig
 // UpdateRule applies a partial update to a rule of org.
 func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpdate, now time.Time) (*vigil.Rule, error) {
 	var out *vigil.Rule
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		r, err := scanRule(tx.QueryRowContext(ctx, `SELECT `+ruleCols+` FROM rules WHERE org_id = ? AND id = ?`, org, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vigil.NotFound("classification rule")

@@ -162,7 +162,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	sort.Strings(names)
 	for _, name := range names {
 		base := filepath.Base(name)
-		err := s.tx(ctx, func(tx *sql.Tx) error {
+		err := s.tx(ctx, func(tx *wtx) error {
 			var n int
 			if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM schema_migrations WHERE name = ?`, base).Scan(&n); err != nil {
 				return err
@@ -188,11 +188,12 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // tx runs fn in a write transaction, committing if it returns nil.
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
+	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
+	tx := &wtx{Tx: sqlTx}
 	if err := fn(tx); err != nil {
 		tx.Rollback()
 		return err
