@@ -1,6 +1,9 @@
 package vigil
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Signal is one artifact's contribution to a detection: detector Detector
 // saw it under Key (e.g. the attacking address) at At. Member is what the
@@ -70,8 +73,43 @@ type SignalPoint struct {
 	Member string
 }
 
+// SummarizeWindow describes a window from its signals: their count,
+// distinct non-empty members (the first 20 in order in Members), and the
+// times of the first and last.
+func SummarizeWindow(points []SignalPoint) WindowState {
+	var st WindowState
+	if len(points) == 0 {
+		return st
+	}
+	st.Count = len(points)
+	first, last := points[0].At, points[0].At
+	seen := map[string]bool{}
+	for _, p := range points {
+		first, last = min(first, p.At), max(last, p.At)
+		if p.Member != "" && !seen[p.Member] {
+			seen[p.Member] = true
+			st.Members = append(st.Members, p.Member)
+		}
+	}
+	st.Distinct = len(st.Members)
+	slices.Sort(st.Members)
+	if len(st.Members) > 20 {
+		st.Members = st.Members[:20]
+	}
+	st.First, st.Last = time.Unix(0, first).UTC(), time.Unix(0, last).UTC()
+	return st
+}
+
 // MaxBurstScan bounds the recorded signals one burst search reads.
 const MaxBurstScan = 20000
+
+// MaxGrowScan bounds the signals read to describe a growing burst: its
+// newest ones. A burst that goes on for minutes at live rates holds tens
+// of thousands of signals, and rereading them on every growth was half of
+// detection's cost; its count stays exact (a running total), the distinct
+// members are those of the newest MaxGrowScan, and its severity never
+// drops as it grows.
+const MaxGrowScan = 1000
 
 // FindBurst finds, among the recorded signals of one (detector, key)
 // sorted by time, the first window of span that ends at or after oldest

@@ -46,6 +46,7 @@ type benchFlags struct {
 	Clients, Batch    int
 	Duration          time.Duration
 	Files             string
+	Times             string
 	StorageLimit      bool
 	Search            bool
 	SearchArtifacts   int
@@ -78,6 +79,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	fs.DurationVar(&f.Duration, "duration", 60*time.Second, "how long the clients post")
 	fs.StringVar(&f.Files, "files", "", "comma-separated log files or directories to replay, source = the file's directory name (or source=path); "+
 		"\"synthetic\" for generated lines (default: ../shared/datasets/{auth,dns,firewall,suricata} if found, else synthetic)")
+	fs.StringVar(&f.Times, "times", "live", "artifact timestamps: \"live\" stamps each batch with the time it is sent, as a sensor streaming "+
+		"its logs would; \"original\" sends none, so each artifact keeps the event time parsed from its line (2011–2026 in the datasets)")
 	fs.BoolVar(&f.StorageLimit, "storage-limit", true, "also measure S: InsertArtifacts of the same lines into a fresh SQLite store in a tight loop")
 	fs.BoolVar(&f.Search, "search", false, "run the search phase after the load")
 	fs.IntVar(&f.SearchArtifacts, "search-artifacts", 1000000, "artifacts stored before the search phase (more are posted if needed)")
@@ -119,6 +122,8 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 		return errors.New("--duration must be positive")
 	case f.URL != "" && f.Token == "":
 		return errors.New("--url needs --token (or VIGIL_TOKEN)")
+	case f.Times != "live" && f.Times != "original":
+		return fmt.Errorf("--times must be live or original, not %q", f.Times)
 	case f.Fsync != "deferred" && f.Fsync != "always":
 		return fmt.Errorf("--fsync must be deferred or always, not %q", f.Fsync)
 	}
@@ -176,6 +181,7 @@ type bench struct {
 	rep    *benchReport
 
 	lines     []benchLine
+	times     []time.Time // --times original: each line's parsed event time, for S
 	bodies    [][]byte    // pre-encoded POST bodies of f.Batch lines each
 	spans     [][2]int    // the lines of each body: start index, count (wrapping)
 	sent      []int64     // artifacts accepted per body
@@ -218,6 +224,7 @@ type benchSettings struct {
 	Fsync         string         `json:"fsync,omitempty"`
 	ServeArgs     string         `json:"serve_args,omitempty"`
 	Files         []string       `json:"files"`
+	Times         string         `json:"times"`
 	Lines         int            `json:"lines"`
 	LinesBySource map[string]int `json:"lines_by_source"`
 	AvgLineBytes  float64        `json:"avg_line_bytes"`
@@ -365,9 +372,10 @@ func (b *bench) loadLines() error {
 				buf.WriteByte(',')
 			}
 			item, err := json.Marshal(struct {
-				Source string `json:"source"`
-				Raw    string `json:"raw"`
-			}{l.Source, l.Raw})
+				Source    string `json:"source"`
+				Raw       string `json:"raw"`
+				Timestamp string `json:"timestamp,omitempty"`
+			}{l.Source, l.Raw, b.stampPlaceholder()})
 			if err != nil {
 				return err
 			}
@@ -379,8 +387,21 @@ func (b *bench) loadLines() error {
 		bodyBytes += buf.Len()
 	}
 	b.sent = make([]int64, len(b.bodies))
+	if b.f.Times == "original" {
+		// The time the pipeline will keep (Processor.parse): the parsed
+		// event time when plausible, else the time of receipt.
+		now := time.Now()
+		b.times = make([]time.Time, len(b.lines))
+		for i, l := range b.lines {
+			b.times[i] = now
+			if t := parse.Parse(l.Source, []byte(l.Raw), now).Time; !t.IsZero() && t.Year() >= 1900 && t.Year() < 2200 {
+				b.times[i] = t.UTC()
+			}
+		}
+	}
 	b.rep.Settings.AvgBodyBytes = float64(bodyBytes) / float64(len(b.bodies))
 	b.rep.Settings.Clients, b.rep.Settings.Batch, b.rep.Settings.Duration = b.f.Clients, b.f.Batch, b.f.Duration.String()
+	b.rep.Settings.Times = b.f.Times
 	return nil
 }
 
@@ -834,7 +855,7 @@ func (b *bench) ingest(ctx context.Context, t0, deadline time.Time, target int64
 				i := int(next.Add(1)-1) % len(b.bodies)
 				for !done() {
 					start := time.Now()
-					status, acc, rej, retry, err := b.post(ctx, b.bodies[i])
+					status, acc, rej, retry, err := b.post(ctx, b.stamp(b.bodies[i]))
 					end := time.Now()
 					sec := int(end.Sub(t0) / time.Second)
 					ms := float64(end.Sub(start)) / float64(time.Millisecond)
@@ -911,6 +932,27 @@ func (b *bench) ingest(ctx context.Context, t0, deadline time.Time, target int64
 	wg.Wait()
 	close(stopProgress)
 	return st
+}
+
+// timePlaceholder stands for the send time in pre-encoded bodies of
+// --times live; a timestamp of the same length replaces it at each POST.
+const timePlaceholder = "2000-01-01T00:00:00.000Z"
+
+func (b *bench) stampPlaceholder() string {
+	if b.f.Times == "live" {
+		return timePlaceholder
+	}
+	return ""
+}
+
+// stamp returns body with the send time in place of the placeholder
+// (--times live), or body itself.
+func (b *bench) stamp(body []byte) []byte {
+	if b.f.Times != "live" {
+		return body
+	}
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	return bytes.ReplaceAll(body, []byte(timePlaceholder), []byte(now))
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) {
@@ -1292,8 +1334,12 @@ func (b *bench) insertLoop(ctx context.Context, span time.Duration, withEvents b
 			j := next % len(b.lines)
 			next++
 			l := b.lines[j]
+			ts := start
+			if b.times != nil {
+				ts = b.times[j]
+			}
 			arts[k] = &vigil.Artifact{ID: vigil.NewID(), OrgID: "bench", Source: l.Source, Raw: l.Raw,
-				Timestamp: start, CreatedAt: start, Metadata: json.RawMessage("{}"), Event: events[j]}
+				Timestamp: ts, CreatedAt: start, Metadata: json.RawMessage("{}"), Event: events[j]}
 		}
 		if err := st.InsertArtifacts(ctx, "bench", arts); err != nil {
 			return 0, 0, err
@@ -1731,6 +1777,7 @@ func (b *bench) writeText(w io.Writer) {
 	p("  lines     %d (%s), avg %.0f bytes; body avg %.0f KiB", r.Settings.Lines, sourcesSummary(r.Settings.LinesBySource),
 		r.Settings.AvgLineBytes, r.Settings.AvgBodyBytes/1024)
 	p("  files     %s", strings.Join(r.Settings.Files, " "))
+	p("  times     %s", r.Settings.Times)
 	if l := r.Load; l != nil {
 		p("")
 		p("load: %d clients × %d artifacts for %s", b.f.Clients, b.f.Batch, b.f.Duration)

@@ -48,6 +48,7 @@ type config struct {
 	IntelURLs     string
 	IntelRefresh  time.Duration
 	EnrichmentOff bool
+	DetectionOff  bool
 	Detect        detect.Config
 }
 
@@ -85,6 +86,8 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.DurationVar(&c.IntelRefresh, "threat-intel-refresh", time.Hour, "refresh interval of feed URLs")
 	fs.Func("detect", "a detection threshold as name=value, repeatable (e.g. brute_force_count=10, port_scan_span=2m)", c.Detect.Set)
 	fs.BoolVar(&c.EnrichmentOff, "no-enrichment", false, "turn the enrichment stage off in this process")
+	fs.BoolVar(&c.DetectionOff, "no-detection", false, "turn detection, correlation and classification off in this process's workers "+
+		"(artifacts are stored, parsed and enriched only; to measure what detection costs)")
 	fs.IntVar(&c.QueueReplicas, "queue-replicas", 1, "replicas of the queue streams on a NATS cluster (3 for R3)")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")

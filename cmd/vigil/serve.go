@@ -94,7 +94,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorkers()
 	policy := vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit}
-	proc := pipeline.NewProcessor(store, log, metrics).WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy)
+	proc := pipeline.NewProcessor(store, log, metrics)
+	if !c.DetectionOff {
+		proc.WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy)
+	}
 	if !c.EnrichmentOff && c.Workers > 0 {
 		enricher, err := enrich.New(enrich.Config{
 			GeoIPCityDB: c.GeoIPCityDB, GeoIPASNDB: c.GeoIPASNDB, DataDir: c.DataDir,

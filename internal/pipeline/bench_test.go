@@ -75,7 +75,7 @@ func BenchmarkProcess(b *testing.B) {
 				for i := range arts {
 					a := lines[next%len(lines)]
 					next++
-					a.ID, a.OrgID, a.Timestamp, a.CreatedAt, a.TimestampDefaulted = vigil.NewID(), "org", now, now, true
+					a.ID, a.OrgID, a.Timestamp, a.CreatedAt = vigil.NewID(), "org", now, now
 					arts[i] = &a
 				}
 				if err := p.Process(b.Context(), "org", arts); err != nil {

@@ -157,7 +157,7 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 	now := vigil.Now()
 	if obsID != "" {
 		// Members over the last span; the count is the burst's running total.
-		st, err := windowState(ctx, tx, org, d, max(firstAt, nanos(since)), max(nanos(newest), lastAt))
+		st, err := windowState(ctx, tx, org, d, max(firstAt, nanos(since)), max(nanos(newest), lastAt), vigil.MaxGrowScan)
 		if err != nil {
 			return "", err
 		}
@@ -176,7 +176,7 @@ func detect(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, p vi
 	if err != nil || !ok {
 		return "", err
 	}
-	st, err := windowState(ctx, tx, org, d, from, to)
+	st, err := windowState(ctx, tx, org, d, from, to, vigil.MaxBurstScan)
 	if err != nil {
 		return "", err
 	}
@@ -248,35 +248,22 @@ func findBurst(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, f
 	return from, to, ok, nil
 }
 
-// windowState summarizes the signals of d's key with at in [from, to].
-func windowState(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
-	var st vigil.WindowState
-	var first, last *int64
-	// The newest MaxBurstScan signals at most: a long burst's description
-	// says "at least" rather than rescanning it whole on every growth.
-	err := tx.QueryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM (
-		SELECT member, at FROM detect_signals WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5
-		ORDER BY at DESC LIMIT $6) AS w`, org, d.Detector, d.Key, from, to, vigil.MaxBurstScan).
-		Scan(&st.Count, &st.Distinct, &first, &last)
+// windowState summarizes the newest limit signals of d's key with at in
+// [from, to].
+func windowState(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detection, from, to int64, limit int) (vigil.WindowState, error) {
+	// Served by the covering index detect_signals_window alone.
+	rows, err := tx.Query(ctx, `SELECT at, member FROM detect_signals
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 ORDER BY at DESC LIMIT $6`,
+		org, d.Detector, d.Key, from, to, limit)
 	if err != nil {
-		return st, err
+		return vigil.WindowState{}, err
 	}
-	var f, l int64
-	if first != nil {
-		f, l = *first, *last
-	}
-	st.First, st.Last = fromNanos(f), fromNanos(l)
-	rows, err := tx.Query(ctx, `SELECT DISTINCT member FROM detect_signals
-		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 AND member <> '' ORDER BY member LIMIT 20`,
-		org, d.Detector, d.Key, from, to)
-	if err != nil {
-		return st, err
-	}
-	st.Members, err = pgx.CollectRows(rows, pgx.RowTo[string])
-	if len(st.Members) == 0 {
-		st.Members = nil
-	}
-	return st, err
+	pts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.SignalPoint, error) {
+		var p vigil.SignalPoint
+		err := r.Scan(&p.At, &p.Member)
+		return p, err
+	})
+	return vigil.SummarizeWindow(pts), err
 }
 
 // windowSignals returns the signals of d's key in [from, to], oldest first.
@@ -308,8 +295,8 @@ func windowSignals(ctx context.Context, tx pgx.Tx, org string, d *vigil.Detectio
 // observation and its incident, and rebuilds its description and severity.
 // The incident is locked first, as every other change to it.
 func growObservation(ctx context.Context, tx pgx.Tx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
-	var incID string
-	if err := tx.QueryRow(ctx, `SELECT incident_id FROM observations WHERE org_id = $1 AND id = $2`, org, obsID).Scan(&incID); err != nil {
+	var incID, severity string
+	if err := tx.QueryRow(ctx, `SELECT incident_id, severity FROM observations WHERE org_id = $1 AND id = $2`, org, obsID).Scan(&incID, &severity); err != nil {
 		return err
 	}
 	if err := lockIncident(ctx, tx, org, incID); err != nil {
@@ -385,7 +372,7 @@ func growObservation(ctx context.Context, tx pgx.Tx, org, obsID string, fresh []
 			incID, artifactIDs, org)
 	}
 	b.Queue(`UPDATE observations SET description = $1, severity = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
-		f.Description, f.Severity, nanos(now), org, obsID)
+		f.Description, vigil.MaxSeverity(severity, f.Severity), nanos(now), org, obsID)
 	queueRefreshKeepArtifacts(b, org, incID, now)
 	return sendBatch(ctx, tx, b)
 }

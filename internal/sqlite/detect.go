@@ -94,7 +94,7 @@ func detect(ctx context.Context, tx *wtx, org string, d *vigil.Detection, p vigi
 	now := vigil.Now()
 	if obsID != "" {
 		// Members over the last span; the count is the burst's running total.
-		st, err := windowState(ctx, tx, org, d, max(firstAt, nanos(since)), max(nanos(newest), lastAt))
+		st, err := windowState(ctx, tx, org, d, max(firstAt, nanos(since)), max(nanos(newest), lastAt), vigil.MaxGrowScan)
 		if err != nil {
 			return "", err
 		}
@@ -113,7 +113,7 @@ func detect(ctx context.Context, tx *wtx, org string, d *vigil.Detection, p vigi
 	if err != nil || !ok {
 		return "", err
 	}
-	st, err := windowState(ctx, tx, org, d, from, to)
+	st, err := windowState(ctx, tx, org, d, from, to, vigil.MaxBurstScan)
 	if err != nil {
 		return "", err
 	}
@@ -206,35 +206,26 @@ func burstActive(ctx context.Context, tx *wtx, org, detector, key string, since,
 	return n > 0, err
 }
 
-// windowState summarizes the signals of d's key with at in [from, to].
-func windowState(ctx context.Context, tx *wtx, org string, d *vigil.Detection, from, to int64) (vigil.WindowState, error) {
-	var st vigil.WindowState
-	var first, last sql.NullInt64
-	// The newest MaxBurstScan signals at most: a long burst's description
-	// says "at least" rather than rescanning it whole on every growth.
-	err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT NULLIF(member, '')), MIN(at), MAX(at) FROM (
-		SELECT member, at FROM detect_signals WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ?
-		ORDER BY at DESC LIMIT ?)`, org, d.Detector, d.Key, from, to, vigil.MaxBurstScan).
-		Scan(&st.Count, &st.Distinct, &first, &last)
+// windowState summarizes the newest limit signals of d's key with at in
+// [from, to].
+func windowState(ctx context.Context, tx *wtx, org string, d *vigil.Detection, from, to int64, limit int) (vigil.WindowState, error) {
+	// Served by the covering index detect_signals_window alone.
+	rows, err := tx.QueryContext(ctx, `SELECT at, member FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC LIMIT ?`,
+		org, d.Detector, d.Key, from, to, limit)
 	if err != nil {
-		return st, err
-	}
-	st.First, st.Last = fromNanos(first.Int64), fromNanos(last.Int64)
-	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT member FROM detect_signals
-		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? AND member != '' ORDER BY member LIMIT 20`,
-		org, d.Detector, d.Key, from, to)
-	if err != nil {
-		return st, err
+		return vigil.WindowState{}, err
 	}
 	defer rows.Close()
+	var pts []vigil.SignalPoint
 	for rows.Next() {
-		var m string
-		if err := rows.Scan(&m); err != nil {
-			return st, err
+		var p vigil.SignalPoint
+		if err := rows.Scan(&p.At, &p.Member); err != nil {
+			return vigil.WindowState{}, err
 		}
-		st.Members = append(st.Members, m)
+		pts = append(pts, p)
 	}
-	return st, rows.Err()
+	return vigil.SummarizeWindow(pts), rows.Err()
 }
 
 // windowSignals returns the signals of d's key in [from, to], oldest first.
@@ -266,8 +257,8 @@ func windowSignals(ctx context.Context, tx *wtx, org string, d *vigil.Detection,
 // growObservation appends fresh signals' artifacts and nodes to an
 // observation and its incident, and rebuilds its description and severity.
 func growObservation(ctx context.Context, tx *wtx, org, obsID string, fresh []vigil.Signal, f vigil.Finding, now time.Time, p vigil.CorrelationPolicy) error {
-	var incID string
-	if err := tx.QueryRowContext(ctx, `SELECT incident_id FROM observations WHERE org_id = ? AND id = ?`, org, obsID).Scan(&incID); err != nil {
+	var incID, severity string
+	if err := tx.QueryRowContext(ctx, `SELECT incident_id, severity FROM observations WHERE org_id = ? AND id = ?`, org, obsID).Scan(&incID, &severity); err != nil {
 		return err
 	}
 	refs, artifactIDs := vigil.MergeSignals(fresh)
@@ -320,7 +311,7 @@ func growObservation(ctx context.Context, tx *wtx, org, obsID string, fresh []vi
 		added += int(n)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE id = ?`,
-		f.Description, f.Severity, nanos(now), obsID); err != nil {
+		f.Description, vigil.MaxSeverity(severity, f.Severity), nanos(now), obsID); err != nil {
 		return err
 	}
 	return refreshIncident(ctx, tx, incID, now, true, added)
