@@ -73,6 +73,13 @@ type SignalPoint struct {
 	Member string
 }
 
+// Detected is an observation that a detection recorded or grew, and the
+// incident it belongs to.
+type Detected struct {
+	ObservationID string
+	IncidentID    string
+}
+
 // SummarizeWindow describes a window from its signals: their count,
 // distinct non-empty members (the first 20 in order in Members), and the
 // times of the first and last.

@@ -60,9 +60,10 @@ type Store interface {
 	// o.IncidentID. Unknown NodeIDs or ArtifactIDs are EINVALID.
 	RecordObservation(ctx context.Context, org string, o *Observation, title string, p CorrelationPolicy) error
 	// Detect evaluates detections of org atomically (see Detection) and
-	// correlates the observations they record or grow. It returns the ids
-	// of the observations recorded or grown.
-	Detect(ctx context.Context, org string, ds []*Detection, p CorrelationPolicy) ([]string, error)
+	// correlates the observations they record or grow. It returns the
+	// observations recorded or grown, each with the incident it is in once
+	// the transaction commits.
+	Detect(ctx context.Context, org string, ds []*Detection, p CorrelationPolicy) ([]Detected, error)
 	// PruneSignals forgets detection signals older than before.
 	PruneSignals(ctx context.Context, before time.Time) (int, error)
 

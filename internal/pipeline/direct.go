@@ -101,12 +101,17 @@ func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artif
 		events = append(events, ev)
 	}
 	if ds := p.engine.Detections(events); len(ds) > 0 {
-		obsIDs, err := p.store.Detect(ctx, org, ds, p.corr)
+		found, err := p.store.Detect(ctx, org, ds, p.corr)
 		if err != nil {
 			p.metrics.Failed.WithLabelValues("detect").Inc()
 			return fmt.Errorf("detect: %w", err)
 		}
-		if err := p.classifyObservations(ctx, org, obsIDs); err != nil {
+		incidents := make([]string, len(found))
+		for i, d := range found {
+			incidents[i] = d.IncidentID
+		}
+		// The rules run over the incidents the observations joined.
+		if err := p.classify.Incidents(ctx, org, incidents); err != nil {
 			p.metrics.Failed.WithLabelValues("classify").Inc()
 			return fmt.Errorf("classify: %w", err)
 		}
@@ -120,20 +125,6 @@ func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artif
 func (p *Processor) WithEnrichment(e *enrich.Enricher) *Processor {
 	p.enricher = e
 	return p
-}
-
-// classifyObservations runs the classification rules over the incidents
-// that the observations obsIDs joined.
-func (p *Processor) classifyObservations(ctx context.Context, org string, obsIDs []string) error {
-	var incidents []string
-	for _, id := range obsIDs {
-		o, err := p.store.GetObservation(ctx, org, id)
-		if err != nil {
-			return err
-		}
-		incidents = append(incidents, o.IncidentID)
-	}
-	return p.classify.Incidents(ctx, org, incidents)
 }
 
 // parse fills a.Event and returns the event. A parser that panics on a

@@ -19,9 +19,9 @@ import (
 // one it Requires — in ascending order, so the evaluations of one key run
 // one after the other and the burst fires once, as with SQLite's single
 // writer.
-func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]string, error) {
+func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]vigil.Detected, error) {
 	locks := detectLockKeys(org, ds)
-	var out []string
+	var out []vigil.Detected
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		out = out[:0]
 		if len(locks) > 0 {
@@ -35,7 +35,14 @@ func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p
 				return err
 			}
 			if id != "" {
-				out = append(out, id)
+				out = append(out, vigil.Detected{ObservationID: id})
+			}
+		}
+		// The incidents as they are after every merge of the batch.
+		for i := range out {
+			if err := tx.QueryRow(ctx, `SELECT incident_id FROM observations WHERE id = $1`, out[i].ObservationID).
+				Scan(&out[i].IncidentID); err != nil {
+				return err
 			}
 		}
 		return nil

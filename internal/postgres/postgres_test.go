@@ -222,7 +222,7 @@ func TestConcurrentDetectFiresOnce(t *testing.T) {
 	base := vigil.Now()
 	start := make(chan struct{})
 	errs := make([]error, workers)
-	fired := make([][]string, workers)
+	fired := make([][]vigil.Detected, workers)
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {
@@ -248,8 +248,8 @@ func TestConcurrentDetectFiresOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("worker %d: %v", i, err)
 		}
-		for _, id := range fired[i] {
-			ids[id] = true
+		for _, d := range fired[i] {
+			ids[d.ObservationID] = true
 		}
 	}
 	if len(ids) != 1 {

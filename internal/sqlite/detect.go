@@ -13,8 +13,8 @@ import (
 // Detect evaluates detections atomically in one write transaction. The
 // single writer connection serializes every worker, so two workers that
 // split one attacker's lines still fire once.
-func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]string, error) {
-	var out []string
+func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]vigil.Detected, error) {
+	var out []vigil.Detected
 	err := s.tx(ctx, func(tx *wtx) error {
 		out = out[:0]
 		for _, d := range ds {
@@ -23,7 +23,14 @@ func (s *Store) Detect(ctx context.Context, org string, ds []*vigil.Detection, p
 				return err
 			}
 			if id != "" {
-				out = append(out, id)
+				out = append(out, vigil.Detected{ObservationID: id})
+			}
+		}
+		// The incidents as they are after every merge of the batch.
+		for i := range out {
+			if err := tx.QueryRowContext(ctx, `SELECT incident_id FROM observations WHERE id = ?`, out[i].ObservationID).
+				Scan(&out[i].IncidentID); err != nil {
+				return err
 			}
 		}
 		return nil

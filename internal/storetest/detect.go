@@ -45,9 +45,20 @@ func bruteForce(t *testing.T, s vigil.Store, org, src string, start time.Time, n
 
 func mustDetect(t *testing.T, s vigil.Store, org string, ds ...*vigil.Detection) []string {
 	t.Helper()
-	ids, err := s.Detect(t.Context(), org, ds, policy)
+	found, err := s.Detect(t.Context(), org, ds, policy)
 	if err != nil {
 		t.Fatalf("Detect: %v", err)
+	}
+	var ids []string
+	for _, d := range found {
+		o, err := s.GetObservation(t.Context(), org, d.ObservationID)
+		if err != nil {
+			t.Fatalf("GetObservation of a detection: %v", err)
+		}
+		if o.IncidentID != d.IncidentID {
+			t.Fatalf("Detect says observation %s is in incident %s, the store says %s", d.ObservationID, d.IncidentID, o.IncidentID)
+		}
+		ids = append(ids, d.ObservationID)
 	}
 	return ids
 }
