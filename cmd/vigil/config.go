@@ -33,6 +33,7 @@ type config struct {
 	HubLimit      int
 	Workers       int
 	MaxQueueBytes int64
+	MemoryLimit   int64
 	MaxPending    int
 	IngestWait    time.Duration
 	MaxDeliver    int
@@ -75,6 +76,8 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.IntVar(&c.Workers, "workers", 2, "pipeline worker goroutines in this process (serve: 0 runs the API only)")
 	fs.DurationVar(&c.AckWait, "ack-wait", 30*time.Second, "how long a fetched queue message may stay unacknowledged before it is redelivered to another worker")
 	fs.Int64Var(&c.MaxQueueBytes, "max-queue-bytes", 1<<30, "queue size in bytes above which ingest answers 429")
+	fs.Int64Var(&c.MemoryLimit, "memory-limit", 384<<20, "soft limit in bytes of the Go heap (runtime/debug.SetMemoryLimit; GOMEMLIMIT, if set, wins; 0: none): "+
+		"the garbage collector works harder near it instead of letting the heap double")
 	fs.IntVar(&c.MaxPending, "max-pending", 2000, "unprocessed queue messages (batches) above which ingest answers 429")
 	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "how long POST /v1/artifacts waits for the workers to store a durable batch before replying (0: reply once durable)")
 	fs.StringVar(&c.GeoIPCityDB, "geoip-city-db", "", "MaxMind City or Country .mmdb (default: found in <data-dir>/geoip/)")
@@ -126,6 +129,9 @@ func (c *config) validate() error {
 	}
 	if c.CorrWindow <= 0 {
 		errs = append(errs, errors.New("--correlation-window must be positive"))
+	}
+	if c.MemoryLimit != 0 && c.MemoryLimit < 64<<20 {
+		errs = append(errs, errors.New("--memory-limit must be 0 or at least 64 MiB"))
 	}
 	if c.MaxQueueBytes < 1<<20 {
 		errs = append(errs, errors.New("--max-queue-bytes must be at least 1 MiB"))

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -57,6 +58,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	log := newLogger(stderr, c.LogLevel)
 	log.Info("starting", slog.String("command", name), slog.String("config", c.String()))
+	if c.MemoryLimit > 0 && getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(c.MemoryLimit)
+	}
 
 	store, err := openStore(ctx, &c)
 	if err != nil {

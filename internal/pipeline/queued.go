@@ -55,7 +55,7 @@ func NewWorker(q *queue.Queue, p *Processor, log *slog.Logger, m *Metrics) *Work
 // Run consumes until ctx ends, then finishes the messages already fetched.
 func (w *Worker) Run(ctx context.Context) error {
 	return w.q.Consume(ctx, queue.ConsumeOptions{
-		MaxBatch: 32,
+		MaxBatch: 16,
 		OnDead:   func(*queue.Message, error) { w.metrics.DeadLetters.Inc() },
 	}, w.handle)
 }

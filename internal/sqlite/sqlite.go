@@ -94,6 +94,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		cq.Add("_pragma", p)
 	}
 	rq.Add("_pragma", "query_only(1)")
+	rq.Add("_pragma", "cache_size(-16384)") // 16 MiB per reader; the writer has 64
+	cq.Add("_pragma", "cache_size(-2048)")
 	r, err := sql.Open("sqlite", "file:"+abs+"?"+rq.Encode())
 	if err != nil {
 		w.Close()
