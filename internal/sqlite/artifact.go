@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"encoding/hex"
 	"database/sql"
 	"encoding/json"
 	"strings"
@@ -25,11 +26,12 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
+		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, org_token, raw) VALUES (?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer fts.Close()
+		tok := orgToken(org)
 		for _, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
@@ -47,7 +49,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
+			if _, err := fts.ExecContext(ctx, rowid, tok, a.Raw); err != nil {
 				return err
 			}
 		}
@@ -69,8 +71,27 @@ func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json
 	return wrap("SetArtifactEvent", err)
 }
 
+// orgToken is the org's single full-text token, the artifacts table's
+// generated org_token column ('o' || lower(hex(org_id))).
+func orgToken(org string) string {
+	return "o" + hex.EncodeToString([]byte(org))
+}
+
+// denseMatches is the share of stored artifacts (1 in denseMatches or
+// more) from which a query's matches are listed by walking the time index
+// newest first, testing each entry against the matches, rather than by
+// reading every match and sorting: either way about denseMatches × limit
+// entries at most are touched.
+const denseMatches = 200
+
 // SearchArtifacts returns a page of org's artifacts matching f, newest
 // first by timestamp, and the number of all matches.
+//
+// A full-text query is scoped to the org inside the index (the org_token
+// column), so that without source or time filters the total is counted
+// from the index alone. The page then comes either from the matches
+// (sparse: read each, sort by time) or from the time index walked newest
+// first (dense: stops after limit+offset matches).
 func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
@@ -83,23 +104,47 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		args = append(args, f.Source)
 	}
 	where, args = rangeClause("a.ts", f.Range, where, args)
+	filtered := len(where) > 1
 	match, not := q.FTS5()
+	scope := "org_token : " + orgToken(org)
+	var expr string
 	switch {
 	case match != "" && not != "":
-		where = append(where, "a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
-		args = append(args, "("+match+") NOT ("+not+")")
+		expr = scope + " AND (raw : (" + match + ") NOT raw : (" + not + "))"
 	case match != "":
-		where = append(where, "a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
-		args = append(args, match)
+		expr = scope + " AND raw : (" + match + ")"
 	case not != "":
-		where = append(where, "a.rowid NOT IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
-		args = append(args, not)
+		expr = scope + " NOT raw : (" + not + ")"
 	}
-	cond := strings.Join(where, " AND ")
 
 	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&total); err != nil {
+	if expr != "" && !filtered {
+		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&total)
+	}
+	// rowid IN (…) uses the matches to find rows; +rowid IN (…) only tests
+	// them, so that the time index drives the walk.
+	in := "a.rowid IN"
+	if expr != "" {
+		if !filtered {
+			var stored int
+			if err == nil {
+				err = s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
+			}
+			if total*denseMatches >= stored {
+				in = "+a.rowid IN"
+			}
+		}
+		where = append(where, in+" (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
+		args = append(args, expr)
+	}
+	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	cond := strings.Join(where, " AND ")
+	if expr == "" || filtered {
+		if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&total); err != nil {
+			return nil, 0, wrap("SearchArtifacts", err)
+		}
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment
 		FROM artifacts a WHERE `+cond+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
@@ -186,8 +231,8 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 			if _, err := tx.ExecContext(ctx, `INSERT INTO doomed SELECT rowid FROM artifacts WHERE ts < ? LIMIT 5000`, nanos(t)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, raw)
-				SELECT 'delete', a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, org_token, raw)
+				SELECT 'delete', a.rowid, a.org_token, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE rowid IN (SELECT rowid FROM doomed)`)

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ func artifactTests() []test {
 		{"SourceFilter", testArtifactSourceFilter},
 		{"TimeRange", testArtifactTimeRange},
 		{"Query", testArtifactQuery},
+		{"QueryRareAndCommonTerms", testArtifactQueryRareAndCommon},
 		{"MalformedQuery", testArtifactMalformedQuery},
 		{"SetArtifactEvent", testArtifactSetEvent},
 	}
@@ -301,6 +304,102 @@ func testArtifactQuery(t *testing.T, s vigil.Store) {
 			}
 			if total != len(tc.want) || !sameSet(gotKeys, tc.want) {
 				t.Errorf("query %q: %v (total %d), want %v", tc.query, gotKeys, total, tc.want)
+			}
+		})
+	}
+}
+
+// testArtifactQueryRareAndCommon: a term in a few of many artifacts and a
+// term in nearly all of them (stores may list the two differently) give
+// the same answers as a plain scan would: exact totals, newest first,
+// pages that fit together, and nothing of another org that uses the same
+// words.
+func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
+	org, other := vigil.NewID(), vigil.NewID()
+	const n = 600
+	var arts []*vigil.Artifact
+	var needles []*vigil.Artifact // newest first once sorted
+	for i := 0; i < n; i++ {
+		// Times out of insertion order: the list must sort, not follow rowids.
+		ts := at(time.Duration((i*7919)%n) * time.Second)
+		raw := fmt.Sprintf("noise line %d", i)
+		if i%200 == 7 {
+			raw = fmt.Sprintf("needle line %d", i)
+		}
+		a := newArtifact("test", raw, ts)
+		arts = append(arts, a)
+		if i%200 == 7 {
+			needles = append(needles, a)
+		}
+	}
+	mustInsertArtifacts(t, s, org, arts...)
+	var theirs []*vigil.Artifact
+	for i := 0; i < 5; i++ {
+		theirs = append(theirs, newArtifact("test", fmt.Sprintf("needle of the other org %d", i), at(time.Duration(i)*time.Second)))
+	}
+	mustInsertArtifacts(t, s, other, theirs...)
+	sort.Slice(needles, func(i, j int) bool { return needles[i].Timestamp.After(needles[j].Timestamp) })
+	newest := func(arts []*vigil.Artifact, k int) []string {
+		c := slices.Clone(arts)
+		sort.Slice(c, func(i, j int) bool {
+			if !c[i].Timestamp.Equal(c[j].Timestamp) {
+				return c[i].Timestamp.After(c[j].Timestamp)
+			}
+			return c[i].ID > c[j].ID
+		})
+		var ids []string
+		for _, a := range c[:min(k, len(c))] {
+			ids = append(ids, a.ID)
+		}
+		return ids
+	}
+	idsOf := func(arts []*vigil.Artifact) []string {
+		var ids []string
+		for _, a := range arts {
+			ids = append(ids, a.ID)
+		}
+		return ids
+	}
+	var noise []*vigil.Artifact
+	for _, a := range arts {
+		if strings.HasPrefix(a.Raw, "noise") {
+			noise = append(noise, a)
+		}
+	}
+	for _, tc := range []struct {
+		name  string
+		f     vigil.ArtifactFilter
+		want  []string
+		total int
+	}{
+		{"rare term", vigil.ArtifactFilter{Query: "needle"}, newest(needles, 3), 3},
+		{"rare term, second page", vigil.ArtifactFilter{Query: "needle", Page: vigil.Page{Limit: 2, Offset: 2}}, newest(needles, 3)[2:], 3},
+		{"common term, first page", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 5}}, newest(noise, 5), n - 3},
+		{"common term, a later page", vigil.ArtifactFilter{Query: "line", Page: vigil.Page{Limit: 4, Offset: 300}}, newest(arts, 304)[300:], n},
+		{"exclusion of the common term", vigil.ArtifactFilter{Query: "-noise"}, newest(needles, 3), 3},
+		{"rare term with a source filter", vigil.ArtifactFilter{Query: "needle", Source: "test"}, newest(needles, 3), 3},
+		{"common term with a time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3},
+			Range: vigil.TimeRange{Start: at(0), End: at(10 * time.Second)}}, nil, -1},
+		{"the other org's needles", vigil.ArtifactFilter{Query: "needle"}, nil, -2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := org
+			want, total := tc.want, tc.total
+			switch total {
+			case -1: // the noise artifacts timed in [0s, 10s)
+				var in []*vigil.Artifact
+				for _, a := range noise {
+					if a.Timestamp.Before(at(10 * time.Second)) {
+						in = append(in, a)
+					}
+				}
+				want, total = newest(in, 3), len(in)
+			case -2:
+				o, want, total = other, newest(theirs, 50), len(theirs)
+			}
+			got, gotTotal := mustSearch(t, s, o, tc.f)
+			if gotTotal != total || !slices.Equal(idsOf(got), want) {
+				t.Errorf("%+v: total %d, ids %v; want total %d, ids %v", tc.f, gotTotal, idsOf(got), total, want)
 			}
 		})
 	}
