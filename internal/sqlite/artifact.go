@@ -2,9 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"encoding/hex"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -26,12 +27,12 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, org_token, raw) VALUES (?, ?, ?)`)
+		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, org_token, source_token, raw) VALUES (?, ?, ?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer fts.Close()
-		tok := orgToken(org)
+		tok := token("o", org)
 		for _, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
@@ -49,7 +50,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, tok, a.Raw); err != nil {
+			if _, err := fts.ExecContext(ctx, rowid, tok, token("s", a.Source), a.Raw); err != nil {
 				return err
 			}
 		}
@@ -71,42 +72,58 @@ func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json
 	return wrap("SetArtifactEvent", err)
 }
 
-// orgToken is the org's single full-text token, the artifacts table's
-// generated org_token column ('o' || lower(hex(org_id))).
-func orgToken(org string) string {
-	return "o" + hex.EncodeToString([]byte(org))
+// token is the single full-text token of an org ("o") or source ("s"),
+// as the artifacts table's generated columns org_token and source_token
+// compute it: prefix || lower(hex(value)).
+func token(prefix, value string) string {
+	return prefix + hex.EncodeToString([]byte(value))
 }
 
-// denseMatches is the share of stored artifacts (1 in denseMatches or
-// more) from which a query's matches are listed by walking the time index
-// newest first, testing each entry against the matches, rather than by
-// reading every match and sorting: either way about denseMatches × limit
-// entries at most are touched.
-const denseMatches = 200
+// Matches of a full-text query are listed and counted in one of two ways:
+// driven by the matches (read each matching row for its time, org and
+// source, then sort) or by an index (walk the time index, newest first,
+// testing each entry's rowid against the matches, without reading rows).
+// The cheaper way is picked from sizes that cost little to learn, so that
+// each query touches about denseMatches × (limit+offset), or windowScan,
+// entries at most in the cases below; totals are exact in every case.
+const (
+	// denseMatches: matches that are 1 in denseMatches stored artifacts or
+	// more are listed by walking the time index.
+	denseMatches = 200
+	// windowScan: a time window (or everything outside it) of fewer
+	// artifacts than this is walked in the index to count the matches.
+	windowScan = 50000
+)
+
+// searchPlan holds the thresholds above (tests change them to run every
+// way on small data).
+type searchPlan struct{ denseMatches, windowScan int }
 
 // SearchArtifacts returns a page of org's artifacts matching f, newest
 // first by timestamp, and the number of all matches.
 //
-// A full-text query is scoped to the org inside the index (the org_token
-// column), so that without source or time filters the total is counted
-// from the index alone. The page then comes either from the matches
-// (sparse: read each, sort by time) or from the time index walked newest
-// first (dense: stops after limit+offset matches).
+// A full-text query is scoped to the org and the source inside the index
+// (the org_token and source_token columns), so that without a time filter
+// its total is counted from the index alone. With a time filter, the
+// window, or what lies outside it, is counted in the time index when
+// either is small; only a query with many matches on both sides of a wide
+// window reads every match.
 func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
 		return nil, 0, err
 	}
-	where := []string{"a.org_id = ?"}
-	args := []any{org}
+	base := []string{"a.org_id = ?"}
+	baseArgs := []any{org}
+	scope := "org_token : " + token("o", org)
 	if f.Source != "" {
-		where = append(where, "a.source = ?")
-		args = append(args, f.Source)
+		base = append(base, "a.source = ?")
+		baseArgs = append(baseArgs, f.Source)
+		scope += " AND source_token : " + token("s", f.Source)
 	}
-	where, args = rangeClause("a.ts", f.Range, where, args)
-	filtered := len(where) > 1
+	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
+	timed := len(where) > len(base)
 	match, not := q.FTS5()
-	scope := "org_token : " + orgToken(org)
 	var expr string
 	switch {
 	case match != "" && not != "":
@@ -116,38 +133,67 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	case not != "":
 		expr = scope + " NOT raw : (" + not + ")"
 	}
+	count := func(cond string, args ...any) (n int, err error) {
+		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
+		return n, err
+	}
+	// bounded counts rows of cond, stopping at windowScan.
+	bounded := func(cond string, args ...any) (n int, err error) {
+		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts a WHERE `+cond+` LIMIT ?)`,
+			append(slices.Clone(args), s.plan.windowScan)...).Scan(&n)
+		return n, err
+	}
+	const (
+		walk  = " AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)"
+		drive = " AND a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)"
+	)
 
 	var total int
-	if expr != "" && !filtered {
-		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&total)
-	}
-	// rowid IN (…) uses the matches to find rows; +rowid IN (…) only tests
-	// them, so that the time index drives the walk.
-	in := "a.rowid IN"
-	if expr != "" {
-		if !filtered {
-			var stored int
-			if err == nil {
-				err = s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
-			}
-			if total*denseMatches >= stored {
-				in = "+a.rowid IN"
-			}
+	cond := strings.Join(where, " AND ")
+	page := cond
+	switch {
+	case expr == "":
+		total, err = count(cond, args...)
+	default:
+		var matches, stored int
+		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&matches)
+		if err == nil {
+			err = s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
 		}
-		where = append(where, in+" (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)")
+		dense := matches*s.plan.denseMatches >= stored
+		page = cond + map[bool]string{true: walk, false: drive}[dense]
 		args = append(args, expr)
+		if err != nil || !timed {
+			total = matches
+			break
+		}
+		var window, outside int
+		window, err = bounded(cond, args[:len(args)-1]...)
+		if err != nil {
+			break
+		}
+		if window < s.plan.windowScan {
+			page = cond + walk
+			total, err = count(cond+walk, args...)
+			break
+		}
+		outCond, outArgs := outsideRange(f.Range, slices.Clone(base), slices.Clone(baseArgs))
+		if outside, err = bounded(outCond, outArgs...); err != nil {
+			break
+		}
+		if outside < s.plan.windowScan {
+			var out int
+			out, err = count(outCond+walk, append(outArgs, expr)...)
+			total = matches - out
+			break
+		}
+		total, err = count(cond+drive, args...)
 	}
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
-	cond := strings.Join(where, " AND ")
-	if expr == "" || filtered {
-		if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&total); err != nil {
-			return nil, 0, wrap("SearchArtifacts", err)
-		}
-	}
 	rows, err := s.r.QueryContext(ctx, `SELECT a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment
-		FROM artifacts a WHERE `+cond+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+		FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
@@ -172,6 +218,22 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		out = append(out, &a)
 	}
 	return out, total, wrap("SearchArtifacts", rows.Err())
+}
+
+// outsideRange appends to where the condition that a.ts lies outside r
+// (r has a start, an end, or both).
+func outsideRange(r vigil.TimeRange, where []string, args []any) (string, []any) {
+	var or []string
+	if !r.Start.IsZero() {
+		or = append(or, "a.ts < ?")
+		args = append(args, nanos(r.Start))
+	}
+	if !r.End.IsZero() {
+		or = append(or, "a.ts >= ?")
+		args = append(args, nanos(r.End))
+	}
+	where = append(where, "("+strings.Join(or, " OR ")+")")
+	return strings.Join(where, " AND "), args
 }
 
 // missingIDs returns those of ids that name no row of table in org.
@@ -231,8 +293,8 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 			if _, err := tx.ExecContext(ctx, `INSERT INTO doomed SELECT rowid FROM artifacts WHERE ts < ? LIMIT 5000`, nanos(t)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, org_token, raw)
-				SELECT 'delete', a.rowid, a.org_token, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, org_token, source_token, raw)
+				SELECT 'delete', a.rowid, a.org_token, a.source_token, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE rowid IN (SELECT rowid FROM doomed)`)

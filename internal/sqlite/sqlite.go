@@ -31,6 +31,8 @@ type Store struct {
 	r *sql.DB // readers
 	c *sql.DB // the checkpointer's connection
 
+	plan searchPlan
+
 	stopCheckpoint chan struct{}
 	checkpointDone chan struct{}
 }
@@ -80,7 +82,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w}
+	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan}}
 	if err := s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -10,17 +11,35 @@ import (
 	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
-func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) vigil.Store {
-		s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "vigil.db"), sqlite.Options{})
-		if err != nil {
-			t.Fatalf("sqlite.Open: %v", err)
+func open(t *testing.T) *sqlite.Store {
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "vigil.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatalf("sqlite.Open: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("Close: %v", err)
 		}
-		t.Cleanup(func() {
-			if err := s.Close(); err != nil {
-				t.Errorf("Close: %v", err)
-			}
-		})
-		return s
 	})
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) vigil.Store { return open(t) })
+}
+
+// TestSearchPlans runs the artifact conformance tests with thresholds
+// that force each way SearchArtifacts has of listing and counting
+// matches: walking the time index always, reading the matches always,
+// and counting a wide time window by what lies outside it.
+func TestSearchPlans(t *testing.T) {
+	for _, p := range []struct{ dense, window int }{{1 << 30, 1 << 30}, {1, 1}, {1, 100}} {
+		t.Run(fmt.Sprintf("dense=%d,window=%d", p.dense, p.window), func(t *testing.T) {
+			storetest.RunArtifacts(t, func(t *testing.T) vigil.Store {
+				s := open(t)
+				sqlite.SetSearchPlan(s, p.dense, p.window)
+				return s
+			})
+		})
+	}
 }

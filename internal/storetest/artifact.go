@@ -380,6 +380,10 @@ func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
 		{"rare term with a source filter", vigil.ArtifactFilter{Query: "needle", Source: "test"}, newest(needles, 3), 3},
 		{"common term with a time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3},
 			Range: vigil.TimeRange{Start: at(0), End: at(10 * time.Second)}}, nil, -1},
+		{"common term with a wide time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3, Offset: 1},
+			Range: vigil.TimeRange{Start: at(5 * time.Second)}}, nil, -3},
+		{"rare term with a wide time filter", vigil.ArtifactFilter{Query: "needle", Source: "test",
+			Range: vigil.TimeRange{Start: at(time.Second), End: at(590 * time.Second)}}, nil, -4},
 		{"the other org's needles", vigil.ArtifactFilter{Query: "needle"}, nil, -2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -396,6 +400,22 @@ func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
 				want, total = newest(in, 3), len(in)
 			case -2:
 				o, want, total = other, newest(theirs, 50), len(theirs)
+			case -3: // noise from 5s on, the second to fourth newest
+				var in []*vigil.Artifact
+				for _, a := range noise {
+					if !a.Timestamp.Before(at(5 * time.Second)) {
+						in = append(in, a)
+					}
+				}
+				want, total = newest(in, 4)[1:], len(in)
+			case -4:
+				var in []*vigil.Artifact
+				for _, a := range needles {
+					if !a.Timestamp.Before(at(time.Second)) && a.Timestamp.Before(at(590*time.Second)) {
+						in = append(in, a)
+					}
+				}
+				want, total = newest(in, 50), len(in)
 			}
 			got, gotTotal := mustSearch(t, s, o, tc.f)
 			if gotTotal != total || !slices.Equal(idsOf(got), want) {

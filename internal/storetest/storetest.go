@@ -45,6 +45,14 @@ func Run(t *testing.T, open func(t *testing.T) vigil.Store) {
 	}
 }
 
+// RunArtifacts runs only the artifact tests (a store's search, under
+// settings that change how it plans queries).
+func RunArtifacts(t *testing.T, open func(t *testing.T) vigil.Store) {
+	for _, tc := range artifactTests() {
+		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
+	}
+}
+
 // test is one leaf subtest, run against a fresh store.
 type test struct {
 	name string
