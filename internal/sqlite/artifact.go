@@ -102,9 +102,10 @@ type searchPlan struct{ denseMatches, windowScan int }
 // SearchArtifacts returns a page of org's artifacts matching f, newest
 // first by timestamp, and the number of all matches.
 //
-// A full-text query is scoped to the org and the source inside the index
-// (the org_token and source_token columns), so that without a time filter
-// its total is counted from the index alone. With a time filter, the
+// A full-text query is scoped to the org (when other orgs have artifacts
+// too) and the source inside the index (the org_token and source_token
+// columns), so that without a time filter its total is counted from the
+// index alone. With a time filter, the
 // window, or what lies outside it, is counted in the time index when
 // either is small; only a query with many matches on both sides of a wide
 // window reads every match.
@@ -113,13 +114,31 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	if err != nil {
 		return nil, 0, err
 	}
+	// One snapshot for the counts and the page.
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	defer tx.Rollback()
 	base := []string{"a.org_id = ?"}
 	baseArgs := []any{org}
-	scope := "org_token : " + token("o", org)
+	// The org's token narrows the matches only where other orgs have
+	// artifacts too; alone in the store, every match is the org's.
+	var shared bool
+	if f.Query != "" {
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1) OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1)`, org).Scan(&shared)
+		if err != nil {
+			return nil, 0, wrap("SearchArtifacts", err)
+		}
+	}
+	var scope []string
+	if shared {
+		scope = append(scope, "org_token : "+token("o", org))
+	}
 	if f.Source != "" {
 		base = append(base, "a.source = ?")
 		baseArgs = append(baseArgs, f.Source)
-		scope += " AND source_token : " + token("s", f.Source)
+		scope = append(scope, "source_token : "+token("s", f.Source))
 	}
 	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
 	timed := len(where) > len(base)
@@ -127,19 +146,30 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	var expr string
 	switch {
 	case match != "" && not != "":
-		expr = scope + " AND (raw : (" + match + ") NOT raw : (" + not + "))"
+		expr = "raw : (" + match + ") NOT raw : (" + not + ")"
 	case match != "":
-		expr = scope + " AND raw : (" + match + ")"
+		expr = "raw : (" + match + ")"
 	case not != "":
-		expr = scope + " NOT raw : (" + not + ")"
+		// Everything of the scope but the excluded: the scope needs a term.
+		if len(scope) == 0 {
+			scope = append(scope, "org_token : "+token("o", org))
+		}
+		expr = "raw : (" + not + ")"
+	}
+	if expr != "" && len(scope) > 0 {
+		op := " AND "
+		if match == "" {
+			op = " NOT "
+		}
+		expr = strings.Join(scope, " AND ") + op + "(" + expr + ")"
 	}
 	count := func(cond string, args ...any) (n int, err error) {
-		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
 		return n, err
 	}
 	// bounded counts rows of cond, stopping at windowScan.
 	bounded := func(cond string, args ...any) (n int, err error) {
-		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts a WHERE `+cond+` LIMIT ?)`,
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts a WHERE `+cond+` LIMIT ?)`,
 			append(slices.Clone(args), s.plan.windowScan)...).Scan(&n)
 		return n, err
 	}
@@ -156,9 +186,9 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		total, err = count(cond, args...)
 	default:
 		var matches, stored int
-		err = s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&matches)
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&matches)
 		if err == nil {
-			err = s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
+			err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
 		}
 		dense := matches*s.plan.denseMatches >= stored
 		page = cond + map[bool]string{true: walk, false: drive}[dense]
@@ -177,14 +207,28 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			total, err = count(cond+walk, args...)
 			break
 		}
-		outCond, outArgs := outsideRange(f.Range, slices.Clone(base), slices.Clone(baseArgs))
-		if outside, err = bounded(outCond, outArgs...); err != nil {
+		// Outside the window: before its start and from its end on, each
+		// an index range of its own.
+		sides := outsideWindow(f.Range, base, baseArgs)
+		for _, side := range sides {
+			var n int
+			if n, err = bounded(side.cond, side.args...); err != nil {
+				break
+			}
+			outside += n
+		}
+		if err == nil && outside < s.plan.windowScan {
+			total = matches
+			for _, side := range sides {
+				var n int
+				if n, err = count(side.cond+walk, append(slices.Clone(side.args), expr)...); err != nil {
+					break
+				}
+				total -= n
+			}
 			break
 		}
-		if outside < s.plan.windowScan {
-			var out int
-			out, err = count(outCond+walk, append(outArgs, expr)...)
-			total = matches - out
+		if err != nil {
 			break
 		}
 		total, err = count(cond+drive, args...)
@@ -192,7 +236,7 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment
+	rows, err := tx.QueryContext(ctx, `SELECT a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment
 		FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
@@ -220,20 +264,24 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	return out, total, wrap("SearchArtifacts", rows.Err())
 }
 
-// outsideRange appends to where the condition that a.ts lies outside r
-// (r has a start, an end, or both).
-func outsideRange(r vigil.TimeRange, where []string, args []any) (string, []any) {
-	var or []string
+// side is one part of the outside of a time window: a condition on
+// artifacts a and its arguments.
+type side struct {
+	cond string
+	args []any
+}
+
+// outsideWindow returns the parts of org's artifacts (base and its args) that lie
+// outside the window r: before its start, and from its end on.
+func outsideWindow(r vigil.TimeRange, base []string, args []any) []side {
+	var out []side
 	if !r.Start.IsZero() {
-		or = append(or, "a.ts < ?")
-		args = append(args, nanos(r.Start))
+		out = append(out, side{strings.Join(append(slices.Clone(base), "a.ts < ?"), " AND "), append(slices.Clone(args), nanos(r.Start))})
 	}
 	if !r.End.IsZero() {
-		or = append(or, "a.ts >= ?")
-		args = append(args, nanos(r.End))
+		out = append(out, side{strings.Join(append(slices.Clone(base), "a.ts >= ?"), " AND "), append(slices.Clone(args), nanos(r.End))})
 	}
-	where = append(where, "("+strings.Join(or, " OR ")+")")
-	return strings.Join(where, " AND "), args
+	return out
 }
 
 // missingIDs returns those of ids that name no row of table in org.
