@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -27,12 +26,11 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, org_token, source_token, raw) VALUES (?, ?, ?, ?)`)
+		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
 		if err != nil {
 			return err
 		}
 		defer fts.Close()
-		tok := token("o", org)
 		for _, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
@@ -50,7 +48,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, tok, token("s", a.Source), a.Raw); err != nil {
+			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
 				return err
 			}
 		}
@@ -72,26 +70,21 @@ func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json
 	return wrap("SetArtifactEvent", err)
 }
 
-// token is the single full-text token of an org ("o") or source ("s"),
-// as the artifacts table's generated columns org_token and source_token
-// compute it: prefix || lower(hex(value)).
-func token(prefix, value string) string {
-	return prefix + hex.EncodeToString([]byte(value))
-}
-
 // Matches of a full-text query are listed and counted in one of two ways:
-// driven by the matches (read each matching row for its time, org and
-// source, then sort) or by an index (walk the time index, newest first,
-// testing each entry's rowid against the matches, without reading rows).
-// The cheaper way is picked from sizes that cost little to learn, so that
-// each query touches about denseMatches × (limit+offset), or windowScan,
-// entries at most in the cases below; totals are exact in every case.
+// driven by the matches (read each matching row for its org, source and
+// time, then sort) or by an index (walk the org's time index, newest
+// first, testing each entry's rowid against the matches, without reading
+// rows). The cheaper way is picked from sizes that cost little to learn,
+// so that each query touches about denseMatches × (limit+offset), or
+// windowScan, entries at most in the cases below; totals are exact in
+// every case.
 const (
 	// denseMatches: matches that are 1 in denseMatches stored artifacts or
 	// more are listed by walking the time index.
 	denseMatches = 200
-	// windowScan: a time window (or everything outside it) of fewer
-	// artifacts than this is walked in the index to count the matches.
+	// windowScan: a filter (org, source, time window) selecting fewer
+	// artifacts than this, or a time window leaving fewer than this outside
+	// it, is walked in the index to count the matches.
 	windowScan = 50000
 )
 
@@ -102,13 +95,12 @@ type searchPlan struct{ denseMatches, windowScan int }
 // SearchArtifacts returns a page of org's artifacts matching f, newest
 // first by timestamp, and the number of all matches.
 //
-// A full-text query is scoped to the org (when other orgs have artifacts
-// too) and the source inside the index (the org_token and source_token
-// columns), so that without a time filter its total is counted from the
-// index alone. With a time filter, the
-// window, or what lies outside it, is counted in the time index when
-// either is small; only a query with many matches on both sides of a wide
-// window reads every match.
+// When the org is the only one with artifacts in the store, a query's
+// matches in the full-text index are all its own: without filters the
+// total is counted from the index alone, and with a wide time window as
+// those matches less the ones outside it. Otherwise the filter's entries
+// in the time index are walked when they are few, and only a query with
+// many matches in a large filter reads every match.
 func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
@@ -122,46 +114,20 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	defer tx.Rollback()
 	base := []string{"a.org_id = ?"}
 	baseArgs := []any{org}
-	// The org's token narrows the matches only where other orgs have
-	// artifacts too; alone in the store, every match is the org's.
-	var shared bool
-	if f.Query != "" {
-		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1) OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1)`, org).Scan(&shared)
-		if err != nil {
-			return nil, 0, wrap("SearchArtifacts", err)
-		}
-	}
-	var scope []string
-	if shared {
-		scope = append(scope, "org_token : "+token("o", org))
-	}
 	if f.Source != "" {
 		base = append(base, "a.source = ?")
 		baseArgs = append(baseArgs, f.Source)
-		scope = append(scope, "source_token : "+token("s", f.Source))
 	}
 	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
 	timed := len(where) > len(base)
+	cond := strings.Join(where, " AND ")
 	match, not := q.FTS5()
 	var expr string
 	switch {
 	case match != "" && not != "":
-		expr = "raw : (" + match + ") NOT raw : (" + not + ")"
+		expr = "(" + match + ") NOT (" + not + ")"
 	case match != "":
-		expr = "raw : (" + match + ")"
-	case not != "":
-		// Everything of the scope but the excluded: the scope needs a term.
-		if len(scope) == 0 {
-			scope = append(scope, "org_token : "+token("o", org))
-		}
-		expr = "raw : (" + not + ")"
-	}
-	if expr != "" && len(scope) > 0 {
-		op := " AND "
-		if match == "" {
-			op = " NOT "
-		}
-		expr = strings.Join(scope, " AND ") + op + "(" + expr + ")"
+		expr = match
 	}
 	count := func(cond string, args ...any) (n int, err error) {
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
@@ -179,57 +145,70 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	)
 
 	var total int
-	cond := strings.Join(where, " AND ")
 	page := cond
 	switch {
+	case match == "" && not != "":
+		// Only exclusions: everything of the filter but the matches.
+		page = cond + " AND a.rowid NOT IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)"
+		args = append(args, not)
+		total, err = count(page, args...)
 	case expr == "":
 		total, err = count(cond, args...)
 	default:
 		var matches, stored int
+		var alone bool
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&matches)
 		if err == nil {
 			err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
 		}
-		dense := matches*s.plan.denseMatches >= stored
-		page = cond + map[bool]string{true: walk, false: drive}[dense]
-		args = append(args, expr)
-		if err != nil || !timed {
-			total = matches
-			break
+		if err == nil {
+			err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
+				OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1))`, org).Scan(&alone)
 		}
-		var window, outside int
-		window, err = bounded(cond, args[:len(args)-1]...)
 		if err != nil {
 			break
 		}
-		if window < s.plan.windowScan {
+		page = cond + map[bool]string{true: walk, false: drive}[matches*s.plan.denseMatches >= stored]
+		args = append(args, expr)
+		if alone && f.Source == "" && !timed {
+			total = matches
+			break
+		}
+		filterArgs := args[:len(args)-1]
+		var n int
+		if n, err = bounded(cond, filterArgs...); err != nil {
+			break
+		}
+		if n < s.plan.windowScan {
 			page = cond + walk
 			total, err = count(cond+walk, args...)
 			break
 		}
-		// Outside the window: before its start and from its end on, each
-		// an index range of its own.
-		sides := outsideWindow(f.Range, base, baseArgs)
-		for _, side := range sides {
-			var n int
-			if n, err = bounded(side.cond, side.args...); err != nil {
-				break
-			}
-			outside += n
-		}
-		if err == nil && outside < s.plan.windowScan {
-			total = matches
+		if alone && f.Source == "" {
+			// A wide window: the matches less those outside it, where
+			// each side (before its start, from its end on) is an index
+			// range of its own.
+			sides := outsideWindow(f.Range, base, baseArgs)
+			outside := 0
 			for _, side := range sides {
-				var n int
-				if n, err = count(side.cond+walk, append(slices.Clone(side.args), expr)...); err != nil {
+				if n, err = bounded(side.cond, side.args...); err != nil {
 					break
 				}
-				total -= n
+				outside += n
 			}
-			break
-		}
-		if err != nil {
-			break
+			if err == nil && outside < s.plan.windowScan {
+				total = matches
+				for _, side := range sides {
+					if n, err = count(side.cond+walk, append(slices.Clone(side.args), expr)...); err != nil {
+						break
+					}
+					total -= n
+				}
+				break
+			}
+			if err != nil {
+				break
+			}
 		}
 		total, err = count(cond+drive, args...)
 	}
@@ -341,8 +320,8 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 			if _, err := tx.ExecContext(ctx, `INSERT INTO doomed SELECT rowid FROM artifacts WHERE ts < ? LIMIT 5000`, nanos(t)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, org_token, source_token, raw)
-				SELECT 'delete', a.rowid, a.org_token, a.source_token, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, raw)
+				SELECT 'delete', a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE rowid IN (SELECT rowid FROM doomed)`)

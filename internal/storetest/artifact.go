@@ -337,7 +337,6 @@ func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
 	for i := 0; i < 5; i++ {
 		theirs = append(theirs, newArtifact("test", fmt.Sprintf("needle of the other org %d", i), at(time.Duration(i)*time.Second)))
 	}
-	mustInsertArtifacts(t, s, other, theirs...)
 	sort.Slice(needles, func(i, j int) bool { return needles[i].Timestamp.After(needles[j].Timestamp) })
 	newest := func(arts []*vigil.Artifact, k int) []string {
 		c := slices.Clone(arts)
@@ -366,63 +365,72 @@ func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
 			noise = append(noise, a)
 		}
 	}
-	for _, tc := range []struct {
-		name  string
-		f     vigil.ArtifactFilter
-		want  []string
-		total int
-	}{
-		{"rare term", vigil.ArtifactFilter{Query: "needle"}, newest(needles, 3), 3},
-		{"rare term, second page", vigil.ArtifactFilter{Query: "needle", Page: vigil.Page{Limit: 2, Offset: 2}}, newest(needles, 3)[2:], 3},
-		{"common term, first page", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 5}}, newest(noise, 5), n - 3},
-		{"common term, a later page", vigil.ArtifactFilter{Query: "line", Page: vigil.Page{Limit: 4, Offset: 300}}, newest(arts, 304)[300:], n},
-		{"exclusion of the common term", vigil.ArtifactFilter{Query: "-noise"}, newest(needles, 3), 3},
-		{"rare term with a source filter", vigil.ArtifactFilter{Query: "needle", Source: "test"}, newest(needles, 3), 3},
-		{"common term with a time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3},
-			Range: vigil.TimeRange{Start: at(0), End: at(10 * time.Second)}}, nil, -1},
-		{"common term with a wide time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3, Offset: 1},
-			Range: vigil.TimeRange{Start: at(5 * time.Second)}}, nil, -3},
-		{"rare term with a wide time filter", vigil.ArtifactFilter{Query: "needle", Source: "test",
-			Range: vigil.TimeRange{Start: at(time.Second), End: at(590 * time.Second)}}, nil, -4},
-		{"the other org's needles", vigil.ArtifactFilter{Query: "needle"}, nil, -2},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			o := org
-			want, total := tc.want, tc.total
-			switch total {
-			case -1: // the noise artifacts timed in [0s, 10s)
-				var in []*vigil.Artifact
-				for _, a := range noise {
-					if a.Timestamp.Before(at(10 * time.Second)) {
-						in = append(in, a)
-					}
-				}
-				want, total = newest(in, 3), len(in)
-			case -2:
-				o, want, total = other, newest(theirs, 50), len(theirs)
-			case -3: // noise from 5s on, the second to fourth newest
-				var in []*vigil.Artifact
-				for _, a := range noise {
-					if !a.Timestamp.Before(at(5 * time.Second)) {
-						in = append(in, a)
-					}
-				}
-				want, total = newest(in, 4)[1:], len(in)
-			case -4:
-				var in []*vigil.Artifact
-				for _, a := range needles {
-					if !a.Timestamp.Before(at(time.Second)) && a.Timestamp.Before(at(590*time.Second)) {
-						in = append(in, a)
-					}
-				}
-				want, total = newest(in, 50), len(in)
+	// First with the org alone in the store, then beside another org.
+	check := func(phase string, theirs []*vigil.Artifact) {
+		for _, tc := range []struct {
+			name  string
+			f     vigil.ArtifactFilter
+			want  []string
+			total int
+		}{
+			{"rare term", vigil.ArtifactFilter{Query: "needle"}, newest(needles, 3), 3},
+			{"rare term, second page", vigil.ArtifactFilter{Query: "needle", Page: vigil.Page{Limit: 2, Offset: 2}}, newest(needles, 3)[2:], 3},
+			{"common term, first page", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 5}}, newest(noise, 5), n - 3},
+			{"common term, a later page", vigil.ArtifactFilter{Query: "line", Page: vigil.Page{Limit: 4, Offset: 300}}, newest(arts, 304)[300:], n},
+			{"exclusion of the common term", vigil.ArtifactFilter{Query: "-noise"}, newest(needles, 3), 3},
+			{"rare term with a source filter", vigil.ArtifactFilter{Query: "needle", Source: "test"}, newest(needles, 3), 3},
+			{"common term with a time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3},
+				Range: vigil.TimeRange{Start: at(0), End: at(10 * time.Second)}}, nil, -1},
+			{"common term with a wide time filter", vigil.ArtifactFilter{Query: "noise", Page: vigil.Page{Limit: 3, Offset: 1},
+				Range: vigil.TimeRange{Start: at(5 * time.Second)}}, nil, -3},
+			{"rare term with a wide time filter", vigil.ArtifactFilter{Query: "needle", Source: "test",
+				Range: vigil.TimeRange{Start: at(time.Second), End: at(590 * time.Second)}}, nil, -4},
+			{"the other org's needles", vigil.ArtifactFilter{Query: "needle"}, nil, -2},
+		} {
+			if tc.total == -2 && len(theirs) == 0 {
+				continue
 			}
-			got, gotTotal := mustSearch(t, s, o, tc.f)
-			if gotTotal != total || !slices.Equal(idsOf(got), want) {
-				t.Errorf("%+v: total %d, ids %v; want total %d, ids %v", tc.f, gotTotal, idsOf(got), total, want)
-			}
-		})
+			t.Run(phase+"/"+tc.name, func(t *testing.T) {
+				o := org
+				want, total := tc.want, tc.total
+				switch total {
+				case -1: // the noise artifacts timed in [0s, 10s)
+					var in []*vigil.Artifact
+					for _, a := range noise {
+						if a.Timestamp.Before(at(10 * time.Second)) {
+							in = append(in, a)
+						}
+					}
+					want, total = newest(in, 3), len(in)
+				case -2:
+					o, want, total = other, newest(theirs, 50), len(theirs)
+				case -3: // noise from 5s on, the second to fourth newest
+					var in []*vigil.Artifact
+					for _, a := range noise {
+						if !a.Timestamp.Before(at(5 * time.Second)) {
+							in = append(in, a)
+						}
+					}
+					want, total = newest(in, 4)[1:], len(in)
+				case -4:
+					var in []*vigil.Artifact
+					for _, a := range needles {
+						if !a.Timestamp.Before(at(time.Second)) && a.Timestamp.Before(at(590*time.Second)) {
+							in = append(in, a)
+						}
+					}
+					want, total = newest(in, 50), len(in)
+				}
+				got, gotTotal := mustSearch(t, s, o, tc.f)
+				if gotTotal != total || !slices.Equal(idsOf(got), want) {
+					t.Errorf("%+v: total %d, ids %v; want total %d, ids %v", tc.f, gotTotal, idsOf(got), total, want)
+				}
+			})
+		}
 	}
+	check("alone", nil)
+	mustInsertArtifacts(t, s, other, theirs...)
+	check("beside another org", theirs)
 }
 
 func testArtifactMalformedQuery(t *testing.T, s vigil.Store) {
