@@ -21,20 +21,9 @@ import (
 // once, every brute force must fire once (one incident per attacker with
 // exactly its artifacts), and no incident may be duplicated.
 func TestScaleOut(t *testing.T) {
-	natsURL, _ := externalNATS(t)
-	dbURL := pgtest.FreshDB(t)
-	secret := "scale-out-secret-0123456789abcdef01234567"
-	env := []string{"VIGIL_DATABASE_URL=" + dbURL, "VIGIL_NATS_URL=" + natsURL, "VIGIL_JWT_SECRET=" + secret}
-	api1 := startProcess(t, "api-1", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")
-	api2 := startProcess(t, "api-2", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")
-	w1 := startProcess(t, "worker-1", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s")
-	w2 := startProcess(t, "worker-2", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s")
-	_ = w2
-	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	clients := []*client{newClient(api1, tok), newClient(api2, tok)}
+	d := startDeployment(t, 2, 2)
+	api1, api2, w1 := d.apis[0], d.apis[1], d.workers[0]
+	clients := []*client{newClient(api1, d.token), newClient(api2, d.token)}
 
 	// 24 attackers, 10 failed logins each within two minutes, interleaved
 	// with benign lines; each batch goes to the API of its turn, so every
@@ -153,4 +142,35 @@ func TestScaleOut(t *testing.T) {
 		}
 	}
 	t.Logf("acknowledged %d, stored %d, incidents %d (worker-1 killed after %d of %d batches)", len(acked), s.total, len(got), rounds/2, rounds)
+}
+
+// deployment is the scale-out set-up of docs/operations.md in miniature:
+// API-only processes and worker processes sharing a fresh PostgreSQL
+// database and the external NATS.
+type deployment struct {
+	apis, workers []*proc
+	token         string // admin of org
+}
+
+// startDeployment starts apis API-only processes and workers worker
+// processes (two worker goroutines each, a short AckWait so that a killed
+// worker's messages come back quickly) and mints an admin token.
+func startDeployment(t *testing.T, apis, workers int) *deployment {
+	t.Helper()
+	natsURL, _ := externalNATS(t)
+	secret := "scale-out-secret-0123456789abcdef01234567"
+	env := []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t), "VIGIL_NATS_URL=" + natsURL, "VIGIL_JWT_SECRET=" + secret}
+	d := &deployment{}
+	for i := 1; i <= apis; i++ {
+		d.apis = append(d.apis, startProcess(t, fmt.Sprintf("api-%d", i), "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0"))
+	}
+	for i := 1; i <= workers; i++ {
+		d.workers = append(d.workers, startProcess(t, fmt.Sprintf("worker-%d", i), "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s"))
+	}
+	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.token = tok
+	return d
 }

@@ -12,9 +12,6 @@ import (
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/vigil-soc/vigil/internal/auth"
-	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
 
 // TestScenariosScaleOut runs the correlation scenarios of issue #6 (the
@@ -25,20 +22,10 @@ import (
 // attacker's lines are split over both workers; the scenarios use distinct
 // addresses and hours of event time, so they do not touch each other.
 func TestScenariosScaleOut(t *testing.T) {
-	natsURL, _ := externalNATS(t)
-	dbURL := pgtest.FreshDB(t)
-	secret := "scenarios-secret-0123456789abcdef012345678"
-	env := []string{"VIGIL_DATABASE_URL=" + dbURL, "VIGIL_NATS_URL=" + natsURL, "VIGIL_JWT_SECRET=" + secret}
-	api := startProcess(t, "api", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")
-	w1 := startProcess(t, "worker-1", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s")
-	w2 := startProcess(t, "worker-2", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s")
-	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := startDeployment(t, 1, 2)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	h := &scenarios{api: api, c: newClient(api, tok), workers: []*proc{w1, w2}, acked: map[string]string{}}
+	h := &scenarios{api: d.apis[0], c: newClient(d.apis[0], d.token), workers: d.workers, acked: map[string]string{}}
 
 	// Event times within the last day, so that the workers' housekeeping
 	// (signals older than a day) can never prune them; one scenario every
@@ -233,7 +220,7 @@ func TestScenariosScaleOut(t *testing.T) {
 	if len(incs) != 1+3+3+2 || len(h.merged) > 0 {
 		t.Errorf("%d incidents and %d merged ones, want 9 and none:\n%s", len(incs), len(h.merged), summary(append(incs, h.merged...)))
 	}
-	p1, p2 := processed(t, ctx, w1), processed(t, ctx, w2)
+	p1, p2 := processed(t, ctx, d.workers[0]), processed(t, ctx, d.workers[1])
 	if p1 == 0 || p2 == 0 || p1+p2 < float64(len(h.acked)) {
 		t.Errorf("workers processed %.0f and %.0f artifacts of %d; want both to take part", p1, p2, len(h.acked))
 	}
