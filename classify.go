@@ -1,6 +1,9 @@
 package vigil
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // IncidentFacts is what classification rules see of an incident
 // (DESIGN §9).
@@ -15,8 +18,10 @@ type IncidentFacts struct {
 
 // ArtifactFacts is an artifact as rules see it: its source and event.
 type ArtifactFacts struct {
-	Source string
-	Event  json.RawMessage
+	Source    string
+	Raw       string
+	Timestamp time.Time
+	Event     json.RawMessage // when stored (older versions); else parsed from Raw
 }
 
 // MaxFactArtifacts bounds the artifacts (newest first) whose events the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 type artifactItem struct {
@@ -152,6 +153,11 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	for _, a := range arts {
+		if len(a.Event) == 0 { // not stored (all but artifacts of older versions)
+			a.Event = parse.EventJSON(a.Source, a.Raw, a.Timestamp)
+		}
 	}
 	ok(w, http.StatusOK, "Artifacts retrieved successfully", listData("artifacts", arts, total, f.Page))
 }

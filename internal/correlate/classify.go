@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 // Classifier applies an org's classification rules to its incidents
@@ -108,8 +109,12 @@ func facts(vf *vigil.IncidentFacts) *Facts {
 	}
 	for _, a := range vf.Artifacts {
 		af := ArtifactFacts{Source: a.Source}
-		if len(a.Event) > 0 {
-			json.Unmarshal(a.Event, &af.Event)
+		ev := a.Event
+		if len(ev) == 0 {
+			ev = parse.EventJSON(a.Source, a.Raw, a.Timestamp)
+		}
+		if len(ev) > 0 {
+			json.Unmarshal(ev, &af.Event)
 		}
 		f.Artifacts = append(f.Artifacts, af)
 	}

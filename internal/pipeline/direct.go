@@ -5,7 +5,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"time"
@@ -127,7 +126,9 @@ func (p *Processor) WithEnrichment(e *enrich.Enricher) *Processor {
 	return p
 }
 
-// parse fills a.Event and returns the event. A parser that panics on a
+// parse returns the artifact's event (the store does not keep it: the API
+// parses it again, see parse.EventJSON) and sets its timestamp to the
+// parsed time when the request gave none. A parser that panics on a
 // hostile line costs that line its event, never the batch.
 func (p *Processor) parse(a *vigil.Artifact) (ev parse.Event) {
 	defer func() {
@@ -145,9 +146,6 @@ func (p *Processor) parse(a *vigil.Artifact) (ev parse.Event) {
 		p.metrics.Parsed.WithLabelValues(metricSource(a.Source)).Inc()
 	} else {
 		p.metrics.Unparsed.WithLabelValues(metricSource(a.Source)).Inc()
-	}
-	if b, err := json.Marshal(res.Event); err == nil {
-		a.Event = b
 	}
 	return res.Event
 }

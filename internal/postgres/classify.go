@@ -25,7 +25,7 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 	f.Observations, f.Nodes = inc.Observations, inc.Nodes
 	// artifact_ids gives each artifact's ts, so that the join reaches its
 	// partition through the (org_id, ts, id) index.
-	rows, err := s.pool.Query(ctx, `SELECT a.source, a.event::text FROM incident_artifacts x
+	rows, err := s.pool.Query(ctx, `SELECT a.source, a.raw, a.ts, a.event::text FROM incident_artifacts x
 		JOIN artifact_ids k ON k.id = x.artifact_id
 		JOIN artifacts a ON a.org_id = k.org_id AND a.ts = k.ts AND a.id = k.id
 		WHERE x.incident_id = $1 AND k.org_id = $2 ORDER BY a.ts DESC, a.id DESC LIMIT $3`, id, org, vigil.MaxFactArtifacts)
@@ -35,7 +35,10 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 	arts, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.ArtifactFacts, error) {
 		var a vigil.ArtifactFacts
 		var ev *string
-		err := r.Scan(&a.Source, &ev)
+		var raw []byte
+		var ts int64
+		err := r.Scan(&a.Source, &raw, &ts, &ev)
+		a.Raw, a.Timestamp = string(raw), fromNanos(ts)
 		if ev != nil {
 			a.Event = json.RawMessage(*ev)
 		}

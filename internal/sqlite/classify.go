@@ -26,7 +26,7 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 		return nil, wrap("IncidentFacts", err)
 	}
 	f.Observations, f.Nodes = inc.Observations, inc.Nodes
-	q, err := s.r.QueryContext(ctx, `SELECT a.source, a.event FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
+	q, err := s.r.QueryContext(ctx, `SELECT a.source, a.raw, a.ts, a.event FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
 		WHERE x.incident_id = ? AND a.org_id = ? ORDER BY a.ts DESC, a.id DESC LIMIT ?`, id, org, vigil.MaxFactArtifacts)
 	if err != nil {
 		return nil, wrap("IncidentFacts", err)
@@ -35,9 +35,11 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 	for q.Next() {
 		var a vigil.ArtifactFacts
 		var ev sql.NullString
-		if err := q.Scan(&a.Source, &ev); err != nil {
+		var ts int64
+		if err := q.Scan(&a.Source, &a.Raw, &ts, &ev); err != nil {
 			return nil, wrap("IncidentFacts", err)
 		}
+		a.Timestamp = fromNanos(ts)
 		if ev.Valid {
 			a.Event = json.RawMessage(ev.String)
 		}
