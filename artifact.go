@@ -52,3 +52,16 @@ func ValidateSource(s string) string {
 	}
 	return ""
 }
+
+// Artifact timestamps lie in [1900, 2200): no sensor logs outside it, and
+// every store keeps nanoseconds in 64 bits. A client's timestamp outside
+// is refused; a parsed time outside is ignored (the time of receipt stays).
+var (
+	minTimestamp = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	maxTimestamp = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// ValidTimestamp reports whether t is in the range artifacts may have.
+func ValidTimestamp(t time.Time) bool {
+	return !t.Before(minTimestamp) && t.Before(maxTimestamp)
+}

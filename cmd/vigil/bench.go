@@ -268,13 +268,10 @@ type loadReport struct {
 }
 
 type storageReport struct {
-	Seconds      float64 `json:"seconds"`
-	Artifacts    int64   `json:"artifacts"`
-	Rate         float64 `json:"rate"`
-	Ratio        float64 `json:"ratio"`
-	EventSeconds float64 `json:"with_event_seconds"`
-	EventRate    float64 `json:"with_event_rate"`
-	EventRatio   float64 `json:"with_event_ratio"`
+	Seconds   float64 `json:"seconds"`
+	Artifacts int64   `json:"artifacts"`
+	Rate      float64 `json:"rate"`
+	Ratio     float64 `json:"ratio"`
 }
 
 type searchReport struct {
@@ -394,7 +391,7 @@ func (b *bench) loadLines() error {
 		b.times = make([]time.Time, len(b.lines))
 		for i, l := range b.lines {
 			b.times[i] = now
-			if t := parse.Parse(l.Source, []byte(l.Raw), now).Time; !t.IsZero() && t.Year() >= 1900 && t.Year() < 2200 {
+			if t := parse.Parse(l.Source, []byte(l.Raw), now).Time; vigil.ValidTimestamp(t) {
 				b.times[i] = t.UTC()
 			}
 		}
@@ -1276,7 +1273,7 @@ func quantile(xs []float64, q float64) float64 {
 func (b *bench) storageLimit(ctx context.Context) error {
 	span := min(b.f.Duration, 20*time.Second)
 	b.logf("storage limit: InsertArtifacts of batches of %d for %s", b.f.Batch, span)
-	n, secs, err := b.insertLoop(ctx, span, false)
+	n, secs, err := b.insertLoop(ctx, span)
 	if err != nil {
 		return err
 	}
@@ -1284,22 +1281,13 @@ func (b *bench) storageLimit(ctx context.Context) error {
 	if b.rep.Load.E2ERate > 0 {
 		r.Ratio = b.rep.Load.E2ERate / r.Rate
 	}
-	n2, secs2, err := b.insertLoop(ctx, max(span/2, time.Second), true)
-	if err != nil {
-		return err
-	}
-	r.EventSeconds, r.EventRate = secs2, float64(n2)/secs2
-	if b.rep.Load.E2ERate > 0 {
-		r.EventRatio = b.rep.Load.E2ERate / r.EventRate
-	}
 	b.rep.Storage = r
 	return nil
 }
 
 // insertLoop stores batches into a fresh store for span of timed work and
-// returns the artifacts stored and the seconds timed. withEvents parses
-// each line first (once, not timed) and stores its event too.
-func (b *bench) insertLoop(ctx context.Context, span time.Duration, withEvents bool) (int64, float64, error) {
+// returns the artifacts stored and the seconds timed.
+func (b *bench) insertLoop(ctx context.Context, span time.Duration) (int64, float64, error) {
 	dir, err := os.MkdirTemp("", "vigil-bench-s-")
 	if err != nil {
 		return 0, 0, err
@@ -1310,24 +1298,10 @@ func (b *bench) insertLoop(ctx context.Context, span time.Duration, withEvents b
 		return 0, 0, err
 	}
 	defer st.Close()
-	var events map[int][]byte
-	if withEvents {
-		events = map[int][]byte{}
-	}
 	var n int64
 	var timed time.Duration
 	next := 0
 	for timed < span && ctx.Err() == nil {
-		if withEvents {
-			now := time.Now()
-			for k := 0; k < b.f.Batch; k++ {
-				j := (next + k) % len(b.lines)
-				if _, ok := events[j]; !ok {
-					res := parse.Parse(b.lines[j].Source, []byte(b.lines[j].Raw), now)
-					events[j], _ = json.Marshal(res.Event)
-				}
-			}
-		}
 		start := time.Now()
 		arts := make([]*vigil.Artifact, b.f.Batch)
 		for k := range arts {
@@ -1339,7 +1313,7 @@ func (b *bench) insertLoop(ctx context.Context, span time.Duration, withEvents b
 				ts = b.times[j]
 			}
 			arts[k] = &vigil.Artifact{ID: vigil.NewID(), OrgID: "bench", Source: l.Source, Raw: l.Raw,
-				Timestamp: ts, CreatedAt: start, Metadata: json.RawMessage("{}"), Event: events[j]}
+				Timestamp: ts, CreatedAt: start, Metadata: json.RawMessage("{}")}
 		}
 		if err := st.InsertArtifacts(ctx, "bench", arts); err != nil {
 			return 0, 0, err
@@ -1817,7 +1791,6 @@ func (b *bench) writeText(w io.Writer) {
 		p("storage limit S (sqlite.Store.InsertArtifacts, batches of %d, rows + FTS5 only)", b.f.Batch)
 		p("  S               %.0f artifacts/s (%d in %.1fs)", s.Rate, s.Artifacts, s.Seconds)
 		p("  ratio           end-to-end / S = %.2f", s.Ratio)
-		p("  S with events   %.0f artifacts/s (parsed event JSON stored too; ratio %.2f)", s.EventRate, s.EventRatio)
 	}
 	if s := r.Search; s != nil {
 		p("")

@@ -24,13 +24,6 @@ type itemError struct {
 	Reason string `json:"reason"`
 }
 
-// Event times outside these bounds are refused: no sensor logs them, and
-// every store keeps nanoseconds in 64 bits.
-var (
-	minTimestamp = time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
-	maxTimestamp = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
-)
-
 // parseArtifact validates one item of a batch (DESIGN §6).
 func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.FieldIssue) {
 	// null would decode into an empty item and be reported as a missing
@@ -70,7 +63,7 @@ func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.
 		if err != nil {
 			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be an RFC 3339 timestamp"}
 		}
-		if t.Before(minTimestamp) || !t.Before(maxTimestamp) {
+		if !vigil.ValidTimestamp(t) {
 			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be between 1900 and 2200"}
 		}
 		a.Timestamp, a.TimestampDefaulted = t.UTC(), false

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/vigil-soc/vigil"
 )
 
 // TestEventJSONStable: the event the API shows, parsed again from the
@@ -38,7 +40,7 @@ func TestEventJSONStable(t *testing.T) {
 				for _, ref := range refs {
 					r := Parse(src, line, ref)
 					ts := ref
-					if !r.Time.IsZero() && r.Time.Year() >= 1900 && r.Time.Year() < 2200 {
+					if vigil.ValidTimestamp(r.Time) {
 						ts = r.Time.UTC()
 					}
 					want, err := json.Marshal(r.Event)

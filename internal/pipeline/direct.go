@@ -139,7 +139,7 @@ func (p *Processor) parse(a *vigil.Artifact) (ev parse.Event) {
 		}
 	}()
 	res := parse.Parse(a.Source, []byte(a.Raw), a.Timestamp)
-	if a.TimestampDefaulted && !res.Time.IsZero() && res.Time.Year() >= 1900 && res.Time.Year() < 2200 {
+	if a.TimestampDefaulted && vigil.ValidTimestamp(res.Time) {
 		a.Timestamp = res.Time.UTC()
 	}
 	if res.Parsed {

@@ -168,7 +168,10 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		if err != nil {
 			break
 		}
-		page = cond + map[bool]string{true: walk, false: drive}[matches*s.plan.denseMatches >= stored]
+		page = cond + drive
+		if matches*s.plan.denseMatches >= stored {
+			page = cond + walk
+		}
 		args = append(args, expr)
 		if alone && f.Source == "" && !timed {
 			total = matches

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -64,18 +65,23 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		"cache_size(-65536)",
 		"journal_size_limit(67108864)",
 	}
-	q := url.Values{}
-	for _, p := range pragmas {
-		q.Add("_pragma", p)
-	}
-	q.Add("_pragma", "wal_autocheckpoint(0)") // see checkpoint.go
-	q.Set("_txlock", "immediate")
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
-	dsn := "file:" + abs + "?" + q.Encode()
-	w, err := sql.Open("sqlite", dsn)
+	// dsn is the database with the common pragmas, then extra ones (a
+	// later cache_size overrides the common one).
+	dsn := func(txlock string, extra ...string) string {
+		q := url.Values{}
+		for _, p := range append(slices.Clone(pragmas), extra...) {
+			q.Add("_pragma", p)
+		}
+		if txlock != "" {
+			q.Set("_txlock", txlock)
+		}
+		return "file:" + abs + "?" + q.Encode()
+	}
+	w, err := sql.Open("sqlite", dsn("immediate", "wal_autocheckpoint(0)")) // see checkpoint.go
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open writer: %w", err)
 	}
@@ -87,18 +93,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	rq := url.Values{}
-	for _, p := range pragmas {
-		rq.Add("_pragma", p)
-	}
-	cq := url.Values{}
-	for _, p := range pragmas {
-		cq.Add("_pragma", p)
-	}
-	rq.Add("_pragma", "query_only(1)")
-	rq.Add("_pragma", "cache_size(-16384)") // 16 MiB per reader; the writer has 64
-	cq.Add("_pragma", "cache_size(-2048)")
-	r, err := sql.Open("sqlite", "file:"+abs+"?"+rq.Encode())
+	// Readers keep 16 MiB of pages each (the writer 64), the checkpointer 2.
+	r, err := sql.Open("sqlite", dsn("", "query_only(1)", "cache_size(-16384)"))
 	if err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: open readers: %w", err)
@@ -107,7 +103,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	s.r = r
-	c, err := sql.Open("sqlite", "file:"+abs+"?"+cq.Encode())
+	c, err := sql.Open("sqlite", dsn("", "cache_size(-2048)"))
 	if err != nil {
 		w.Close()
 		r.Close()
