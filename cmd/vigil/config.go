@@ -8,11 +8,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/vigil-soc/vigil/internal/detect"
 )
 
@@ -28,6 +30,7 @@ type config struct {
 	JWTIssuer     string
 	JWTAudience   string
 	LogLevel      string
+	AccessLog     bool
 	Fsync         string
 	CorrWindow    time.Duration
 	HubLimit      int
@@ -62,22 +65,24 @@ func (c *config) flags(fs *flag.FlagSet) {
 // flagsAddr registers the shared flags with a given --addr default.
 func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.Addr, "addr", addr, usage)
-	fs.StringVar(&c.DataDir, "data-dir", "./vigil-data", "directory of the embedded database, queue and generated secret")
-	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://… to use PostgreSQL instead of the embedded SQLite")
+	c.dataDirFlag(fs)
+	c.databaseFlag(fs)
 	fs.StringVar(&c.NATSURL, "nats-url", "", "nats://… to use an external NATS JetStream instead of the embedded one")
-	fs.StringVar(&c.JWTSecret, "jwt-secret", "", "HS256 shared secret (default: generated once into the data dir)")
+	c.secretFlag(fs)
 	fs.StringVar(&c.JWTJWKSURL, "jwt-jwks-url", "", "JWKS URL of an identity provider (RS256/ES256/EdDSA)")
 	fs.StringVar(&c.JWTIssuer, "jwt-issuer", "", "required iss claim, if set")
 	fs.StringVar(&c.JWTAudience, "jwt-audience", "", "required aud claim, if set")
 	fs.StringVar(&c.LogLevel, "log-level", "info", "debug, info, warn or error")
+	fs.BoolVar(&c.AccessLog, "access-log", true, "log one line per API request at info (method, path, status, duration, org, request id; never the token or body)")
 	fs.StringVar(&c.Fsync, "fsync", "deferred", "deferred (survives a process crash) or always (survives power loss, slower)")
 	fs.DurationVar(&c.CorrWindow, "correlation-window", time.Hour, "how long an open incident keeps taking related observations")
 	fs.IntVar(&c.HubLimit, "hub-limit", 25, "open incidents a key node may join before it counts as context only")
 	fs.IntVar(&c.Workers, "workers", 2, "pipeline worker goroutines in this process (serve: 0 runs the API only)")
 	fs.DurationVar(&c.AckWait, "ack-wait", 30*time.Second, "how long a fetched queue message may stay unacknowledged before it is redelivered to another worker")
-	fs.Int64Var(&c.MaxQueueBytes, "max-queue-bytes", 1<<30, "queue size in bytes above which ingest answers 429")
-	fs.Int64Var(&c.MemoryLimit, "memory-limit", 384<<20, "soft limit in bytes of the Go heap (runtime/debug.SetMemoryLimit; GOMEMLIMIT, if set, wins; 0: none): "+
-		"the garbage collector works harder near it instead of letting the heap double")
+	c.MaxQueueBytes, c.MemoryLimit = 1<<30, 384<<20
+	fs.Var(byteSize{&c.MaxQueueBytes}, "max-queue-bytes", "queue size above which ingest answers 429 (bytes, or with a unit: 2GiB, 500MB)")
+	fs.Var(byteSize{&c.MemoryLimit}, "memory-limit", "soft limit of the Go heap (runtime/debug.SetMemoryLimit; GOMEMLIMIT, if set, wins; 0: none): "+
+		"the garbage collector works harder near it instead of letting the heap double (bytes, or with a unit: 512MiB)")
 	fs.IntVar(&c.MaxPending, "max-pending", 2000, "unprocessed queue messages (batches) above which ingest answers 429")
 	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "how long POST /v1/artifacts waits for the workers to store a durable batch before replying (0: reply once durable)")
 	fs.StringVar(&c.GeoIPCityDB, "geoip-city-db", "", "MaxMind City or Country .mmdb (default: found in <data-dir>/geoip/)")
@@ -96,11 +101,69 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 }
 
+// newFlagSet returns the flag set of a subcommand, whose -h prints a usage
+// line, what the command does, and its own flags only.
+func newFlagSet(name, does string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: vigil %s [flags]\n\n%s\n\nflags (each also read from VIGIL_<FLAG>):\n", name, does)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// dataDirFlag, databaseFlag and secretFlag are the flags that token and
+// migrate share with serve; each subcommand registers only what it uses.
+func (c *config) dataDirFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.DataDir, "data-dir", "./vigil-data", "directory of the embedded database, queue and generated secret")
+}
+
+func (c *config) databaseFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "postgres://… to use PostgreSQL instead of the embedded SQLite")
+}
+
+func (c *config) secretFlag(fs *flag.FlagSet) {
+	fs.StringVar(&c.JWTSecret, "jwt-secret", "", "HS256 shared secret (default: generated once into the data dir)")
+}
+
+// byteSize is a size flag: a number of bytes, or one with a unit as people
+// write them (512MiB, 2GiB, 500MB, 1.5G).
+type byteSize struct{ p *int64 }
+
+func (b byteSize) String() string {
+	if b.p == nil {
+		return ""
+	}
+	return humanize.IBytes(uint64(*b.p))
+}
+
+func (b byteSize) Set(s string) error {
+	n, err := humanize.ParseBytes(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q is not a size (e.g. 512MiB, 2GiB, 1000000)", s)
+	}
+	if n > math.MaxInt64 {
+		return fmt.Errorf("%q is too large", s)
+	}
+	*b.p = int64(n)
+	return nil
+}
+
 // parseFlags parses args, then fills every flag not given on the command
-// line from VIGIL_<FLAG>.
+// line from VIGIL_<FLAG>. A bad flag is reported in one line that points
+// at -h; -h prints the subcommand's own flags.
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
-	if err := fs.Parse(args); err != nil {
+	out := fs.Output()
+	fs.SetOutput(io.Discard) // package flag would print the whole list after every error
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
 		return err
+	}
+	if err != nil {
+		return fmt.Errorf("%w (see \"vigil %s -h\")", err, fs.Name())
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -117,7 +180,7 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 		}
 	})
 	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " ")))
+		errs = append(errs, fmt.Errorf("unexpected arguments: %s (see \"vigil %s -h\")", strings.Join(fs.Args(), " "), fs.Name()))
 	}
 	return errors.Join(errs...)
 }
@@ -225,8 +288,15 @@ func (c *config) jwtSecret(create bool) ([]byte, error) {
 		}
 		return []byte(s), nil
 	}
-	if !errors.Is(err, os.ErrNotExist) || !create {
-		return nil, fmt.Errorf("read JWT secret: %w (set VIGIL_JWT_SECRET or run vigil serve once with this data dir)", err)
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read JWT secret: %w", err)
+	}
+	if !create {
+		// Minting with a new secret would give tokens that the server
+		// (which has its own) refuses, without a word.
+		abs, _ := filepath.Abs(path)
+		return nil, fmt.Errorf("no JWT secret at %s: a token must be signed with the secret of the server that will check it; "+
+			"pass that server's --data-dir (or VIGIL_DATA_DIR), or its --jwt-secret / VIGIL_JWT_SECRET, or start vigil serve once with this data dir", abs)
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)

@@ -5,6 +5,7 @@
 //	vigil token     mint a development JWT
 //	vigil migrate   apply schema migrations and exit
 //	vigil bench     load-test a server (or an embedded one) and report
+//	vigil version   print the build: version, commit, Go, drivers
 package main
 
 import (
@@ -36,6 +37,7 @@ commands:
   token     mint a signed JWT for development and scripts
   migrate   apply schema migrations and exit
   bench     load-test a running or embedded server: ingest rate, latency, search
+  version   print the version, commit, Go version and drivers of this binary
 
 Run "vigil <command> -h" for the flags of a command. Every flag can also be
 set through the environment as VIGIL_<FLAG> (e.g. VIGIL_DATA_DIR).
@@ -56,9 +58,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case "token":
 		return runToken(ctx, rest, getenv, stdout, stderr)
 	case "migrate":
-		return runMigrate(ctx, rest, getenv, stderr)
+		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "version", "--version":
+		return runVersion(stdout)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

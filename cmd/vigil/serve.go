@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/datadir"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/pipeline"
@@ -37,8 +37,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if !withAPI {
 		name = "worker"
 	}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	does := "Runs the API and the pipeline workers."
+	if !withAPI {
+		does = "Runs pipeline workers only (scale-out), with /metrics and /healthz on --addr."
+	}
+	fs := newFlagSet(name, does, stderr)
 	var c config
 	if withAPI {
 		c.flags(fs)
@@ -62,6 +65,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		debug.SetMemoryLimit(c.MemoryLimit)
 	}
 
+	// The embedded store and queue live in the data dir: one process at a
+	// time, or the second silently takes the queue's files over.
+	if c.DatabaseURL == "" || c.NATSURL == "" {
+		lock, err := datadir.Acquire(c.DataDir)
+		if err != nil {
+			return err
+		}
+		defer lock.Release() // after everything else closed (deferred first)
+	}
 	store, err := openStore(ctx, &c)
 	if err != nil {
 		return err
@@ -174,7 +186,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	handler := api.New(api.Config{
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
 		Ready: []api.Readiness{q}, Logger: log, Registry: reg,
-		Correlation: policy,
+		Correlation: policy, AccessLog: c.AccessLog,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -300,20 +312,4 @@ func openStore(ctx context.Context, c *config) (vigil.Store, error) {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always"})
-}
-
-func runMigrate(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var c config
-	c.flags(fs)
-	if err := parseFlags(fs, args, getenv); err != nil {
-		return err
-	}
-	s, err := openStore(ctx, &c)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stderr, "migrations applied")
-	return s.Close()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -26,13 +25,13 @@ func (m *multi) Set(v string) error {
 }
 
 func runToken(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("token", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("token", "Mints an HS256 JWT signed with the server's secret (the one in its --data-dir, or --jwt-secret).", stderr)
 	var c config
-	c.flags(fs)
+	c.dataDirFlag(fs)
+	c.secretFlag(fs)
 	org := fs.String("org", "", "organization id (org_id claim), required")
 	sub := fs.String("sub", "dev", "subject (user) of the token")
-	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime of the token")
+	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime of the token (a shipper needs a long one, e.g. 8760h, or an ingest key)")
 	var perms, roles multi
 	fs.Var(&perms, "permission", "permission to grant (repeatable, or comma-separated)")
 	fs.Var(&roles, "role", "role name of the org to grant (repeatable, or comma-separated)")
@@ -50,14 +49,18 @@ func runToken(_ context.Context, args []string, getenv func(string) string, stdo
 			return fmt.Errorf("unknown permission %q; known: %s", p, strings.Join(vigil.Catalog, ", "))
 		}
 	}
-	secret, err := c.jwtSecret(true)
+	secret, err := c.jwtSecret(false)
 	if err != nil {
 		return err
 	}
-	tok, err := auth.Mint(secret, auth.Claims{Subject: *sub, OrgID: *org, Roles: roles, Permissions: perms}, *ttl, time.Now())
+	now := time.Now()
+	tok, err := auth.Mint(secret, auth.Claims{Subject: *sub, OrgID: *org, Roles: roles, Permissions: perms}, *ttl, now)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, tok)
+	// On stderr, so that $(vigil token …) captures the token alone.
+	fmt.Fprintf(stderr, "token for org %s, sub %s: expires %s (in %s; --ttl sets it)\n",
+		*org, *sub, now.Add(*ttl).UTC().Format(time.RFC3339), *ttl)
 	return nil
 }

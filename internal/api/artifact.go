@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -119,15 +120,37 @@ func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
 		ids = append(ids, a.ID)
 	}
 	s.rejected.Add(float64(len(errs)))
-	if len(accepted) > 0 {
-		if err := s.ingest.Ingest(r.Context(), org, accepted); err != nil {
-			s.fail(w, r, err)
-			return
-		}
+	if len(accepted) == 0 {
+		// A 2xx would let a shipper count these lines as delivered.
+		s.fail(w, r, allRejected(errs))
+		return
+	}
+	if err := s.ingest.Ingest(r.Context(), org, accepted); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	ok(w, http.StatusAccepted, "Artifacts accepted for processing", map[string]any{
 		"accepted": len(accepted), "rejected": len(errs), "ids": ids, "errors": errs,
 	})
+}
+
+// maxRejectedDetails bounds the field issues listed when a whole batch is
+// rejected; the message gives the count.
+const maxRejectedDetails = 100
+
+// allRejected is the 400 of a batch none of whose items was valid: each
+// item's problem named as artifacts[i].field.
+func allRejected(errs []itemError) error {
+	issues := make([]vigil.FieldIssue, 0, min(len(errs), maxRejectedDetails))
+	for _, e := range errs[:min(len(errs), maxRejectedDetails)] {
+		field := fmt.Sprintf("artifacts[%d]", e.Index)
+		if e.Field != "artifact" {
+			field += "." + e.Field
+		}
+		issues = append(issues, vigil.FieldIssue{Field: field, Issue: strings.TrimPrefix(e.Reason, e.Field+": ")})
+	}
+	return &vigil.Error{Code: vigil.EINVALID, Details: issues,
+		Message: fmt.Sprintf("no artifact accepted: all %d items were rejected (see details)", len(errs))}
 }
 
 func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {

@@ -122,6 +122,18 @@ func (r resp) errCode() string {
 	return s
 }
 
+// details returns the field issues of an error response.
+func (r resp) details() []map[string]any {
+	e, _ := r.Body["error"].(map[string]any)
+	d, _ := e["details"].([]any)
+	out := make([]map[string]any, 0, len(d))
+	for _, x := range d {
+		m, _ := x.(map[string]any)
+		out = append(out, m)
+	}
+	return out
+}
+
 // field returns the field named by the first detail of an error response.
 func (r resp) field() string {
 	e, _ := r.Body["error"].(map[string]any)

@@ -40,22 +40,26 @@ type Config struct {
 	Logger      *slog.Logger
 	Registry    *prometheus.Registry
 	Correlation vigil.CorrelationPolicy
+	// AccessLog logs one line per request at info level (method, path,
+	// status, duration, org, request id; never the token or the body).
+	AccessLog bool
 	// Now returns the current time; tests may fix it.
 	Now func() time.Time
 }
 
 // Server is the HTTP handler of the API.
 type Server struct {
-	store    vigil.Store
-	classify *correlate.Classifier
-	verifier *auth.Verifier
-	ingest   Ingester
-	ready    []Readiness
-	log      *slog.Logger
-	corr     vigil.CorrelationPolicy
-	now      func() time.Time
-	mux      *http.ServeMux
-	handler  http.Handler
+	store       vigil.Store
+	classify    *correlate.Classifier
+	verifier    *auth.Verifier
+	ingest      Ingester
+	ready       []Readiness
+	log         *slog.Logger
+	corr        vigil.CorrelationPolicy
+	accessLevel slog.Level // of the per-request log line
+	now         func() time.Time
+	mux         *http.ServeMux
+	handler     http.Handler
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -65,21 +69,25 @@ type Server struct {
 // New returns a Server with every route registered.
 func New(cfg Config) *Server {
 	s := &Server{
-		store:    cfg.Store,
-		classify: correlate.NewClassifier(cfg.Store),
-		verifier: cfg.Verifier,
-		ingest:   cfg.Ingester,
-		ready:    cfg.Ready,
-		log:      cfg.Logger,
-		corr:     cfg.Correlation,
-		now:      cfg.Now,
-		mux:      http.NewServeMux(),
+		store:       cfg.Store,
+		classify:    correlate.NewClassifier(cfg.Store),
+		verifier:    cfg.Verifier,
+		ingest:      cfg.Ingester,
+		ready:       cfg.Ready,
+		log:         cfg.Logger,
+		corr:        cfg.Correlation,
+		accessLevel: slog.LevelDebug,
+		now:         cfg.Now,
+		mux:         http.NewServeMux(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.now == nil {
 		s.now = vigil.Now
+	}
+	if cfg.AccessLog {
+		s.accessLevel = slog.LevelInfo
 	}
 	if s.corr.Window == 0 {
 		s.corr = vigil.DefaultCorrelationPolicy()
@@ -218,7 +226,14 @@ type ctxKey int
 const (
 	keyRequestID ctxKey = iota
 	keyPrincipal
+	keyAccess
 )
+
+// access is what the access log line learns during a request: the
+// authenticated caller, set by authorize.
+type access struct {
+	org, sub string
+}
 
 // Principal is the authenticated caller of a request.
 type Principal struct {
@@ -264,7 +279,8 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			id = hex.EncodeToString(b[:])
 		}
 		w.Header().Set("X-Request-ID", id)
-		ctx := context.WithValue(r.Context(), keyRequestID, id)
+		acc := &access{}
+		ctx := context.WithValue(context.WithValue(r.Context(), keyRequestID, id), keyAccess, acc)
 		r = r.WithContext(ctx)
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() {
@@ -285,8 +301,11 @@ func (s *Server) observe(next http.Handler) http.Handler {
 			d := time.Since(start)
 			s.requests.WithLabelValues(route, r.Method, fmt.Sprint(status)).Inc()
 			s.latency.WithLabelValues(route, r.Method).Observe(d.Seconds())
-			s.log.LogAttrs(ctx, slog.LevelDebug, "request", slog.String("request_id", id), slog.String("method", r.Method),
-				slog.String("route", route), slog.Int("status", status), slog.Duration("duration", d))
+			// The path, not the query string: a search's terms stay out of logs.
+			s.log.LogAttrs(ctx, s.accessLevel, "request", slog.String("request_id", id), slog.String("method", r.Method),
+				slog.String("path", r.URL.Path), slog.String("route", route), slog.Int("status", status),
+				slog.Float64("duration_ms", float64(d.Microseconds())/1000), slog.String("org", acc.org), slog.String("sub", acc.sub),
+				slog.String("remote", r.RemoteAddr))
 		}()
 		next.ServeHTTP(sw, r)
 	})
@@ -322,6 +341,9 @@ func (s *Server) authorize(perm string, next http.HandlerFunc) http.Handler {
 		if !auth.Allowed(perms, perm) {
 			s.fail(w, r, vigil.Errorf(vigil.EFORBIDDEN, "permission %s required", perm))
 			return
+		}
+		if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
+			acc.org, acc.sub = claims.OrgID, claims.Subject
 		}
 		ctx := context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID})
 		next(w, r.WithContext(ctx))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -310,6 +311,49 @@ func TestArtifactItemRejection(t *testing.T) {
 			t.Errorf("accepted/rejected = %v/%v; errors %v", d["accepted"], d["rejected"], d["errors"])
 		}
 	})
+}
+
+// A batch of which nothing was accepted is a 400 naming each item's
+// problem: a 2xx would let a shipper count its lines as delivered.
+func TestArtifactBatchAllRejected(t *testing.T) {
+	e := newEnv(t)
+	tok := e.token("org-a", "signals:write", "signals:read")
+	cases := []struct {
+		name   string
+		items  []any
+		fields []string
+	}{
+		{"one bad item", []any{map[string]any{"source": "Bad Source", "raw": "x"}}, []string{"artifacts[0].source"}},
+		{"every item bad", []any{
+			map[string]any{"raw": "x"},
+			map[string]any{"source": "s", "raw": ""},
+			"text",
+			map[string]any{"source": "s", "raw": "x", "timestamp": "yesterday"},
+		}, []string{"artifacts[0].source", "artifacts[1].raw", "artifacts[2]", "artifacts[3].timestamp"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := must(t, call(t, e, "POST", "/v1/artifacts", tok, map[string]any{"artifacts": tc.items}), http.StatusBadRequest)
+			if r.errCode() != "invalid_argument" {
+				t.Errorf("code = %q, want invalid_argument; %s", r.errCode(), r.Raw)
+			}
+			var got []string
+			for _, d := range r.details() {
+				got = append(got, d["field"].(string))
+				if issue, _ := d["issue"].(string); issue == "" {
+					t.Errorf("detail without issue: %v", d)
+				}
+			}
+			if !slices.Equal(got, tc.fields) {
+				t.Errorf("detail fields = %v, want %v", got, tc.fields)
+			}
+		})
+	}
+	// Nothing of a refused batch was stored.
+	r := must(t, call(t, e, "GET", "/v1/artifacts", tok, nil), http.StatusOK)
+	if total := r.data()["total"]; total != float64(0) {
+		t.Errorf("after refused batches, %v artifacts stored, want 0", total)
+	}
 }
 
 func TestRuleValidation(t *testing.T) {

@@ -53,6 +53,8 @@ const (
 type Store struct {
 	pool *pgxpool.Pool
 
+	applied []string // migrations applied by Open
+
 	// months caches the monthly artifact partitions known to exist (or
 	// known to be impossible to create), so that InsertArtifacts asks the
 	// catalog only for months it has not seen yet.
@@ -86,7 +88,7 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
 	s := &Store{pool: pool, months: map[int]bool{}}
-	if err := s.migrate(ctx); err != nil {
+	if s.applied, err = s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
 	}
@@ -94,13 +96,14 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 }
 
 // Migrate connects to the database at url, applies pending migrations and
-// disconnects.
-func Migrate(ctx context.Context, url string) error {
+// disconnects. It returns the names of the migrations it applied (none
+// when the schema was current).
+func Migrate(ctx context.Context, url string) ([]string, error) {
 	s, err := Open(ctx, url, Options{MaxConns: 1})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.Close()
+	return s.applied, s.Close()
 }
 
 // Close closes the pool, waiting for connections in use to be returned.
@@ -118,13 +121,15 @@ func (s *Store) Ping(ctx context.Context) error {
 // own transaction. The transaction first takes an advisory lock, so that
 // processes starting at once apply each migration exactly once: the
 // second waits for the first to commit and then finds it recorded.
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) ([]string, error) {
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
-		return fmt.Errorf("postgres: list migrations: %w", err)
+		return nil, fmt.Errorf("postgres: list migrations: %w", err)
 	}
 	sort.Strings(names)
+	var applied []string
 	for _, name := range names {
+		done := false
 		base := path.Base(name)
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(migrationLockKey)); err != nil {
@@ -134,7 +139,6 @@ func (s *Store) migrate(ctx context.Context) error {
 				name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)`); err != nil {
 				return err
 			}
-			var done bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE name = $1)`, base).Scan(&done); err != nil {
 				return err
 			}
@@ -154,10 +158,13 @@ func (s *Store) migrate(ctx context.Context) error {
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("postgres: migration %s: %w", base, err)
+			return nil, fmt.Errorf("postgres: migration %s: %w", base, err)
+		}
+		if !done {
+			applied = append(applied, base)
 		}
 	}
-	return nil
+	return applied, nil
 }
 
 // maxAttempts bounds how often tx runs a transaction that failed on a

@@ -34,6 +34,8 @@ type Store struct {
 
 	plan searchPlan
 
+	applied []string // migrations applied by Open
+
 	stopCheckpoint chan struct{}
 	checkpointDone chan struct{}
 }
@@ -89,7 +91,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan}}
-	if err := s.migrate(ctx); err != nil {
+	if s.applied, err = s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
 	}
@@ -115,13 +117,15 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	return s, nil
 }
 
-// Migrate opens the database at path, applies pending migrations and closes it.
-func Migrate(ctx context.Context, path string) error {
+// Migrate opens the database at path, applies pending migrations and
+// closes it. It returns the names of the migrations it applied (none when
+// the schema was current).
+func Migrate(ctx context.Context, path string) ([]string, error) {
 	s, err := Open(ctx, path, Options{})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.Close()
+	return s.applied, s.Close()
 }
 
 // Close closes both connection pools.
@@ -149,17 +153,18 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // migrate applies every embedded migration not yet recorded, each in its
-// own transaction.
-func (s *Store) migrate(ctx context.Context) error {
+// own transaction, and returns the names of those it applied.
+func (s *Store) migrate(ctx context.Context) ([]string, error) {
 	if _, err := s.w.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (
 		name TEXT PRIMARY KEY, applied_at INTEGER NOT NULL)`); err != nil {
-		return fmt.Errorf("sqlite: migrations table: %w", err)
+		return nil, fmt.Errorf("sqlite: migrations table: %w", err)
 	}
 	names, err := fs.Glob(migrations, "migrations/*.sql")
 	if err != nil {
-		return fmt.Errorf("sqlite: list migrations: %w", err)
+		return nil, fmt.Errorf("sqlite: list migrations: %w", err)
 	}
 	sort.Strings(names)
+	var applied []string
 	for _, name := range names {
 		base := filepath.Base(name)
 		err := s.tx(ctx, func(tx *wtx) error {
@@ -178,13 +183,16 @@ func (s *Store) migrate(ctx context.Context) error {
 				return err
 			}
 			_, err = tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, base, time.Now().UnixNano())
+			if err == nil {
+				applied = append(applied, base)
+			}
 			return err
 		})
 		if err != nil {
-			return fmt.Errorf("sqlite: migration %s: %w", base, err)
+			return nil, fmt.Errorf("sqlite: migration %s: %w", base, err)
 		}
 	}
-	return nil
+	return applied, nil
 }
 
 // tx runs fn in a write transaction, committing if it returns nil.
