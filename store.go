@@ -30,6 +30,13 @@ type Store interface {
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 	Close() error
+	// DeploymentID returns the identity of this database: a random id
+	// generated on the first call and kept in the database, so that every
+	// process using it, now or after a restart, gets the same one, and
+	// concurrent first calls agree. Another database has another id.
+	// What a deployment may share with others (the queue's streams on a
+	// common NATS) records it to know whose it is.
+	DeploymentID(ctx context.Context) (string, error)
 
 	// InsertArtifacts stores artifacts of org. It is idempotent on ID: an
 	// artifact already stored is left as it is.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/queue"
 )
 
 // config is every setting of the service; flags first, then VIGIL_<FLAG>
@@ -43,6 +44,7 @@ type config struct {
 	AckWait       time.Duration
 	RetentionDays int
 	QueueReplicas int
+	QueueName     string
 
 	GeoIPCityDB   string
 	GeoIPASNDB    string
@@ -97,6 +99,8 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.BoolVar(&c.DetectionOff, "no-detection", false, "turn detection, correlation and classification off in this process's workers "+
 		"(artifacts are stored, parsed and enriched only; to measure what detection costs)")
 	fs.IntVar(&c.QueueReplicas, "queue-replicas", 1, "replicas of the queue streams on a NATS cluster (3 for R3)")
+	fs.StringVar(&c.QueueName, "queue-name", queue.DefaultName, "namespace of the queue's streams, subjects and consumer on NATS: deployments sharing one NATS need one each "+
+		"(1 to 32 letters, digits, - or _; the default keeps the names VIGIL_ARTIFACTS etc.)")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 }
@@ -205,6 +209,9 @@ func (c *config) validate() error {
 	if c.QueueReplicas < 1 || c.QueueReplicas > 5 {
 		errs = append(errs, errors.New("--queue-replicas must be 1..5"))
 	}
+	if err := queue.ValidateName(c.QueueName); err != nil {
+		errs = append(errs, fmt.Errorf("--queue-name: %w", err))
+	}
 	if c.RetentionDays < 0 {
 		errs = append(errs, errors.New("--retention-days must not be negative"))
 	}
@@ -239,8 +246,8 @@ func (c config) String() string {
 		}
 		return "****"
 	}
-	return fmt.Sprintf("addr=%s data_dir=%s database_url=%s nats_url=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
-		c.Addr, c.DataDir, maskURL(c.DatabaseURL), maskURL(c.NATSURL), mask(c.JWTSecret), c.JWTJWKSURL, c.Fsync, c.Workers)
+	return fmt.Sprintf("addr=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
+		c.Addr, c.DataDir, maskURL(c.DatabaseURL), maskURL(c.NATSURL), c.QueueName, mask(c.JWTSecret), c.JWTJWKSURL, c.Fsync, c.Workers)
 }
 
 // maskURL hides the password of a URL.

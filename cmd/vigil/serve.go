@@ -85,10 +85,23 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return fmt.Errorf("create data dir: %w", err)
 		}
 	}
+	// The queue name's streams carry the artifacts of one database: the
+	// queue refuses a process whose database is not the one recorded.
+	dbID, err := store.DeploymentID(ctx)
+	if err != nil {
+		return fmt.Errorf("database identity: %w", err)
+	}
+	dbLabel := databaseLabel(&c)
+	log.Info("database", slog.String("deployment_id", dbID), slog.String("database", dbLabel))
 	q, err := queue.Open(ctx, queue.Config{
 		URL: c.NATSURL, Dir: filepath.Join(c.DataDir, "jetstream"), MaxBytes: c.MaxQueueBytes,
 		MaxPending: c.MaxPending, MaxDeliver: c.MaxDeliver, AckWait: c.AckWait, Replicas: c.QueueReplicas, FsyncAlways: c.Fsync == "always",
+		Name: c.QueueName, Owner: dbID, OwnerLabel: dbLabel,
 	}, log)
+	if errors.Is(err, queue.ErrOwned) {
+		return fmt.Errorf("%w. Each deployment on a shared NATS needs a queue name of its own: set --queue-name (VIGIL_QUEUE_NAME) "+
+			"to a name no other deployment uses there (see docs/operations.md, \"Sharing one NATS\")", err)
+	}
 	if err != nil {
 		return err
 	}

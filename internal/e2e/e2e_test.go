@@ -3,6 +3,8 @@ package e2e_test
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"net/http"
 	"os"
@@ -29,8 +31,8 @@ func TestCrashLosesNothing_Embedded(t *testing.T) {
 }
 
 func TestCrashLosesNothing_ExternalNATS(t *testing.T) {
-	url, _ := externalNATS(t)
-	crashTest(t, "--nats-url", url)
+	url, _, names := externalNATS(t)
+	crashTest(t, "--nats-url", url, "--queue-name", names.Queue)
 }
 
 // crashTest floods a server, SIGKILLs it right after the last 2xx reply,
@@ -134,9 +136,9 @@ func TestBackpressure(t *testing.T) {
 func TestPoisonMessageDeadLettered(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	url, js := externalNATS(t)
+	url, js, names := externalNATS(t)
 	dir := t.TempDir()
-	p := startVigil(t, "vigil", dir, "--nats-url", url)
+	p := startVigil(t, "vigil", dir, "--nats-url", url, "--queue-name", names.Queue)
 	tok := mintToken(t, dir, org, "signals:write", "signals:read")
 	c := newClient(p, tok)
 
@@ -149,7 +151,7 @@ func TestPoisonMessageDeadLettered(t *testing.T) {
 		[]byte(`{"org":"` + org + `","batch":"e2e-poison","artifacts":"not a list"}`),
 	}
 	for _, m := range poison {
-		if _, err := js.Publish(ctx, queue.Subject, m); err != nil {
+		if _, err := js.Publish(ctx, names.Subject, m); err != nil {
 			t.Fatalf("publish poison %q: %v", m, err)
 		}
 	}
@@ -164,11 +166,11 @@ func TestPoisonMessageDeadLettered(t *testing.T) {
 	s := awaitStored(t, ctx, p, c, acked)
 	requireExactlyOnce(t, s, acked)
 
-	dead, err := js.Stream(ctx, queue.DeadStreamName)
+	dead, err := js.Stream(ctx, names.DeadStream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := pollUntil(t, 30*time.Second, "3 messages in "+queue.DeadStreamName, func() (uint64, bool) {
+	n := pollUntil(t, 30*time.Second, "3 messages in "+names.DeadStream, func() (uint64, bool) {
 		info, err := dead.Info(ctx)
 		if err != nil {
 			return 0, false
@@ -176,7 +178,7 @@ func TestPoisonMessageDeadLettered(t *testing.T) {
 		return info.State.Msgs, info.State.Msgs >= uint64(len(poison))
 	})
 	if n != uint64(len(poison)) {
-		t.Errorf("%s holds %d messages, want %d", queue.DeadStreamName, n, len(poison))
+		t.Errorf("%s holds %d messages, want %d", names.DeadStream, n, len(poison))
 	}
 	for seq := uint64(1); seq <= n; seq++ {
 		m, err := dead.GetMsg(ctx, seq)
@@ -241,9 +243,17 @@ func TestGracefulShutdown(t *testing.T) {
 }
 
 // externalNATS connects to the NATS server the external-mode tests use
-// and deletes Vigil's streams there, so that runs do not see each other's
-// messages. The stream and consumer names are fixed.
-func externalNATS(t *testing.T) (string, jetstream.JetStream) {
+// and gives the test a queue name of its own there (pass it as
+// --queue-name), so that runs and other tests sharing the server never
+// see each other's messages.
+func externalNATS(t *testing.T) (string, jetstream.JetStream, queue.Names) {
+	t.Helper()
+	url, js := connectNATS(t)
+	return url, js, ownQueue(t, js)
+}
+
+// connectNATS connects to the NATS server the external-mode tests use.
+func connectNATS(t *testing.T) (string, jetstream.JetStream) {
 	t.Helper()
 	url := os.Getenv("VIGIL_TEST_NATS_URL")
 	if url == "" {
@@ -264,22 +274,36 @@ func externalNATS(t *testing.T) (string, jetstream.JetStream) {
 	if _, err := js.AccountInfo(ctx); err != nil {
 		t.Fatalf("NATS at %s has no JetStream (%v): start it with -js", url, err)
 	}
-	reset := func(ctx context.Context) {
-		for _, name := range []string{queue.StreamName, queue.DeadStreamName} {
+	return url, js
+}
+
+// ownQueue returns the names of a fresh queue name t-<random> and deletes
+// its streams and owner bucket when the test ends: only its own, never
+// another deployment's on the shared server. A failed test's streams are
+// listed first, for a look at what they held.
+func ownQueue(t *testing.T, js jetstream.JetStream) queue.Names {
+	t.Helper()
+	b := make([]byte, 5)
+	rand.Read(b)
+	names, err := queue.NamesFor("t-" + hex.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, name := range []string{names.Stream, names.DeadStream, "KV_" + names.OwnerBucket} {
+			if t.Failed() {
+				if s, err := js.Stream(ctx, name); err == nil {
+					t.Logf("stream %s at the end: %+v", name, s.CachedInfo().State)
+				}
+			}
 			if err := js.DeleteStream(ctx, name); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
-				t.Fatalf("delete stream %s: %v", name, err)
+				t.Errorf("delete stream %s: %v", name, err)
 			}
 		}
-	}
-	reset(ctx)
-	t.Cleanup(func() {
-		if !t.Failed() { // a failed run's streams stay for a look
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			reset(ctx)
-		}
 	})
-	return url, js
+	return names
 }
 
 // requireClean fails the test if the load got replies other than 202

@@ -157,9 +157,10 @@ type deployment struct {
 // worker's messages come back quickly) and mints an admin token.
 func startDeployment(t *testing.T, apis, workers int) *deployment {
 	t.Helper()
-	natsURL, _ := externalNATS(t)
+	natsURL, _, names := externalNATS(t)
 	secret := "scale-out-secret-0123456789abcdef01234567"
-	env := []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t), "VIGIL_NATS_URL=" + natsURL, "VIGIL_JWT_SECRET=" + secret}
+	env := []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t), "VIGIL_NATS_URL=" + natsURL, "VIGIL_QUEUE_NAME=" + names.Queue,
+		"VIGIL_JWT_SECRET=" + secret}
 	d := &deployment{}
 	for i := 1; i <= apis; i++ {
 		d.apis = append(d.apis, startProcess(t, fmt.Sprintf("api-%d", i), "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0"))

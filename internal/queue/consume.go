@@ -142,7 +142,7 @@ func retryDelay(base time.Duration, delivered uint64) time.Duration {
 // acknowledges it. If the copy fails, the message is left for redelivery:
 // it is never dropped unseen.
 func (q *Queue) dead(ctx context.Context, m *Message, cause error, onDead DeadLetter) {
-	dl := nats.NewMsg(DeadSubject)
+	dl := nats.NewMsg(q.names.DeadSubject)
 	dl.Data = m.msg.Data()
 	dl.Header.Set("Vigil-Error", truncate(cause.Error(), 1000))
 	if md, err := m.msg.Metadata(); err == nil {
@@ -196,7 +196,7 @@ func decode(m jetstream.Msg) (*Message, error) {
 
 // DeadLetters returns the number of messages in the dead-letter stream.
 func (q *Queue) DeadLetters(ctx context.Context) (uint64, error) {
-	s, err := q.js.Stream(ctx, DeadStreamName)
+	s, err := q.js.Stream(ctx, q.names.DeadStream)
 	if err != nil {
 		return 0, err
 	}
@@ -213,7 +213,7 @@ func (q *Queue) DeadLetters(ctx context.Context) (uint64, error) {
 func (q *Queue) notify(batches []string) {
 	for _, b := range batches {
 		if b != "" {
-			q.nc.Publish(committedPrefix+b, nil)
+			q.nc.Publish(q.names.Committed+b, nil)
 		}
 	}
 }
@@ -245,8 +245,8 @@ func (q *Queue) forget(batch string) {
 
 func (q *Queue) subscribeCommitted() error {
 	q.subOnce.Do(func() {
-		q.sub, q.subErr = q.nc.Subscribe(committedPrefix+"*", func(m *nats.Msg) {
-			batch := m.Subject[len(committedPrefix):]
+		q.sub, q.subErr = q.nc.Subscribe(q.names.Committed+"*", func(m *nats.Msg) {
+			batch := m.Subject[len(q.names.Committed):]
 			q.mu.Lock()
 			if w := q.waiters[batch]; w != nil && w.remaining > 0 {
 				w.remaining--

@@ -2,7 +2,9 @@
 // NATS JetStream: an in-process nats-server storing under the data dir by
 // default, or an external server or cluster at a nats:// URL, with the same
 // code. A publish returns only after JetStream has stored the message, so
-// an accepted artifact survives a crash of the process.
+// an accepted artifact survives a crash of the process. The names on the
+// server derive from a queue name, so that several deployments can share
+// one NATS; each queue name belongs to one database.
 package queue
 
 import (
@@ -22,18 +24,20 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
-// Names of the streams, subjects and consumer.
-const (
-	StreamName      = "VIGIL_ARTIFACTS"
-	Subject         = "vigil.artifacts.in"
-	DeadStreamName  = "VIGIL_DEAD"
-	DeadSubject     = "vigil.dead.artifacts"
-	ConsumerName    = "vigil-workers"
-	committedPrefix = "vigil.committed."
-)
-
 // Config tunes the queue.
 type Config struct {
+	// Name is the queue name: the namespace of the streams, subjects and
+	// consumer on the server (see NamesFor); "" is DefaultName.
+	// Deployments sharing one NATS need one each.
+	Name string
+	// Owner is the identity of the database this process writes to
+	// (vigil.Store.DeploymentID). The first process to open the queue
+	// name records it; Open refuses a process with another one (ErrOwned).
+	// "" skips the check (tests of the queue alone).
+	Owner string
+	// OwnerLabel says where the Owner database is, for people reading the
+	// record or the refusal; it must hold no secret.
+	OwnerLabel string
 	// URL of an external NATS server; "" starts the embedded one.
 	URL string
 	// Dir is where the embedded server keeps its JetStream files.
@@ -85,6 +89,7 @@ func (c *Config) defaults() {
 // Queue is a connection to the artifact stream.
 type Queue struct {
 	cfg    Config
+	names  Names
 	log    *slog.Logger
 	ns     *server.Server // nil when external
 	nc     *nats.Conn
@@ -104,15 +109,20 @@ type Queue struct {
 	overflow uint64
 }
 
-// Open connects to (or starts) the server and makes sure the streams and
-// the durable consumer exist.
+// Open connects to (or starts) the server, checks that the queue name
+// belongs to cfg.Owner's database (or records that it does; an
+// *OwnedError, which wraps ErrOwned, if it belongs to another) and makes
+// sure the streams and the durable consumer exist.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 	cfg.defaults()
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	q := &Queue{cfg: cfg, log: log, waiters: map[string]*waiter{}}
-	var err error
+	names, err := NamesFor(cfg.Name)
+	if err != nil {
+		return nil, fmt.Errorf("queue: %w", err)
+	}
+	q := &Queue{cfg: cfg, names: names, log: log, waiters: map[string]*waiter{}}
 	if cfg.URL == "" {
 		if err := q.startEmbedded(); err != nil {
 			return nil, err
@@ -135,12 +145,21 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 		q.Close()
 		return nil, fmt.Errorf("queue: jetstream: %w", err)
 	}
+	if cfg.Owner != "" {
+		if err := q.claim(ctx); err != nil {
+			q.Close()
+			return nil, err
+		}
+	}
 	if err := q.ensure(ctx); err != nil {
 		q.Close()
 		return nil, err
 	}
 	return q, nil
 }
+
+// Names returns the JetStream names this queue uses.
+func (q *Queue) Names() Names { return q.names }
 
 func (q *Queue) startEmbedded() error {
 	opts := &server.Options{
@@ -176,9 +195,9 @@ func (q *Queue) startEmbedded() error {
 func (q *Queue) ensure(ctx context.Context) error {
 	var err error
 	q.stream, err = q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        StreamName,
+		Name:        q.names.Stream,
 		Description: "artifacts accepted by the API, waiting for the pipeline",
-		Subjects:    []string{Subject},
+		Subjects:    []string{q.names.Subject},
 		Retention:   jetstream.WorkQueuePolicy,
 		Storage:     jetstream.FileStorage,
 		MaxBytes:    q.cfg.MaxBytes,
@@ -187,21 +206,21 @@ func (q *Queue) ensure(ctx context.Context) error {
 		Replicas:    q.cfg.Replicas,
 	})
 	if err != nil {
-		return fmt.Errorf("queue: stream %s: %w", StreamName, err)
+		return fmt.Errorf("queue: stream %s: %w", q.names.Stream, err)
 	}
 	if _, err := q.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name:        DeadStreamName,
+		Name:        q.names.DeadStream,
 		Description: "artifacts the pipeline failed on MaxDeliver times",
-		Subjects:    []string{DeadSubject},
+		Subjects:    []string{q.names.DeadSubject},
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		MaxAge:      30 * 24 * time.Hour,
 		Replicas:    q.cfg.Replicas,
 	}); err != nil {
-		return fmt.Errorf("queue: stream %s: %w", DeadStreamName, err)
+		return fmt.Errorf("queue: stream %s: %w", q.names.DeadStream, err)
 	}
 	cc := jetstream.ConsumerConfig{
-		Durable:       ConsumerName,
+		Durable:       q.names.Consumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       q.cfg.AckWait,
 		MaxDeliver:    -1, // the worker dead-letters after MaxDeliver tries itself, so nothing is dropped unseen
@@ -224,7 +243,7 @@ func (q *Queue) ensure(ctx context.Context) error {
 		}
 		if info.NumAckPending > 0 {
 			q.log.Info("queue: redelivering messages fetched before a crash", slog.Int("messages", info.NumAckPending))
-			if err := q.stream.DeleteConsumer(ctx, ConsumerName); err != nil {
+			if err := q.stream.DeleteConsumer(ctx, q.names.Consumer); err != nil {
 				return fmt.Errorf("queue: reset consumer: %w", err)
 			}
 			if q.cons, err = q.stream.CreateOrUpdateConsumer(ctx, cc); err != nil {
@@ -315,7 +334,7 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 	// with a 429 that no retry would cure.
 	size := 0
 	for _, c := range chunks {
-		size += len(c) + len(Subject) + 128 // headers and JetStream's record
+		size += len(c) + len(q.names.Subject) + 128 // headers and JetStream's record
 	}
 	if int64(size) > q.cfg.MaxBytes {
 		return false, &vigil.Error{Code: vigil.ETOOLARGE, Message: fmt.Sprintf(
@@ -332,7 +351,7 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 	}
 	futures := make([]jetstream.PubAckFuture, 0, len(chunks))
 	for i, body := range chunks {
-		msg := nats.NewMsg(Subject)
+		msg := nats.NewMsg(q.names.Subject)
 		msg.Data = body
 		msg.Header.Set(jetstream.MsgIDHeader, batch+"."+strconv.Itoa(i))
 		f, err := q.js.PublishMsgAsync(msg)

@@ -330,7 +330,7 @@ func TestFailingMessageDeadLettered(t *testing.T) {
 	mustPublish(t, q, "good-1", artifacts(2, 10))
 	mustPublish(t, q, "bad", artifacts(2, 10))
 	mustPublish(t, q, "good-2", artifacts(2, 10))
-	if _, err := q.js.Publish(context.Background(), Subject, []byte("not json")); err != nil {
+	if _, err := q.js.Publish(context.Background(), q.names.Subject, []byte("not json")); err != nil {
 		t.Fatalf("publish undecodable message: %v", err)
 	}
 
@@ -362,7 +362,7 @@ func TestFailingMessageDeadLettered(t *testing.T) {
 	if err != nil || n != 2 {
 		t.Fatalf("DeadLetters = %d, %v; want 2", n, err)
 	}
-	ds, err := q.js.Stream(context.Background(), DeadStreamName)
+	ds, err := q.js.Stream(context.Background(), q.names.DeadStream)
 	if err != nil {
 		t.Fatal(err)
 	}

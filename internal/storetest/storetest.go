@@ -43,6 +43,7 @@ func Run(t *testing.T, open func(t *testing.T) vigil.Store) {
 			}
 		})
 	}
+	t.Run("Deployment", func(t *testing.T) { deploymentTests(t, open) })
 }
 
 // RunArtifacts runs only the artifact tests (a store's search, under
