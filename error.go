@@ -16,6 +16,7 @@ const (
 	EUNSUPPORTED  = "unsupported_media_type" // 415
 	ERATELIMITED  = "rate_limited"           // 429
 	EUNAVAILABLE  = "unavailable"            // 503
+	ENOSPACE      = "insufficient_storage"   // 507
 	EINTERNAL     = "internal"               // 500
 )
 
@@ -87,6 +88,18 @@ func ErrorCode(err error) string {
 		return e.Code
 	}
 	return EINTERNAL
+}
+
+// Transient reports whether err says that a dependency cannot do the work
+// now (EUNAVAILABLE: unreachable, busy, failing; ENOSPACE: out of disk)
+// rather than that the work itself is wrong: the same work may succeed
+// later, so it must be kept and retried, never given up on.
+func Transient(err error) bool {
+	switch ErrorCode(err) {
+	case EUNAVAILABLE, ENOSPACE:
+		return true
+	}
+	return false
 }
 
 // ErrorMessage returns the user-facing message of err. Internal errors get

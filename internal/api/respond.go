@@ -26,6 +26,7 @@ var statusOf = map[string]int{
 	vigil.EUNSUPPORTED:   http.StatusUnsupportedMediaType,
 	vigil.ERATELIMITED:   http.StatusTooManyRequests,
 	vigil.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	vigil.ENOSPACE:       http.StatusInsufficientStorage,
 	vigil.EINTERNAL:      http.StatusInternalServerError,
 	"method_not_allowed": http.StatusMethodNotAllowed,
 }

@@ -222,6 +222,9 @@ func wrap(op string, err error) error {
 			return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Op: op, Err: err}
 		}
 	}
+	if ve := unavailable(op, err); ve != nil {
+		return ve
+	}
 	return &vigil.Error{Code: vigil.EINTERNAL, Op: op, Err: err}
 }
 

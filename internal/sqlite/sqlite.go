@@ -226,6 +226,9 @@ func wrap(op string, err error) error {
 			return &vigil.Error{Code: vigil.ECONFLICT, Message: "already exists", Op: op, Err: err}
 		}
 	}
+	if ve := unavailable(op, err); ve != nil {
+		return ve
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Op: op, Err: err}
 	}
