@@ -22,6 +22,11 @@ type Observation struct {
 	// KeyNodeIDs is the subset of NodeIDs that may join this observation to
 	// an incident (DESIGN §8). Not stored as a field of its own in responses.
 	KeyNodeIDs []string `json:"-"`
+	// Nodes names further nodes by type and value (normalized, see
+	// NormalizeNodeValue). RecordObservation creates those the org does not
+	// have, in the same transaction, and adds them to NodeIDs after the ids
+	// already there; a ref's Key adds it to KeyNodeIDs.
+	Nodes []NodeRef `json:"-"`
 }
 
 // ObservationFilter selects observations of one org.
@@ -39,6 +44,34 @@ type ObservationUpdate struct {
 	Severity    *string
 	NodeIDs     *[]string
 	ArtifactIDs *[]string
+	// Nodes names nodes by type and value that the update adds, creating
+	// those the org does not have, to the nodes it leaves (NodeIDs when
+	// given, else the current ones); a ref's Key makes the node a key.
+	Nodes []NodeRef
+}
+
+// ChangesRefs reports whether u rewrites the observation's node or
+// artifact references.
+func (u ObservationUpdate) ChangesRefs() bool {
+	return u.NodeIDs != nil || u.ArtifactIDs != nil || len(u.Nodes) > 0
+}
+
+// KeySet returns which of nodeIDs (as returned by Apply) are key nodes
+// after the update, before u.Nodes are added: all of them when u names
+// the nodes (nodes named through the API are keys, DESIGN §8), else those
+// that were keys of o.
+func (u ObservationUpdate) KeySet(o *Observation, nodeIDs []string) map[string]bool {
+	keys := map[string]bool{}
+	if u.NodeIDs != nil {
+		for _, id := range nodeIDs {
+			keys[id] = true
+		}
+		return keys
+	}
+	for _, id := range o.KeyNodeIDs {
+		keys[id] = true
+	}
+	return keys
 }
 
 // Apply sets the scalar fields present in u on o, and returns the node and

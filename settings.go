@@ -1,6 +1,10 @@
 package vigil
 
-import "time"
+import (
+	"net/netip"
+	"strings"
+	"time"
+)
 
 // EnrichmentSettings are one org's switches and limits for enrichment.
 type EnrichmentSettings struct {
@@ -34,4 +38,21 @@ func DefaultEnrichmentSettings() EnrichmentSettings {
 			"fc00::/7", "127.0.0.0/8", "::1/128",
 		},
 	}
+}
+
+// InternalPrefixes returns the org's internal_networks as prefixes,
+// skipping entries that do not parse (the settings API validates them; a
+// stale bad value must not stop the rest). A bare address counts as a
+// single-address prefix.
+func (s *EnrichmentSettings) InternalPrefixes() []netip.Prefix {
+	out := make([]netip.Prefix, 0, len(s.InternalNetworks))
+	for _, v := range s.InternalNetworks {
+		v = strings.TrimSpace(v)
+		if p, err := netip.ParsePrefix(v); err == nil {
+			out = append(out, p.Masked())
+		} else if a, err := netip.ParseAddr(v); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return out
 }

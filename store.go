@@ -46,6 +46,9 @@ type Store interface {
 	SearchArtifacts(ctx context.Context, org string, f ArtifactFilter) ([]*Artifact, int, error)
 	// SetArtifactEvent records the normalized event of a parsed artifact.
 	SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error
+	// GetArtifacts returns the artifacts of org named by ids, in the order
+	// of ids, each once; ids that name no artifact of org are skipped.
+	GetArtifacts(ctx context.Context, org string, ids []string) ([]*Artifact, error)
 	// SetArtifactEnrichment records what enrichment found for an artifact's
 	// nodes; it replaces the previous value.
 	SetArtifactEnrichment(ctx context.Context, org, id string, enrichment json.RawMessage) error
@@ -58,13 +61,19 @@ type Store interface {
 
 	// UpsertNodes returns the nodes named by refs, creating missing ones.
 	UpsertNodes(ctx context.Context, org string, refs []NodeRef) ([]Node, error)
+	// GetNode returns one node of org; ENOTFOUND if org has none with id.
+	GetNode(ctx context.Context, org, id string) (*Node, error)
+	// ListNodes returns a page of org's matching nodes, newest first (by
+	// CreatedAt, ties by id descending), and the count of all matches.
+	ListNodes(ctx context.Context, org string, f NodeFilter) ([]*Node, int, error)
 
 	// RecordObservation stores o (its ID, CreatedAt and UpdatedAt set by the
 	// caller) and correlates it: it joins the open incident of org that
 	// shares a key node with it and was active within p.Window, the most
 	// recently active one winning; if it bridges several, they are merged
 	// into the oldest; else it opens a new incident titled title. It sets
-	// o.IncidentID. Unknown NodeIDs or ArtifactIDs are EINVALID.
+	// o.IncidentID. Unknown NodeIDs or ArtifactIDs are EINVALID. The nodes
+	// of o.Nodes are created when new, in the same transaction.
 	RecordObservation(ctx context.Context, org string, o *Observation, title string, p CorrelationPolicy) error
 	// Detect evaluates detections of org atomically (see Detection) and
 	// correlates the observations they record or grow. It returns the
@@ -76,7 +85,8 @@ type Store interface {
 
 	GetObservation(ctx context.Context, org, id string) (*Observation, error)
 	ListObservations(ctx context.Context, org string, f ObservationFilter) ([]*Observation, int, error)
-	// UpdateObservation applies u and refreshes the incident it belongs to.
+	// UpdateObservation applies u (creating the nodes of u.Nodes when new,
+	// in the same transaction) and refreshes the incident it belongs to.
 	UpdateObservation(ctx context.Context, org, id string, u ObservationUpdate, now time.Time) (*Observation, error)
 	// DeleteObservation removes it and refreshes the incident it belonged to.
 	DeleteObservation(ctx context.Context, org, id string) error

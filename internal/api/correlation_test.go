@@ -27,7 +27,7 @@ func obsIDs(inc map[string]any) []string {
 func TestCorrelationThroughAPI(t *testing.T) {
 	e := newEnv(t)
 	tok := e.token("org-a", "admin")
-	// Nodes cannot be created through the API; they are set up in the store.
+	// Nodes set up in the store, named by id (node_test.go names them by value).
 	nodes, err := e.store.UpsertNodes(context.Background(), "org-a", []vigil.NodeRef{
 		{Type: vigil.NodeIP, Value: "203.0.113.9", Key: true},
 		{Type: vigil.NodeDomain, Value: "evil.example.com", Key: true},

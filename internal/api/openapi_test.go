@@ -51,6 +51,19 @@ var contractRoutes = []struct {
 	{"PUT", "/v1/enrichment-settings", "signals:manage", "signals:write"},
 }
 
+// extensionRoutes are the endpoints Vigil adds to the contract (additive:
+// no contract shape changes), with the permission each requires.
+var extensionRoutes = []struct {
+	method, path, perm string
+	weaker             string
+}{
+	{"GET", "/v1/nodes", "observations:read", "incidents:read"},
+	{"GET", "/v1/nodes/:id", "observations:read", "signals:read"},
+}
+
+// allRoutes are the contract's routes and Vigil's additions.
+var allRoutes = append(contractRoutes[:len(contractRoutes):len(contractRoutes)], extensionRoutes...)
+
 // oasPath turns a contract path (":id") into an OpenAPI path ("{id}").
 func oasPath(p string) string { return strings.ReplaceAll(p, ":id", "{id}") }
 
@@ -88,7 +101,7 @@ func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 		return o, true
 	}
 	want := map[string]bool{}
-	for _, rt := range contractRoutes {
+	for _, rt := range allRoutes {
 		p := oasPath(rt.path)
 		want[rt.method+" "+p] = true
 		o, ok := operation(p, rt.method)
@@ -111,10 +124,11 @@ func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 			}
 		}
 	}
-	if len(want) != 22 {
-		t.Fatalf("contract route table has %d distinct routes, want 22", len(want))
+	if len(want) != 22+len(extensionRoutes) {
+		t.Fatalf("route tables have %d distinct routes, want the contract's 22 and %d additions", len(want), len(extensionRoutes))
 	}
-	// Nothing under /v1 beyond the contract's routes and the document itself.
+	// Nothing under /v1 beyond the contract's routes, the additions and the
+	// document itself.
 	for path, item := range doc.Paths {
 		if !strings.HasPrefix(path, "/v1/") || path == "/v1/openapi.json" {
 			continue
@@ -486,7 +500,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	nobody := e.token("org-a")
 
 	// Authentication and permissions on every route, both prefixes.
-	for _, rt := range contractRoutes {
+	for _, rt := range allRoutes {
 		p := strings.ReplaceAll(rt.path, ":id", oasMissingID)
 		var body any
 		if rt.method == "POST" || rt.method == "PUT" {
@@ -580,7 +594,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.badQuery("/v1/artifacts", admin, "query", `"unterminated`, false)
 	o.badQuery("/v1/artifacts?end=2024-01-01T00:00:00Z", admin, "start", "2025-01-01T00:00:00Z", false)
 
-	// Observations: nodes come from the pipeline; make two directly.
+	// Observations: two nodes made directly, named by id.
 	nodes, err := e.store.UpsertNodes(context.Background(), "org-a", []vigil.NodeRef{
 		{Type: vigil.NodeIP, Value: "203.0.113.7", Key: true}, {Type: vigil.NodeHost, Value: "web-1"},
 	})
@@ -613,6 +627,20 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.raw("POST", "/v1/observations", admin, "", []byte(`{"type":"auth","description":"no content type"}`), http.StatusCreated)
 	big := append(append([]byte(`{"type":"auth","description":"`), bytes.Repeat([]byte("a"), oasBodyLimit+1024)...), `"}`...)
 	o.raw("POST", "/v1/observations", admin, "application/json", big, http.StatusRequestEntityTooLarge)
+
+	// Nodes named by value (an addition to the contract).
+	if !o.requestValid("POST", "/v1/observations", map[string]any{"type": "auth", "description": "x",
+		"nodes": []any{map[string]any{"type": "IP", "value": "198.51.100.7"}}}) {
+		t.Errorf("documented ObservationCreate refuses nodes named by value")
+	}
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x",
+		"nodes": []any{map[string]any{"type": "Address", "value": "198.51.100.7"}}}, "nodes[0].type")
+	o.bad("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x",
+		"nodes": []any{map[string]any{"type": "IP"}}}, "nodes[0].value")
+	o.bad("PUT", "/v1/observations/"+obsID, admin, map[string]any{
+		"nodes": []any{map[string]any{"type": "IP", "value": "198.51.100.7", "key": true}}}, "key")
+	o.call("POST", "/v1/observations", admin, map[string]any{"type": "auth", "description": "x",
+		"nodes": []any{map[string]any{"type": "IP", "value": "198.51.100.300"}}}, http.StatusBadRequest)
 
 	ol := o.call("GET", "/v1/observations", admin, nil, http.StatusOK)
 	if ol.data()["total"] != float64(3) {
@@ -654,12 +682,33 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.badQuery("/v1/incidents", admin, "severity", "HIGH", true)
 	o.badQuery("/v1/incidents", admin, "limit", "0", true)
 	inc := o.call("GET", "/v1/incidents/"+incID, admin, nil, http.StatusOK).data()
-	if len(inc["nodes"].([]any)) != 2 || len(inc["observations"].([]any)) != 2 || inc["severity"] != "critical" {
+	// The two named nodes and the entities of obs1's artifacts: the auth
+	// line's rhost and host, the alert's destination (its source is
+	// 203.0.113.7, named already).
+	if len(inc["nodes"].([]any)) != 5 || len(inc["observations"].([]any)) != 2 || inc["severity"] != "critical" {
 		t.Errorf("incident = %v", inc)
 	}
 	o.call("GET", "/v1/incidents/not-a-uuid", admin, nil, http.StatusBadRequest)
 	o.call("GET", "/v1/incidents/"+oasMissingID, admin, nil, http.StatusNotFound)
 	o.call("GET", "/api/v1/incidents/"+incID, other, nil, http.StatusNotFound)
+
+	// Nodes (an addition to the contract).
+	nl := o.call("GET", "/v1/nodes", admin, nil, http.StatusOK)
+	if nl.data()["total"] != float64(5) {
+		t.Errorf("nodes = %s", nl.Raw)
+	}
+	nl = o.call("GET", "/api/v1/nodes?type=IP&value=203.0.113.7&limit=10&offset=0", admin, nil, http.StatusOK)
+	if nl.data()["total"] != float64(1) || nl.data()["nodes"].([]any)[0].(map[string]any)["id"] != nodes[0].ID {
+		t.Errorf("nodes by value = %s", nl.Raw)
+	}
+	o.call("GET", "/v1/nodes?type=Host&prefix=WEB", admin, nil, http.StatusOK)
+	o.badQuery("/v1/nodes", admin, "type", "ip", true)
+	o.badQuery("/v1/nodes?type=IP", admin, "value", "not-an-ip", false)
+	o.badQuery("/v1/nodes", admin, "limit", "1001", true)
+	o.badQuery("/v1/nodes", admin, "prefix", "a\x01", false)
+	o.call("GET", "/v1/nodes/"+nodes[1].ID, admin, nil, http.StatusOK)
+	o.call("GET", "/api/v1/nodes/"+nodes[1].ID, other, nil, http.StatusNotFound)
+	o.call("GET", "/v1/nodes/"+oasMissingID, admin, nil, http.StatusNotFound)
 
 	st := o.ok("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 3}, http.StatusOK)
 	if d := st.data(); d["status_name"] != "Resolved" || d["classification"] != "true_positive" || d["resolved_at"] == nil {

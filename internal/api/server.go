@@ -129,6 +129,11 @@ func (s *Server) routes(metrics http.Handler) {
 		{"PUT", "/observations/{id}", vigil.PermObservationsWrite, s.updateObservation},
 		{"DELETE", "/observations/{id}", vigil.PermObservationsWrite, s.deleteObservation},
 
+		// Nodes: an addition to the contract, to find the ids that
+		// observations name; read with the observations they belong to.
+		{"GET", "/nodes", vigil.PermObservationsRead, s.listNodes},
+		{"GET", "/nodes/{id}", vigil.PermObservationsRead, s.getNode},
+
 		{"GET", "/incidents", vigil.PermIncidentsRead, s.listIncidents},
 		{"GET", "/incidents/{id}", vigil.PermIncidentsRead, s.getIncident},
 		{"PUT", "/incidents/{id}/status", vigil.PermIncidentsWrite, s.setIncidentStatus},

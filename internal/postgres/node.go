@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -97,4 +99,83 @@ func upsertNodes(ctx context.Context, tx pgx.Tx, org string, refs []vigil.NodeRe
 		out = append(out, vigil.Node{ID: id, OrgID: org, Type: r.Type, Value: r.Value})
 	}
 	return out, nil
+}
+
+const nodeCols = `id, org_id, type, value, created_at`
+
+func scanNode(row pgx.Row) (*vigil.Node, error) {
+	var n vigil.Node
+	var created int64
+	if err := row.Scan(&n.ID, &n.OrgID, &n.Type, &n.Value, &created); err != nil {
+		return nil, err
+	}
+	n.CreatedAt = fromNanos(created)
+	return &n, nil
+}
+
+// GetNode returns one node of org.
+func (s *Store) GetNode(ctx context.Context, org, id string) (*vigil.Node, error) {
+	n, err := scanNode(s.pool.QueryRow(ctx, `SELECT `+nodeCols+` FROM nodes WHERE org_id = $1 AND id = $2`, org, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, vigil.NotFound("node")
+	}
+	return n, wrap("GetNode", err)
+}
+
+// nodeConds builds the condition of f over org's nodes. Every form is
+// served by the unique index (org_id, type, value): a type is its second
+// column, an exact (type, value) a point look-up per pair (a BitmapOr), a
+// prefix a range of its third (the columns compare bytes, COLLATE "C").
+func nodeConds(org string, f vigil.NodeFilter) conds {
+	var c conds
+	c.add("org_id = ?", org)
+	if f.Type != "" {
+		c.add("type = ?", f.Type)
+	}
+	if len(f.Match) > 0 {
+		or := make([]string, 0, len(f.Match))
+		for _, m := range f.Match {
+			c.args = append(c.args, m.Type, m.Value)
+			or = append(or, fmt.Sprintf("(type = $%d AND value = $%d)", len(c.args)-1, len(c.args)))
+		}
+		c.where += " AND (" + strings.Join(or, " OR ") + ")"
+	}
+	if f.Prefix != "" {
+		c.add("value >= ?", f.Prefix)
+		if end, ok := vigil.PrefixEnd(f.Prefix); ok {
+			c.add("value < ?", end)
+		}
+	}
+	return c
+}
+
+// ListNodes returns a page of org's nodes matching f, newest first.
+func (s *Store) ListNodes(ctx context.Context, org string, f vigil.NodeFilter) ([]*vigil.Node, int, error) {
+	c := nodeConds(org, f)
+	limit, pageArgs := c.page(f.Page)
+	var total int
+	out := []*vigil.Node{}
+	// One snapshot for the count and the page.
+	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM nodes WHERE `+c.where, c.args...).Scan(&total); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, `SELECT `+nodeCols+` FROM nodes WHERE `+c.where+` ORDER BY created_at DESC, id DESC`+limit, pageArgs...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			n, err := scanNode(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, n)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, 0, wrap("ListNodes", err)
+	}
+	return out, total, nil
 }

@@ -16,14 +16,22 @@ func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Obse
 	o.OrgID = org
 	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
 	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
-	given := o.KeyNodeIDs
+	given, givenIDs := o.KeyNodeIDs, o.NodeIDs
 	return wrap("RecordObservation", s.tx(ctx, func(tx pgx.Tx) error {
-		if err := checkRefs(ctx, tx, org, o.NodeIDs, o.ArtifactIDs); err != nil {
+		if err := checkRefs(ctx, tx, org, givenIDs, o.ArtifactIDs); err != nil {
 			return err
 		}
 		keys := make(map[string]bool, len(given))
 		for _, id := range given {
 			keys[id] = true
+		}
+		o.NodeIDs = givenIDs
+		if len(o.Nodes) > 0 {
+			nodes, err := upsertNodes(ctx, tx, org, o.Nodes, o.CreatedAt)
+			if err != nil {
+				return err
+			}
+			o.NodeIDs = vigil.AddNodes(slices.Clone(givenIDs), keys, nodes, o.Nodes)
 		}
 		return recordObservation(ctx, tx, org, o, keys, title, p)
 	}))
@@ -484,23 +492,20 @@ func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.O
 		if err := checkRefs(ctx, tx, org, nodeIDs, artifactIDs); err != nil {
 			return err
 		}
+		keys := u.KeySet(o, nodeIDs)
+		if len(u.Nodes) > 0 {
+			nodes, err := upsertNodes(ctx, tx, org, u.Nodes, now)
+			if err != nil {
+				return err
+			}
+			nodeIDs = vigil.AddNodes(slices.Clone(nodeIDs), keys, nodes, u.Nodes)
+		}
 		o.UpdatedAt = now
 		if _, err := tx.Exec(ctx, `UPDATE observations SET type = $1, description = $2, severity = $3, updated_at = $4
 			WHERE org_id = $5 AND id = $6`, o.Type, o.Description, o.Severity, nanos(now), org, id); err != nil {
 			return err
 		}
-		if u.NodeIDs != nil || u.ArtifactIDs != nil {
-			keys := map[string]bool{}
-			for _, k := range o.KeyNodeIDs {
-				keys[k] = true
-			}
-			if u.NodeIDs != nil {
-				// Nodes named through the API are keys (DESIGN §8).
-				keys = map[string]bool{}
-				for _, n := range nodeIDs {
-					keys[n] = true
-				}
-			}
+		if u.ChangesRefs() {
 			b := &pgx.Batch{}
 			b.Queue(`DELETE FROM observation_nodes WHERE observation_id = $1
 				AND observation_id IN (SELECT id FROM observations WHERE org_id = $2)`, id, org)

@@ -218,32 +218,42 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment
-		FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+	rows, err := tx.QueryContext(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
 	defer rows.Close()
 	out := []*vigil.Artifact{}
 	for rows.Next() {
-		var a vigil.Artifact
-		var ts, created int64
-		var meta string
-		var event, enrich sql.NullString
-		if err := rows.Scan(&a.ID, &a.OrgID, &a.Source, &a.Raw, &ts, &meta, &created, &event, &enrich); err != nil {
+		a, err := scanArtifact(rows)
+		if err != nil {
 			return nil, 0, wrap("SearchArtifacts", err)
 		}
-		a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
-		a.Metadata = json.RawMessage(meta)
-		if event.Valid {
-			a.Event = json.RawMessage(event.String)
-		}
-		if enrich.Valid {
-			a.Enrichment = json.RawMessage(enrich.String)
-		}
-		out = append(out, &a)
+		out = append(out, a)
 	}
 	return out, total, wrap("SearchArtifacts", rows.Err())
+}
+
+// artifactCols are the columns scanArtifact reads, of artifacts a.
+const artifactCols = `a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment`
+
+func scanArtifact(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
+	var a vigil.Artifact
+	var ts, created int64
+	var meta string
+	var event, enrich sql.NullString
+	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &a.Raw, &ts, &meta, &created, &event, &enrich); err != nil {
+		return nil, err
+	}
+	a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
+	a.Metadata = json.RawMessage(meta)
+	if event.Valid {
+		a.Event = json.RawMessage(event.String)
+	}
+	if enrich.Valid {
+		a.Enrichment = json.RawMessage(enrich.String)
+	}
+	return &a, nil
 }
 
 // side is one part of the outside of a time window: a condition on
@@ -342,4 +352,42 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 			return total, nil
 		}
 	}
+}
+
+// GetArtifacts returns the artifacts of org named by ids, in the order of
+// ids, each once; ids naming no artifact of org are skipped.
+func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*vigil.Artifact, error) {
+	ids = vigil.Dedupe(ids)
+	byID := make(map[string]*vigil.Artifact, len(ids))
+	for start := 0; start < len(ids); start += 500 {
+		chunk := ids[start:min(start+500, len(ids))]
+		args := []any{org}
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		rows, err := s.r.QueryContext(ctx, `SELECT `+artifactCols+` FROM artifacts a
+			WHERE a.org_id = ? AND a.id IN (`+placeholders(len(chunk))+`)`, args...)
+		if err != nil {
+			return nil, wrap("GetArtifacts", err)
+		}
+		for rows.Next() {
+			a, err := scanArtifact(rows)
+			if err != nil {
+				rows.Close()
+				return nil, wrap("GetArtifacts", err)
+			}
+			byID[a.ID] = a
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, wrap("GetArtifacts", err)
+		}
+	}
+	out := make([]*vigil.Artifact, 0, len(byID))
+	for _, id := range ids {
+		if a, ok := byID[id]; ok {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }

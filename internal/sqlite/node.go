@@ -2,6 +2,9 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
+	"strings"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -33,4 +36,85 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+const nodeCols = `id, org_id, type, value, created_at`
+
+func scanNode(row interface{ Scan(...any) error }) (*vigil.Node, error) {
+	var n vigil.Node
+	var created int64
+	if err := row.Scan(&n.ID, &n.OrgID, &n.Type, &n.Value, &created); err != nil {
+		return nil, err
+	}
+	n.CreatedAt = fromNanos(created)
+	return &n, nil
+}
+
+// GetNode returns one node of org.
+func (s *Store) GetNode(ctx context.Context, org, id string) (*vigil.Node, error) {
+	n, err := scanNode(s.r.QueryRowContext(ctx, `SELECT `+nodeCols+` FROM nodes WHERE org_id = ? AND id = ?`, org, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, vigil.NotFound("node")
+	}
+	return n, wrap("GetNode", err)
+}
+
+// nodeWhere builds the condition of f over org's nodes. Every form is
+// served by the unique index (org_id, type, value): a type is its second
+// column, an exact (type, value) a point look-up per pair, a prefix of a
+// typed value a range of its third.
+func nodeWhere(org string, f vigil.NodeFilter) (string, []any) {
+	where := []string{"org_id = ?"}
+	args := []any{org}
+	if f.Type != "" {
+		where = append(where, "type = ?")
+		args = append(args, f.Type)
+	}
+	if len(f.Match) > 0 {
+		var or []string
+		for _, m := range f.Match {
+			or = append(or, "(type = ? AND value = ?)")
+			args = append(args, m.Type, m.Value)
+		}
+		where = append(where, "("+strings.Join(or, " OR ")+")")
+	}
+	if f.Prefix != "" {
+		where = append(where, "value >= ?")
+		args = append(args, f.Prefix)
+		if end, ok := vigil.PrefixEnd(f.Prefix); ok {
+			where = append(where, "value < ?")
+			args = append(args, end)
+		}
+	}
+	return strings.Join(where, " AND "), args
+}
+
+// ListNodes returns a page of org's nodes matching f, newest first.
+func (s *Store) ListNodes(ctx context.Context, org string, f vigil.NodeFilter) ([]*vigil.Node, int, error) {
+	cond, args := nodeWhere(org, f)
+	// One snapshot for the count and the page.
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, wrap("ListNodes", err)
+	}
+	defer tx.Rollback()
+	var total int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM nodes WHERE `+cond, args...).Scan(&total); err != nil {
+		return nil, 0, wrap("ListNodes", err)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+nodeCols+` FROM nodes WHERE `+cond+
+		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+	if err != nil {
+		return nil, 0, wrap("ListNodes", err)
+	}
+	defer rows.Close()
+	out := []*vigil.Node{}
+	for rows.Next() {
+		n, err := scanNode(rows)
+		if err != nil {
+			return nil, 0, wrap("ListNodes", err)
+		}
+		out = append(out, n)
+	}
+	return out, total, wrap("ListNodes", rows.Err())
 }

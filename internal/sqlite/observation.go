@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,13 +16,20 @@ func (s *Store) RecordObservation(ctx context.Context, org string, o *vigil.Obse
 	o.OrgID = org
 	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
 	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
+	keys := make(map[string]bool, len(o.KeyNodeIDs))
+	for _, id := range o.KeyNodeIDs {
+		keys[id] = true
+	}
 	return wrap("RecordObservation", s.tx(ctx, func(tx *wtx) error {
 		if err := checkRefs(ctx, tx, org, o.NodeIDs, o.ArtifactIDs); err != nil {
 			return err
 		}
-		keys := make(map[string]bool, len(o.KeyNodeIDs))
-		for _, id := range o.KeyNodeIDs {
-			keys[id] = true
+		if len(o.Nodes) > 0 {
+			nodes, err := upsertNodes(ctx, tx, org, o.Nodes, o.CreatedAt)
+			if err != nil {
+				return err
+			}
+			o.NodeIDs = vigil.AddNodes(slices.Clone(o.NodeIDs), keys, nodes, o.Nodes)
 		}
 		return recordObservation(ctx, tx, org, o, keys, title, p)
 	}))
@@ -414,23 +422,20 @@ func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.O
 		if err := checkRefs(ctx, tx, org, nodeIDs, artifactIDs); err != nil {
 			return err
 		}
+		keys := u.KeySet(o, nodeIDs)
+		if len(u.Nodes) > 0 {
+			nodes, err := upsertNodes(ctx, tx, org, u.Nodes, now)
+			if err != nil {
+				return err
+			}
+			nodeIDs = vigil.AddNodes(slices.Clone(nodeIDs), keys, nodes, u.Nodes)
+		}
 		o.UpdatedAt = now
 		if _, err := tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
 			o.Type, o.Description, o.Severity, nanos(now), org, id); err != nil {
 			return err
 		}
-		if u.NodeIDs != nil || u.ArtifactIDs != nil {
-			keys := map[string]bool{}
-			for _, k := range o.KeyNodeIDs {
-				keys[k] = true
-			}
-			if u.NodeIDs != nil {
-				// Nodes named through the API are keys (DESIGN §8).
-				keys = map[string]bool{}
-				for _, n := range nodeIDs {
-					keys[n] = true
-				}
-			}
+		if u.ChangesRefs() {
 			for _, q := range []string{`DELETE FROM observation_nodes WHERE observation_id = ?`, `DELETE FROM observation_artifacts WHERE observation_id = ?`} {
 				if _, err := tx.ExecContext(ctx, q, id); err != nil {
 					return err
@@ -440,6 +445,12 @@ func (s *Store) UpdateObservation(ctx context.Context, org, id string, u vigil.O
 				return err
 			}
 			o.NodeIDs, o.ArtifactIDs = nodeIDs, artifactIDs
+			o.KeyNodeIDs = nil
+			for _, n := range nodeIDs {
+				if keys[n] {
+					o.KeyNodeIDs = append(o.KeyNodeIDs, n)
+				}
+			}
 		}
 		if o.IncidentID != "" {
 			if err := rebuildIncident(ctx, tx, o.IncidentID, now); err != nil {

@@ -25,6 +25,38 @@ func artifactTests() []test {
 		{"QueryRareAndCommonTerms", testArtifactQueryRareAndCommon},
 		{"MalformedQuery", testArtifactMalformedQuery},
 		{"SetArtifactEvent", testArtifactSetEvent},
+		{"GetArtifacts", testGetArtifacts},
+	}
+}
+
+func testGetArtifacts(t *testing.T, s vigil.Store) {
+	org, other := vigil.NewID(), vigil.NewID()
+	a := newArtifact("auth", "sshd: Failed password for root from 203.0.113.7", at(time.Minute))
+	a.Metadata = json.RawMessage(`{"host":"web-1"}`)
+	b := newArtifact("suricata", `{"event_type":"alert","src_ip":"198.51.100.9"}`, at(-time.Hour))
+	foreign := newArtifact("auth", "org b's line", at(0))
+	mustInsertArtifacts(t, s, org, a, b)
+	mustInsertArtifacts(t, s, other, foreign)
+
+	got, err := s.GetArtifacts(t.Context(), org, ids(b.ID, vigil.NewID(), a.ID, foreign.ID, b.ID, "not-a-uuid"))
+	if err != nil {
+		t.Fatalf("GetArtifacts: %v", err)
+	}
+	if !slices.Equal(artifactIDs(got), ids(b.ID, a.ID)) {
+		t.Fatalf("GetArtifacts = %v, want %v (the org's, in the order asked, each once)", artifactIDs(got), ids(b.ID, a.ID))
+	}
+	g := got[1]
+	if g.OrgID != org || g.Source != a.Source || g.Raw != a.Raw || !g.Timestamp.Equal(a.Timestamp) || !g.CreatedAt.Equal(a.CreatedAt) ||
+		!jsonEqual(g.Metadata, a.Metadata) {
+		t.Errorf("GetArtifacts returned %+v, want %+v", g, a)
+	}
+	if got, err := s.GetArtifacts(t.Context(), org, nil); err != nil || len(got) != 0 {
+		t.Errorf("GetArtifacts(none) = %v, %v", artifactIDs(got), err)
+	}
+	many := mustArtifactIDs(t, s, org, 1201) // more than one chunk of any engine
+	got, err = s.GetArtifacts(t.Context(), org, many)
+	if err != nil || !slices.Equal(artifactIDs(got), many) {
+		t.Errorf("GetArtifacts of %d ids: %d returned in order? %v; err %v", len(many), len(got), slices.Equal(artifactIDs(got), many), err)
 	}
 }
 
