@@ -171,7 +171,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	if !withAPI {
-		srv, err := workerServer(c.Addr, reg, log, store, q)
+		srv, err := workerServer(c.Addr, reg, log, store, q, proc)
 		if err != nil {
 			drain()
 			return err
@@ -198,7 +198,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	handler := api.New(api.Config{
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
-		Ready: []api.Readiness{q}, Logger: log, Registry: reg,
+		Ready: []api.Readiness{q, proc}, Logger: log, Registry: reg,
 		Correlation: policy, AccessLog: c.AccessLog,
 	})
 	srv := &http.Server{
@@ -286,8 +286,8 @@ func retain(ctx context.Context, store vigil.Store, keep time.Duration, log *slo
 }
 
 // workerServer serves /metrics, /healthz and /readyz (store and queue
-// reachable) for a worker-only process.
-func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store vigil.Store, q *queue.Queue) (*http.Server, error) {
+// reachable, the workers' writes not failing) for a worker-only process.
+func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store vigil.Store, q *queue.Queue, proc *pipeline.Processor) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -298,12 +298,12 @@ func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "application/json")
-		if store.Ping(ctx) != nil || q.Ready(ctx) != nil {
+		if store.Ping(ctx) != nil || q.Ready(ctx) != nil || proc.Ready(ctx) != nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
 			io.WriteString(w, `{"success":false,"message":"not ready","error":{"code":"unavailable","details":[]}}`)
 			return
 		}
-		io.WriteString(w, `{"success":true,"message":"ready","data":{"queue":"ok","store":"ok"}}`)
+		io.WriteString(w, `{"success":true,"message":"ready","data":{"queue":"ok","store":"ok","store_writes":"ok"}}`)
 	})
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -26,6 +26,7 @@ type Processor struct {
 	enricher *enrich.Enricher
 	corr     vigil.CorrelationPolicy
 	classify *correlate.Classifier
+	health   writeHealth
 }
 
 // NewProcessor returns a Processor writing to store.
@@ -48,8 +49,15 @@ func (p *Processor) WithDetection(engine *detect.Engine, policy vigil.Correlatio
 }
 
 // Process parses and stores one org's artifacts. Redelivered artifacts
-// are stored once.
+// are stored once. A transient error (vigil.Transient) means nothing is
+// wrong with the artifacts: the store could not take them now.
 func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artifact) error {
+	err := p.process(ctx, org, arts)
+	p.health.record(err)
+	return err
+}
+
+func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artifact) error {
 	start := time.Now()
 	fields := make([]parse.Event, len(arts))
 	for i, a := range arts {

@@ -61,8 +61,9 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 // handle processes messages grouped by org in one store transaction per
-// org; if a group fails, its messages are retried one by one so that only
-// the bad one is redelivered (and at last dead-lettered).
+// org; if a group fails for a reason other than a transient one, its
+// messages are retried one by one so that only the bad one is redelivered
+// (and at last dead-lettered).
 func (w *Worker) handle(ctx context.Context, msgs []*queue.Message) []error {
 	errs := make([]error, len(msgs))
 	byOrg := map[string][]int{}
@@ -83,8 +84,12 @@ func (w *Worker) handle(ctx context.Context, msgs []*queue.Message) []error {
 		if err == nil {
 			continue
 		}
-		if len(idx) == 1 {
-			errs[idx[0]] = err
+		if len(idx) == 1 || vigil.Transient(err) {
+			// One message, or a failure of the store rather than of a
+			// message: trying the messages one by one would fail alike.
+			for _, i := range idx {
+				errs[i] = err
+			}
 			continue
 		}
 		for _, i := range idx {

@@ -26,7 +26,10 @@ type Message struct {
 
 // Handler processes delivered messages. It returns one error per message
 // (nil or a nil entry = done; the message is acknowledged), so that one bad
-// message does not hold back the others.
+// message does not hold back the others. A transient error
+// (vigil.Transient) has the message handed to the handler again after a
+// pause, for as long as the error lasts; any other error counts as a
+// failed try (see Consume).
 type Handler func(ctx context.Context, msgs []*Message) []error
 
 // DeadLetter is called when a message is moved to the dead-letter stream.
@@ -44,8 +47,10 @@ type ConsumeOptions struct {
 
 // Consume feeds messages to h until ctx ends, then drains what was
 // already fetched (handled and acknowledged, not dropped) and returns.
-// Failed messages are redelivered with a growing delay; after MaxDeliver
-// tries they are copied to the dead-letter stream and acknowledged.
+// Messages failed by a transient error are held and retried in place (see
+// handle); other failures are redelivered with a growing delay, and after
+// MaxDeliver deliveries the message is copied to the dead-letter stream
+// and acknowledged.
 func (q *Queue) Consume(ctx context.Context, opt ConsumeOptions, h Handler) error {
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 64
@@ -64,7 +69,6 @@ func (q *Queue) Consume(ctx context.Context, opt ConsumeOptions, h Handler) erro
 		<-ctx.Done()
 		it.Drain() // Next returns what is buffered, then ErrMsgIteratorClosed
 	}()
-	work := context.WithoutCancel(ctx) // in-flight work finishes after ctx ends
 	for {
 		first, err := it.Next()
 		if err != nil {
@@ -82,13 +86,19 @@ func (q *Queue) Consume(ctx context.Context, opt ConsumeOptions, h Handler) erro
 			}
 			raw = append(raw, m)
 		}
-		q.handle(work, raw, opt, h)
+		q.handle(ctx, raw, opt, h)
 	}
 }
 
 // handle decodes raw, runs h and acknowledges, retries or dead-letters
-// each message.
-func (q *Queue) handle(ctx context.Context, raw []jetstream.Msg, opt ConsumeOptions, h Handler) {
+// each message. A transient failure (vigil.Transient: the store is
+// unreachable, full, busy) is no fault of the message: the message is
+// kept — its ack deadline extended — and handed to h again after a pause,
+// as long as it takes, so that it never spends the tries that lead to the
+// dead-letter stream. Only when stop ends (shutdown) is it handed back to
+// the queue, for the next worker or the next start.
+func (q *Queue) handle(stop context.Context, raw []jetstream.Msg, opt ConsumeOptions, h Handler) {
+	ctx := context.WithoutCancel(stop) // in-flight work finishes after stop ends
 	msgs := make([]*Message, 0, len(raw))
 	for _, m := range raw {
 		dm, err := decode(m)
@@ -99,33 +109,75 @@ func (q *Queue) handle(ctx context.Context, raw []jetstream.Msg, opt ConsumeOpti
 		}
 		msgs = append(msgs, dm)
 	}
-	if len(msgs) == 0 {
-		return
-	}
-	errs := h(ctx, msgs)
-	var done []string
-	for i, m := range msgs {
-		var err error
-		if i < len(errs) {
-			err = errs[i]
-		}
-		if err == nil {
-			if aerr := m.msg.Ack(); aerr != nil {
-				q.log.Warn("queue: ack", slog.String("error", aerr.Error()))
+	var since time.Time // of the first transient failure
+	for try := 0; len(msgs) > 0; try++ {
+		errs := h(ctx, msgs)
+		var done []string
+		var held []*Message
+		var cause error
+		for i, m := range msgs {
+			var err error
+			if i < len(errs) {
+				err = errs[i]
 			}
-			done = append(done, m.Batch)
-			continue
+			switch {
+			case err == nil:
+				if aerr := m.msg.Ack(); aerr != nil {
+					q.log.Warn("queue: ack", slog.String("error", aerr.Error()))
+				}
+				done = append(done, m.Batch)
+			case vigil.Transient(err):
+				held, cause = append(held, m), err
+			case m.Delivered >= uint64(q.cfg.MaxDeliver):
+				q.dead(ctx, m, err, opt.OnDead)
+				done = append(done, m.Batch)
+			default:
+				q.log.Warn("queue: message failed; will retry", slog.String("batch", m.Batch),
+					slog.Uint64("delivered", m.Delivered), slog.String("error", err.Error()))
+				m.msg.NakWithDelay(retryDelay(q.cfg.RetryBase, m.Delivered))
+			}
 		}
-		if m.Delivered >= uint64(q.cfg.MaxDeliver) {
-			q.dead(ctx, m, err, opt.OnDead)
-			done = append(done, m.Batch)
-			continue
+		q.notify(done)
+		if len(held) == 0 {
+			if try > 0 {
+				q.log.Info("queue: held messages processed; the failure has passed",
+					slog.Int("tries", try+1), slog.Duration("after", time.Since(since).Round(time.Millisecond)))
+			}
+			return
 		}
-		q.log.Warn("queue: message failed; will retry", slog.String("batch", m.Batch),
-			slog.Uint64("delivered", m.Delivered), slog.String("error", err.Error()))
-		m.msg.NakWithDelay(retryDelay(q.cfg.RetryBase, m.Delivered))
+		if try == 0 {
+			since = time.Now()
+			q.log.Warn("queue: transient failure; holding the messages and retrying until it passes",
+				slog.Int("messages", len(held)), slog.String("error", cause.Error()))
+		} else if try%20 == 0 {
+			q.log.Warn("queue: still failing; messages held", slog.Int("messages", len(held)),
+				slog.Duration("for", time.Since(since).Round(time.Second)), slog.String("error", cause.Error()))
+		}
+		for _, m := range held {
+			m.msg.InProgress() // restarts AckWait: not redelivered elsewhere meanwhile
+		}
+		t := time.NewTimer(transientDelay(try, q.cfg.AckWait))
+		select {
+		case <-t.C:
+		case <-stop.Done():
+			t.Stop()
+			for _, m := range held {
+				m.msg.Nak()
+			}
+			q.log.Info("queue: shutting down; held messages handed back to the queue", slog.Int("messages", len(held)))
+			return
+		}
+		msgs = held
 	}
-	q.notify(done)
+}
+
+// transientDelay is the pause before the next try of messages held after
+// a transient failure: 250 ms doubling to at most 10 s, and at most a
+// third of AckWait so that the held messages' deadline, restarted at each
+// try, never passes.
+func transientDelay(try int, ackWait time.Duration) time.Duration {
+	d := 250 * time.Millisecond << min(try, 6)
+	return min(d, 10*time.Second, max(ackWait/3, 10*time.Millisecond))
 }
 
 // retryDelay grows with each failed delivery: base, 4×base, 16×base, …
