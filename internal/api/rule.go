@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
-	"github.com/vigil-soc/vigil/internal/correlate"
+	"github.com/vigil-soc/vigil/internal/rules"
 )
 
 type ruleBody struct {
@@ -46,7 +46,7 @@ func (b *ruleBody) validate(create bool) error {
 		bad("severity", "must be one of low, medium, high, critical")
 	}
 	if b.Conditions != nil {
-		if _, err := correlate.Compile(*b.Conditions); err != nil {
+		if _, err := rules.Compile(*b.Conditions); err != nil {
 			d := vigil.ErrorDetails(err)
 			if len(d) == 0 {
 				d = []vigil.FieldIssue{{Field: "conditions", Issue: vigil.ErrorMessage(err)}}

@@ -17,7 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/auth"
-	"github.com/vigil-soc/vigil/internal/correlate"
+	"github.com/vigil-soc/vigil/internal/rules"
 )
 
 // Ingester takes accepted artifacts. A nil error means they are durable.
@@ -50,7 +50,7 @@ type Config struct {
 // Server is the HTTP handler of the API.
 type Server struct {
 	store       vigil.Store
-	classify    *correlate.Classifier
+	classify    *rules.Classifier
 	verifier    *auth.Verifier
 	ingest      Ingester
 	ready       []Readiness
@@ -70,7 +70,7 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		store:       cfg.Store,
-		classify:    correlate.NewClassifier(cfg.Store),
+		classify:    rules.NewClassifier(cfg.Store),
 		verifier:    cfg.Verifier,
 		ingest:      cfg.Ingester,
 		ready:       cfg.Ready,

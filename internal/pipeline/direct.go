@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
-	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/parse"
+	"github.com/vigil-soc/vigil/internal/rules"
 )
 
 // Processor runs the stages after the queue on a batch of artifacts: parse,
@@ -25,7 +25,7 @@ type Processor struct {
 	engine   *detect.Engine
 	enricher *enrich.Enricher
 	corr     vigil.CorrelationPolicy
-	classify *correlate.Classifier
+	classify *rules.Classifier
 	health   writeHealth
 }
 
@@ -38,7 +38,7 @@ func NewProcessor(store vigil.Store, log *slog.Logger, m *Metrics) *Processor {
 		m = NewMetrics(nil)
 	}
 	return &Processor{store: store, log: log, metrics: m, corr: vigil.DefaultCorrelationPolicy(),
-		classify: correlate.NewClassifier(store)}
+		classify: rules.NewClassifier(store)}
 }
 
 // WithDetection makes the processor run engine's detectors after storing

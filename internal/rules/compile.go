@@ -1,6 +1,6 @@
 // Package correlate holds incident correlation and the classification rules
 // engine (DESIGN §8 and §9).
-package correlate
+package rules
 
 import (
 	"bytes"
@@ -206,7 +206,7 @@ func compile(raw json.RawMessage, ids map[string]int) (*Condition, error) {
 	}
 	if len(c.issues) > 0 {
 		e := vigil.Invalid(c.issues...)
-		e.Op = "correlate.Compile"
+		e.Op = "rules.Compile"
 		return nil, e
 	}
 	if _, ok := root.(matchAll); ok {

@@ -1,4 +1,4 @@
-package correlate
+package rules
 
 import (
 	"encoding/json"
