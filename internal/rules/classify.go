@@ -11,10 +11,12 @@ import (
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
-// Classifier applies an org's classification rules to its incidents
-// (DESIGN §9): enabled rules by ascending priority, older first on ties;
-// the first match sets the severity and is recorded as classified_by; an
-// incident no rule matches keeps (or goes back to) its computed severity.
+// Classifier applies an org's classification rules to its incidents:
+// enabled rules by ascending priority, older first on ties (SortRules); the
+// first match sets the severity and is recorded as classified_by; an
+// incident no rule matches keeps (or goes back to) its computed severity,
+// so that disabling or deleting a rule undoes what it did. The rules as
+// users see them are described in docs/detections.md.
 type Classifier struct {
 	store vigil.Store
 	now   func() time.Time
