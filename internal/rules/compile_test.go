@@ -1,9 +1,11 @@
 package rules
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -222,6 +224,20 @@ func FuzzCompile(f *testing.F) {
 		`{"all":[]}`, `{"any":[1]}`, `{"field":"x","op":"y"}`, `{"all":[{}],"any":[{}]}`,
 		`{"field":"event.a","op":"regex","value":"("}`, `{"a.b":1,"a.b":2}`,
 	} {
+		f.Add([]byte(s), "10.0.0.1", int64(3))
+	}
+	// Every conditions tree the tests of this package compile (those under
+	// 8 KiB, one JSON string a line), so that fuzzing starts from each
+	// shape, operator and mistake the tests know.
+	data, err := os.ReadFile("testdata/conditions.jsonl")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for i, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
+		var s string
+		if err := json.Unmarshal(line, &s); err != nil {
+			f.Fatalf("testdata/conditions.jsonl:%d: %v", i+1, err)
+		}
 		f.Add([]byte(s), "10.0.0.1", int64(3))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte, s string, n int64) {
