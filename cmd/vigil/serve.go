@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -298,9 +299,22 @@ func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		w.Header().Set("Content-Type", "application/json")
-		if store.Ping(ctx) != nil || q.Ready(ctx) != nil || proc.Ready(ctx) != nil {
+		for _, c := range []struct {
+			name string
+			err  error
+		}{{"store", store.Ping(ctx)}, {"queue", q.Ready(ctx)}, {"store_writes", proc.Ready(ctx)}} {
+			if c.err == nil {
+				continue
+			}
+			// As the API's /readyz: a Vigil error's message, never a driver's.
+			issue := "unreachable"
+			if vigil.ErrorCode(c.err) != vigil.EINTERNAL {
+				issue = vigil.ErrorMessage(c.err)
+			}
+			body, _ := json.Marshal(map[string]any{"success": false, "message": "not ready: " + c.name + ": " + issue,
+				"error": map[string]any{"code": vigil.EUNAVAILABLE, "details": []vigil.FieldIssue{{Field: c.name, Issue: issue}}}})
 			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"success":false,"message":"not ready","error":{"code":"unavailable","details":[]}}`)
+			w.Write(body)
 			return
 		}
 		io.WriteString(w, `{"success":true,"message":"ready","data":{"queue":"ok","store":"ok","store_writes":"ok"}}`)

@@ -204,9 +204,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	checks := map[string]string{"store": "ok"}
-	ready := true
+	var failed []vigil.FieldIssue
 	if err := s.store.Ping(ctx); err != nil {
-		checks["store"], ready = "unreachable", false
+		checks["store"] = unready(err)
+		failed = append(failed, vigil.FieldIssue{Field: "store", Issue: checks["store"]})
 	}
 	for i, d := range s.ready {
 		name := fmt.Sprintf("dependency_%d", i)
@@ -215,15 +216,27 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 		}
 		checks[name] = "ok"
 		if err := d.Ready(ctx); err != nil {
-			checks[name], ready = "unreachable", false
+			checks[name] = unready(err)
+			failed = append(failed, vigil.FieldIssue{Field: name, Issue: checks[name]})
 		}
 	}
-	if !ready {
-		writeJSON(w, http.StatusServiceUnavailable, errorBody{Message: "not ready",
-			Error: errorInfo{Code: vigil.EUNAVAILABLE, Details: []vigil.FieldIssue{}}})
+	if len(failed) > 0 {
+		writeJSON(w, http.StatusServiceUnavailable, errorBody{Message: "not ready: " + failed[0].Field + ": " + failed[0].Issue,
+			Error: errorInfo{Code: vigil.EUNAVAILABLE, Details: failed}})
 		return
 	}
 	ok(w, http.StatusOK, "ready", checks)
+}
+
+// unready says why a dependency is not ready: the message of a Vigil
+// error (a full disk, a failing store), else only "unreachable", since
+// the endpoint needs no token and a driver's error may name hosts and
+// users.
+func unready(err error) string {
+	if vigil.ErrorCode(err) != vigil.EINTERNAL {
+		return vigil.ErrorMessage(err)
+	}
+	return "unreachable"
 }
 
 type ctxKey int

@@ -107,6 +107,9 @@ type Queue struct {
 	subOnce  sync.Once
 	subErr   error
 	overflow uint64
+
+	healthAt  time.Time // of the last look at the embedded server's health
+	healthErr error
 }
 
 // Open connects to (or starts) the server, checks that the queue name
@@ -182,6 +185,7 @@ func (q *Queue) startEmbedded() error {
 	if err != nil {
 		return fmt.Errorf("queue: embedded server: %w", err)
 	}
+	ns.SetLogger(serverLog{q.log}, false, false)
 	ns.Start()
 	if !ns.ReadyForConnections(30 * time.Second) {
 		ns.Shutdown()
@@ -262,6 +266,9 @@ func (q *Queue) Ready(ctx context.Context) error {
 	if q.nc == nil || !q.nc.IsConnected() {
 		return errors.New("queue: not connected")
 	}
+	if err := q.roomFor(0); err != nil {
+		return err
+	}
 	_, err := q.stream.Info(ctx)
 	return err
 }
@@ -322,8 +329,9 @@ var errFull = &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is f
 // Publish stores arts durably in the stream, in chunks under the server's
 // payload limit. It returns ERATELIMITED when the stream is full or the
 // workers are too far behind, ETOOLARGE when the batch is larger than the
-// whole stream may hold, and EUNAVAILABLE when the server did not take
-// them. After a nil error the artifacts survive a crash of this
+// whole stream may hold, ENOSPACE when the disk the server writes to is
+// (nearly) full, and EUNAVAILABLE when the server did not take them.
+// After a nil error the artifacts survive a crash of this
 // process. It then waits up to wait for the pipeline to finish the batch,
 // so that a client reading right after a reply finds its artifacts; it
 // reports whether that happened (a timeout is not an error).
@@ -339,6 +347,9 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 	if int64(size) > q.cfg.MaxBytes {
 		return false, &vigil.Error{Code: vigil.ETOOLARGE, Message: fmt.Sprintf(
 			"batch needs %d bytes of queue, more than the whole ingest queue (%d bytes); send smaller batches", size, q.cfg.MaxBytes)}
+	}
+	if err := q.roomFor(size); err != nil {
+		return false, err
 	}
 	if n, err := q.Backlog(ctx); err == nil && n >= uint64(q.cfg.MaxPending) {
 		return false, errFull
@@ -394,14 +405,19 @@ const (
 	errAccountResourcesExceeded jetstream.ErrorCode = 10002
 )
 
-// publishError maps a refusal for lack of room to ERATELIMITED and any
-// other failure to EUNAVAILABLE: the artifacts were not accepted.
+// publishError maps a refusal by the stream's bound to ERATELIMITED (the
+// workers will make room), a refusal for lack of storage on the server to
+// ENOSPACE (retrying soon will not help), and any other failure to
+// EUNAVAILABLE: the artifacts were not accepted.
 func publishError(err error) error {
 	var apiErr *jetstream.APIError
 	if errors.As(err, &apiErr) {
 		switch apiErr.ErrorCode {
-		case errStoreFailed, errInsufficientResources, errAccountResourcesExceeded:
+		case errStoreFailed: // the stream's own bound (--max-queue-bytes): the workers will make room
 			return &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is full; retry later", Err: err}
+		case errInsufficientResources, errAccountResourcesExceeded: // the server's storage, not the stream's
+			return &vigil.Error{Code: vigil.ENOSPACE, Message: "the NATS server has no storage left for the ingest queue; " +
+				"retry once its disk (or max_file_store) has room", Err: err}
 		}
 	}
 	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {

@@ -1,0 +1,242 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // integrity checks of the data dir's database
+)
+
+// TestFullDisk fills the disk of the data dir (a 64 MiB tmpfs) while
+// clients post. Once there is no room, POST answers 507
+// insufficient_storage naming the disk, never a 2xx for what is not kept;
+// the workers hold the messages SQLite has no room for (nothing is
+// dead-lettered), the process stays up and /readyz says why. Once the disk
+// grows, ingest and the workers resume by themselves; after a restart
+// every artifact acknowledged with a 2xx is stored exactly once, in a
+// database that passes its integrity check.
+func TestFullDisk(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mnt := mountTmpfs(t, "64m")
+	dir := filepath.Join(mnt, "data")
+	args := []string{"--ingest-wait", "0", "--max-queue-bytes", "16MiB", "--no-enrichment", "--ack-wait", "6s"}
+	p1 := startVigil(t, "vigil#1", dir, args...)
+	tok := mintToken(t, dir, org, "signals:write", "signals:read")
+	c1 := newClient(p1, tok)
+
+	start := time.Now()
+	res := fill(ctx, c1, 4, 3)
+	t.Logf("load until refused: %d posts in %v: statuses %v; %d artifacts acknowledged", res.posts,
+		time.Since(start).Round(time.Millisecond), res.statuses, len(res.acked))
+	for _, e := range res.unexpected {
+		t.Errorf("unexpected reply: %s", e)
+	}
+	if len(res.refused) == 0 {
+		t.Fatal("the disk never filled: no refusal")
+	}
+	for _, r := range res.refused {
+		if r.Status != http.StatusInsufficientStorage || r.Code != "insufficient_storage" || !strings.Contains(r.Body, "disk") {
+			t.Errorf("refusal on a full disk: status %d code %q: %s; want 507 insufficient_storage naming the disk", r.Status, r.Code, r.Body)
+			break
+		}
+	}
+	if len(res.acked) == 0 {
+		t.Fatal("nothing was acknowledged before the disk filled")
+	}
+	df(t, mnt)
+
+	// Still up, and saying why it cannot take more.
+	select {
+	case <-p1.exited:
+		t.Fatalf("vigil#1 exited on a full disk: %v", p1.err)
+	default:
+	}
+	depth, _ := metric(ctx, p1, "vigil_queue_depth")
+	ready := readyz(t, ctx, p1)
+	held := p1.logs.count("database disk is full")
+	t.Logf("on the full disk: queue depth %v, /readyz %s; %d log lines of workers holding messages on SQLITE_FULL", depth, ready, held)
+	if !strings.HasPrefix(ready, "503 ") || !strings.Contains(ready, "disk") {
+		t.Errorf("/readyz on a full disk: %s; want 503 naming the disk", ready)
+	}
+	if dead, err := metric(ctx, p1, "vigil_dead_letters_total"); err != nil || dead != 0 {
+		t.Errorf("vigil_dead_letters_total = %v (%v) on a full disk, want 0: a full disk is not the message's fault", dead, err)
+	}
+
+	// Room again (the disk grows to 256 MiB): without a restart, ingest
+	// resumes and the workers store what they held.
+	if out, err := exec.Command("mount", "-o", "remount,size=256m", mnt).CombinedOutput(); err != nil {
+		t.Fatalf("remount bigger: %v: %s", err, out)
+	}
+	probe := []artifactIn{{Source: "e2e", Raw: "vigil-e2e probe after the disk grew"}}
+	r := pollUntil(t, 30*time.Second, "202 once the disk has room", func() (postResult, bool) {
+		r, err := c1.post(ctx, probe)
+		return r, err == nil && r.Status == http.StatusAccepted
+	})
+	res.acked[r.IDs[0]] = probe[0].Raw
+	s := awaitStored(t, ctx, p1, c1, res.acked)
+	requireExactlyOnce(t, s, res.acked)
+	if ready := readyz(t, ctx, p1); !strings.HasPrefix(ready, "200 ") {
+		t.Errorf("/readyz once the disk has room and the queue is drained: %s", ready)
+	}
+
+	// And after a restart, all of it is still there once.
+	if _, err := p1.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#1 exited with %v after SIGTERM, want status 0", err)
+	}
+	p2 := startVigil(t, "vigil#2", dir, args...)
+	c2 := newClient(p2, tok)
+	s = awaitStored(t, ctx, p2, c2, res.acked)
+	requireExactlyOnce(t, s, res.acked)
+	if dead, err := metric(ctx, p2, "vigil_dead_letters_total"); err != nil || dead != 0 {
+		t.Errorf("vigil_dead_letters_total = %v (%v) after the restart, want 0", dead, err)
+	}
+	t.Logf("after the restart: %d acknowledged, %d stored", len(res.acked), s.total)
+	if s.total != len(res.acked) {
+		t.Errorf("%d stored, %d acknowledged: a 507 must store nothing", s.total, len(res.acked))
+	}
+	if _, err := p2.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#2 exited with %v after SIGTERM, want status 0", err)
+	}
+	requireIntact(t, filepath.Join(dir, "vigil.db"))
+}
+
+// mountTmpfs mounts a tmpfs of size (mount's notation: 64m) on a fresh
+// directory, unmounted when the test ends (after the processes started
+// later are killed: cleanups run last-in first-out).
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test fills a disk of its own: it mounts a %s tmpfs, which needs root (or CAP_SYS_ADMIN); "+
+			"run the e2e tests as root, as CI does", size)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a %s tmpfs on %s: %v: %s", size, dir, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
+	return dir
+}
+
+// df logs how full the file system of dir is.
+func df(t *testing.T, dir string) {
+	t.Helper()
+	out, _ := exec.Command("df", "-h", dir).CombinedOutput()
+	t.Logf("df %s:\n%s", dir, out)
+}
+
+// readyz returns the body of p's /readyz, prefixed with its status.
+func readyz(t *testing.T, ctx context.Context, p *proc) string {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, "GET", p.base+"/readyz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err.Error()
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d ", resp.StatusCode)
+	buf := make([]byte, 1000)
+	n, _ := resp.Body.Read(buf)
+	b.Write(buf[:n])
+	return strings.TrimSpace(b.String())
+}
+
+// requireIntact fails the test unless the SQLite database at path passes
+// PRAGMA integrity_check.
+func requireIntact(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var res string
+	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {
+		t.Errorf("integrity_check of %s: %q, %v", path, res, err)
+	}
+}
+
+// fillResult is what the server answered to fill.
+type fillResult struct {
+	mu         sync.Mutex
+	acked      map[string]string // id → raw of every artifact a 2xx accepted
+	statuses   map[int]int
+	refused    []postResult // non-2xx replies other than 429
+	unexpected []string     // 5xx other than 503 and 507, 2xx short of the batch, transport errors
+	posts      int
+}
+
+// fill has clients post batches of 500 lines of ~300 bytes until each has
+// been refused streak times in a row, or ctx ends. A 429 (the workers are
+// behind) is not a refusal: the client backs off and posts again.
+func fill(ctx context.Context, c *client, clients, streak int) *fillResult {
+	var b [6]byte
+	rand.Read(b[:])
+	run := hex.EncodeToString(b[:])
+	res := &fillResult{acked: map[string]string{}, statuses: map[int]int{}}
+	var wg sync.WaitGroup
+	for ci := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			refusedInARow := 0
+			for bi := 0; refusedInARow < streak && ctx.Err() == nil; bi++ {
+				arts := make([]artifactIn, 500)
+				for i := range arts {
+					arts[i] = artifactIn{Source: "e2e", Raw: fmt.Sprintf("vigil-e2e fill=%s-c%d-b%d-i%d user=user%d src_ip=10.%d.%d.%d %s",
+						run, ci, bi, i, i%50, ci, bi%256, i%256, strings.Repeat("f", 200))}
+				}
+				r, err := c.post(ctx, arts)
+				res.mu.Lock()
+				res.posts++
+				switch {
+				case err != nil:
+					if ctx.Err() == nil {
+						res.unexpected = append(res.unexpected, err.Error())
+					}
+				case r.Status == http.StatusAccepted && len(r.IDs) == len(arts):
+					res.statuses[r.Status]++
+					for i, id := range r.IDs {
+						res.acked[id] = arts[i].Raw
+					}
+					refusedInARow = 0
+				case r.Status == http.StatusAccepted:
+					res.statuses[r.Status]++
+					res.unexpected = append(res.unexpected, fmt.Sprintf("202 with %d ids for %d artifacts: %s", len(r.IDs), len(arts), r.Body))
+				case r.Status == http.StatusTooManyRequests:
+					// The workers are behind: back off as a shipper would.
+					res.statuses[r.Status]++
+					res.mu.Unlock()
+					time.Sleep(200 * time.Millisecond) // honouring Retry-After, not waiting for an event
+					continue
+				default:
+					res.statuses[r.Status]++
+					res.refused = append(res.refused, r)
+					refusedInARow++
+				}
+				res.mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return res
+}

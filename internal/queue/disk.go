@@ -1,0 +1,100 @@
+package queue
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/vigil-soc/vigil"
+)
+
+// The embedded server keeps its files in the data dir, beside SQLite.
+// When that disk fills, a JetStream write fails with ENOSPC, and the
+// server never answers that publish (the client would wait out its 30 s)
+// and refuses every later write to the stream — acknowledgements included —
+// until it restarts. So ingest stops while some room is left:
+// below diskReserve free bytes (after the batch), a publish is refused at
+// once with ENOSPACE (507) naming the disk. The workers go on storing what
+// the queue holds; when SQLite fills the rest, they hold their messages
+// until space is freed (see handle in consume.go).
+const (
+	maxDiskReserve     = 256 << 20
+	diskReservePercent = 5
+)
+
+// diskReserve is the free space ingest leaves on a file system of size
+// bytes: 5 %, at most 256 MiB.
+func diskReserve(size uint64) uint64 {
+	return min(size*diskReservePercent/100, maxDiskReserve)
+}
+
+// roomFor returns ENOSPACE when the embedded server's disk would have
+// less than its reserve left after need more bytes, or when the server
+// has already failed to write the stream; nil with an external server.
+func (q *Queue) roomFor(need int) error {
+	if q.ns == nil {
+		return nil
+	}
+	if err := q.embeddedHealth(); err != nil {
+		return err
+	}
+	free, size, err := diskSpace(q.cfg.Dir)
+	if err != nil {
+		return nil // no statfs here: JetStream's own errors will tell
+	}
+	reserve := diskReserve(size)
+	if free < reserve+uint64(need) {
+		return &vigil.Error{Code: vigil.ENOSPACE, Message: fmt.Sprintf(
+			"no space left on the disk of the data directory: %d MiB free, %d MiB kept in reserve; "+
+				"ingest resumes once space is freed", free>>20, reserve>>20)}
+	}
+	return nil
+}
+
+// embeddedHealth returns an error once the embedded server has failed to
+// write the stream's files (no space, an I/O error): the stream then
+// refuses every write until the process restarts. The server's health is
+// read at most once a second.
+func (q *Queue) embeddedHealth() error {
+	if q.ns == nil {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if time.Since(q.healthAt) < time.Second {
+		return q.healthErr
+	}
+	q.healthAt = time.Now()
+	h := q.ns.Healthz(&server.HealthzOptions{})
+	if h.Status == "ok" || h.Status == "" {
+		q.healthErr = nil
+		return nil
+	}
+	if q.healthErr == nil {
+		q.log.Error("queue: the embedded JetStream server failed; ingest is refused until vigil restarts",
+			slog.String("status", h.Status), slog.String("error", h.Error))
+	}
+	code := vigil.EUNAVAILABLE
+	if free, size, err := diskSpace(q.cfg.Dir); err == nil && free < diskReserve(size) {
+		code = vigil.ENOSPACE
+	}
+	q.healthErr = &vigil.Error{Code: code, Message: fmt.Sprintf(
+		"the ingest queue could not write its files (%s); free space on the data directory's disk, then restart vigil",
+		h.Error)}
+	return q.healthErr
+}
+
+// serverLog passes the embedded server's warnings and errors (a failed
+// write, data lost while recovering damaged files) to Vigil's log; its
+// notices only at debug level.
+type serverLog struct{ log *slog.Logger }
+
+func (l serverLog) Noticef(format string, v ...any) {
+	l.log.Debug("nats: " + fmt.Sprintf(format, v...))
+}
+func (l serverLog) Warnf(format string, v ...any)  { l.log.Warn("nats: " + fmt.Sprintf(format, v...)) }
+func (l serverLog) Fatalf(format string, v ...any) { l.log.Error("nats: " + fmt.Sprintf(format, v...)) }
+func (l serverLog) Errorf(format string, v ...any) { l.log.Error("nats: " + fmt.Sprintf(format, v...)) }
+func (l serverLog) Debugf(format string, v ...any) { l.log.Debug("nats: " + fmt.Sprintf(format, v...)) }
+func (l serverLog) Tracef(string, ...any)          {}
