@@ -112,6 +112,193 @@ func TestFullDisk(t *testing.T) {
 	requireIntact(t, filepath.Join(dir, "vigil.db"))
 }
 
+// TestDiskFilledByAnother: another program takes the last of the data
+// dir's disk while clients post at full speed, so that JetStream and SQLite
+// writes in flight fail with ENOSPC. No request gets a 2xx for what was
+// not kept, none hangs until its timeout, the process stays up, and once
+// the filler is deleted and the process restarted every acknowledged
+// artifact is stored exactly once.
+func TestDiskFilledByAnother(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	mnt := mountTmpfs(t, "96m")
+	dir := filepath.Join(mnt, "data")
+	args := []string{"--ingest-wait", "0", "--max-queue-bytes", "16MiB", "--no-enrichment", "--ack-wait", "6s"}
+	p1 := startVigil(t, "vigil#1", dir, args...)
+	tok := mintToken(t, dir, org, "signals:write", "signals:read")
+	c1 := newClient(p1, tok)
+
+	// The filler starts once the clients have had their first replies and
+	// writes until the disk is full.
+	filler := filepath.Join(mnt, "filler")
+	filled := make(chan int64, 1)
+	lctx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	go func() {
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); {
+			if n, err := metric(ctx, p1, "vigil_artifacts_accepted_total"); err == nil && n > 0 {
+				break
+			}
+			time.Sleep(20 * time.Millisecond) // polling the accepted count
+		}
+		filled <- fillDisk(t, filler)
+	}()
+	start := time.Now()
+	res := fill(lctx, c1, 4, 3)
+	took := time.Since(start)
+	n := <-filled
+	t.Logf("filler took %d MiB; load: %d posts in %v: statuses %v; %d artifacts acknowledged", n>>20, res.posts,
+		took.Round(time.Millisecond), res.statuses, len(res.acked))
+	df(t, mnt)
+	for _, e := range res.unexpected {
+		t.Errorf("unexpected reply: %s", e)
+	}
+	if len(res.refused) == 0 {
+		t.Fatal("no refusal on a full disk")
+	}
+	for _, r := range res.refused {
+		if (r.Status != http.StatusInsufficientStorage || r.Code != "insufficient_storage") && r.Status != http.StatusServiceUnavailable {
+			t.Errorf("refusal on a full disk: status %d code %q: %s; want 507 (or 503 when the queue failed a write)", r.Status, r.Code, r.Body)
+			break
+		}
+	}
+	if took > 20*time.Second {
+		t.Errorf("the load took %v: some request waited for its timeout instead of being refused at once", took)
+	}
+	select {
+	case <-p1.exited:
+		t.Fatalf("vigil#1 exited on a full disk: %v", p1.err)
+	default:
+	}
+	t.Logf("/readyz on the full disk: %s", readyz(t, ctx, p1))
+	for _, l := range strings.Split(p1.logs.tail(100000), "\n") {
+		if strings.Contains(l, `"msg":"nats: `) || strings.Contains(l, "embedded JetStream server failed") {
+			t.Logf("vigil#1: %.300s", l)
+		}
+	}
+	if dead, err := metric(ctx, p1, "vigil_dead_letters_total"); err != nil || dead != 0 {
+		t.Errorf("vigil_dead_letters_total = %v (%v) on a full disk, want 0", dead, err)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p1.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#1 exited with %v after SIGTERM, want status 0", err)
+	}
+	p2 := startVigil(t, "vigil#2", dir, args...)
+	c2 := newClient(p2, tok)
+	probe := []artifactIn{{Source: "e2e", Raw: "vigil-e2e probe after the restart"}}
+	r, err := c2.post(ctx, probe)
+	if err != nil || r.Status != http.StatusAccepted {
+		t.Fatalf("POST after the restart: %v %d %s", err, r.Status, r.Body)
+	}
+	res.acked[r.IDs[0]] = probe[0].Raw
+	s := awaitStored(t, ctx, p2, c2, res.acked)
+	requireExactlyOnce(t, s, res.acked)
+	t.Logf("after the restart: %d acknowledged, %d stored (%d more: refused posts whose message the queue had written)",
+		len(res.acked), s.total, s.total-len(res.acked))
+	if _, err := p2.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#2 exited with %v after SIGTERM, want status 0", err)
+	}
+	requireIntact(t, filepath.Join(dir, "vigil.db"))
+}
+
+// TestQueueWriteFailure: the embedded JetStream server fails to write its
+// message block (its own 1 MiB tmpfs is full while the data dir's disk
+// has room, so only JetStream's failure can tell). Such a failure the
+// server never answers, and it refuses every later write to the stream:
+// the publish in flight gets a 503 within seconds, not a 2xx and not after
+// 30 s, and so does every later one, naming the restart it needs. Once the
+// disk has room and the process restarted, every acknowledged artifact is
+// stored exactly once.
+func TestQueueWriteFailure(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	args := []string{"--ingest-wait", "0", "--no-enrichment"}
+	// A first run creates the stream and its directory, empty.
+	p0 := startVigil(t, "vigil#0", dir, args...)
+	if _, err := p0.terminate(t, 40*time.Second); err != nil {
+		t.Fatalf("vigil#0: %v", err)
+	}
+	msgs, err := filepath.Glob(filepath.Join(dir, "jetstream", "jetstream", "*", "streams", "*ARTIFACTS*", "msgs"))
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("the artifact stream's msgs directory: %v, %v", msgs, err)
+	}
+	// Its files (an empty block and the stream's state) move onto the tmpfs.
+	saved := t.TempDir()
+	if out, err := exec.Command("cp", "-a", msgs[0]+"/.", saved).CombinedOutput(); err != nil {
+		t.Fatalf("save %s: %v: %s", msgs[0], err, out)
+	}
+	mountOn(t, msgs[0], "1m")
+	if out, err := exec.Command("cp", "-a", saved+"/.", msgs[0]).CombinedOutput(); err != nil {
+		t.Fatalf("restore %s: %v: %s", msgs[0], err, out)
+	}
+
+	p1 := startVigil(t, "vigil#1", dir, args...)
+	tok := mintToken(t, dir, org, "signals:write", "signals:read")
+	c1 := newClient(p1, tok)
+	start := time.Now()
+	res := fill(ctx, c1, 2, 3)
+	took := time.Since(start)
+	t.Logf("load until refused: %d posts in %v: statuses %v; %d artifacts acknowledged", res.posts,
+		took.Round(time.Millisecond), res.statuses, len(res.acked))
+	for _, e := range res.unexpected {
+		t.Errorf("unexpected reply: %s", e)
+	}
+	if len(res.refused) == 0 || len(res.acked) == 0 {
+		t.Fatalf("%d refused, %d acknowledged: want both", len(res.refused), len(res.acked))
+	}
+	for _, r := range res.refused {
+		if r.Status != http.StatusServiceUnavailable || !strings.Contains(r.Body, "restart vigil") {
+			t.Errorf("refusal once the queue failed a write: status %d: %s; want 503 saying to restart vigil", r.Status, r.Body)
+			break
+		}
+	}
+	if took > 15*time.Second {
+		t.Errorf("the load took %v: a request waited for the 30 s timeout instead of being refused", took)
+	}
+	if n := p1.logs.count("Critical write error"); n == 0 {
+		t.Errorf("vigil#1 did not log the embedded server's write error")
+	}
+	ready := readyz(t, ctx, p1)
+	if !strings.HasPrefix(ready, "503 ") || !strings.Contains(ready, "restart vigil") {
+		t.Errorf("/readyz after the queue failed a write: %s; want 503 saying to restart vigil", ready)
+	}
+
+	if out, err := exec.Command("mount", "-o", "remount,size=64m", msgs[0]).CombinedOutput(); err != nil {
+		t.Fatalf("remount bigger: %v: %s", err, out)
+	}
+	if _, err := p1.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#1 exited with %v after SIGTERM, want status 0", err)
+	}
+	p2 := startVigil(t, "vigil#2", dir, args...)
+	c2 := newClient(p2, tok)
+	s := awaitStored(t, ctx, p2, c2, res.acked)
+	requireExactlyOnce(t, s, res.acked)
+	t.Logf("after the restart: %d acknowledged, %d stored", len(res.acked), s.total)
+}
+
+// fillDisk writes path until its disk is full and returns its size.
+func fillDisk(t *testing.T, path string) int64 {
+	f, err := os.Create(path)
+	if err != nil {
+		t.Errorf("filler: %v", err)
+		return 0
+	}
+	defer f.Close()
+	buf := make([]byte, 256<<10)
+	var n int64
+	for {
+		k, err := f.Write(buf)
+		n += int64(k)
+		if err != nil {
+			return n // ENOSPC
+		}
+	}
+}
+
 // mountTmpfs mounts a tmpfs of size (mount's notation: 64m) on a fresh
 // directory, unmounted when the test ends (after the processes started
 // later are killed: cleanups run last-in first-out).
@@ -131,6 +318,23 @@ func mountTmpfs(t *testing.T, size string) string {
 		}
 	})
 	return dir
+}
+
+// mountOn mounts a tmpfs of size on the existing directory dir,
+// unmounted when the test ends.
+func mountOn(t *testing.T, dir, size string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatalf("this test mounts a %s tmpfs, which needs root (or CAP_SYS_ADMIN); run the e2e tests as root, as CI does", size)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a %s tmpfs on %s: %v: %s", size, dir, err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", dir, err, out)
+		}
+	})
 }
 
 // df logs how full the file system of dir is.

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -79,9 +80,8 @@ func (q *Queue) embeddedHealth() error {
 	if free, size, err := diskSpace(q.cfg.Dir); err == nil && free < diskReserve(size) {
 		code = vigil.ENOSPACE
 	}
-	q.healthErr = &vigil.Error{Code: code, Message: fmt.Sprintf(
-		"the ingest queue could not write its files (%s); free space on the data directory's disk, then restart vigil",
-		h.Error)}
+	q.healthErr = &vigil.Error{Code: code, Err: errors.New(h.Error),
+		Message: "the ingest queue failed to write its files (the log says why); free space on the data directory's disk, then restart vigil"}
 	return q.healthErr
 }
 

@@ -373,15 +373,31 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 	}
 	timeout := time.NewTimer(30 * time.Second)
 	defer timeout.Stop()
+	var health <-chan time.Time
+	if q.ns != nil {
+		// The embedded server never answers a publish it failed to write
+		// (a full disk): its health says so long before the timeout.
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		health = tick.C
+	}
 	for _, f := range futures {
-		select {
-		case <-f.Ok():
-		case err := <-f.Err():
-			return false, publishError(err)
-		case <-ctx.Done():
-			return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Err: ctx.Err()}
-		case <-timeout.C:
-			return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "queue did not acknowledge in time"}
+	acked:
+		for {
+			select {
+			case <-f.Ok():
+				break acked
+			case err := <-f.Err():
+				return false, publishError(err)
+			case <-ctx.Done():
+				return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Err: ctx.Err()}
+			case <-timeout.C:
+				return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "queue did not acknowledge in time"}
+			case <-health:
+				if err := q.embeddedHealth(); err != nil {
+					return false, err
+				}
+			}
 		}
 	}
 	if w == nil {
