@@ -1,129 +1,24 @@
 package e2e_test
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vigil-soc/vigil/internal/client"
 )
 
-// client speaks the HTTP API of one child as one org.
-type client struct {
-	base  string
-	token string
-	hc    *http.Client
-}
-
-func newClient(p *proc, token string) *client {
-	return &client{base: p.base, token: token, hc: &http.Client{
+// newClient returns a client of p's API as the holder of token.
+func newClient(p *proc, token string) *client.Client {
+	return client.New(p.base, token, &http.Client{
 		Timeout:   60 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: 16},
-	}}
-}
-
-// artifactIn is one item of POST /v1/artifacts.
-type artifactIn struct {
-	Source    string         `json:"source"`
-	Raw       string         `json:"raw"`
-	Timestamp string         `json:"timestamp,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-}
-
-// postResult is what a POST /v1/artifacts answered.
-type postResult struct {
-	Status     int
-	RetryAfter string
-	Code       string // error.code of an error envelope
-	Accepted   int
-	IDs        []string
-	Body       string // the start of the body, for messages
-}
-
-func (c *client) do(ctx context.Context, method, path string, body io.Reader) (*http.Response, []byte, error) {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return nil, nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := c.hc.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp, b, err
-}
-
-func (c *client) post(ctx context.Context, arts []artifactIn) (postResult, error) {
-	body, err := json.Marshal(map[string]any{"artifacts": arts})
-	if err != nil {
-		return postResult{}, err
-	}
-	resp, b, err := c.do(ctx, "POST", "/v1/artifacts", bytes.NewReader(body))
-	if err != nil {
-		return postResult{}, err
-	}
-	r := postResult{Status: resp.StatusCode, RetryAfter: resp.Header.Get("Retry-After"), Body: string(b[:min(len(b), 300)])}
-	var env struct {
-		Success bool `json:"success"`
-		Data    struct {
-			Accepted int      `json:"accepted"`
-			IDs      []string `json:"ids"`
-		} `json:"data"`
-		Error struct {
-			Code string `json:"code"`
-		} `json:"error"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return r, fmt.Errorf("POST /v1/artifacts: status %d, body not JSON: %v: %s", r.Status, err, r.Body)
-	}
-	r.Code, r.Accepted, r.IDs = env.Error.Code, env.Data.Accepted, env.Data.IDs
-	return r, nil
-}
-
-// storedArtifact is an artifact as GET /v1/artifacts shows it.
-type storedArtifact struct {
-	ID  string `json:"id"`
-	Raw string `json:"raw"`
-}
-
-// page returns one page of the org's artifacts and the total.
-func (c *client) page(ctx context.Context, limit, offset int) ([]storedArtifact, int, error) {
-	resp, b, err := c.do(ctx, "GET", fmt.Sprintf("/v1/artifacts?limit=%d&offset=%d", limit, offset), nil)
-	if err != nil {
-		return nil, 0, err
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, 0, fmt.Errorf("GET /v1/artifacts: status %d: %.300s", resp.StatusCode, b)
-	}
-	var env struct {
-		Data struct {
-			Artifacts []storedArtifact `json:"artifacts"`
-			Total     int              `json:"total"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return nil, 0, fmt.Errorf("GET /v1/artifacts: %v", err)
-	}
-	return env.Data.Artifacts, env.Data.Total, nil
-}
-
-// total returns how many artifacts the org has.
-func (c *client) total(ctx context.Context) (int, error) {
-	_, n, err := c.page(ctx, 1, 0)
-	return n, err
+	})
 }
 
 // snapshot is every artifact of the org, read page by page.
@@ -134,20 +29,21 @@ type snapshot struct {
 	raw   map[string]string // id → raw
 }
 
-// snapshot pages through the org's artifacts with limit=1000. Pages are
-// offsets into a list the workers may still be adding to, so it reads
+// takeSnapshot pages through the org's artifacts with limit=1000. Pages
+// are offsets into a list the workers may still be adding to, so it reads
 // again until the total did not change while it paged.
-func (c *client) snapshot(ctx context.Context) (*snapshot, error) {
+func takeSnapshot(ctx context.Context, c *client.Client) (*snapshot, error) {
 	var s *snapshot
 	for try := 0; try < 5; try++ {
 		s = &snapshot{total: -1, count: map[string]int{}, raw: map[string]string{}}
 		for offset := 0; s.total < 0 || offset < s.total; offset += 1000 {
-			arts, total, err := c.page(ctx, 1000, offset)
+			page, err := c.Artifacts(ctx, client.ArtifactQuery{Limit: 1000, Offset: offset})
 			if err != nil {
 				return nil, err
 			}
+			arts := page.Artifacts
 			if s.total < 0 {
-				s.total = total
+				s.total = page.Total
 			}
 			for _, a := range arts {
 				s.rows++
@@ -158,7 +54,7 @@ func (c *client) snapshot(ctx context.Context) (*snapshot, error) {
 				break
 			}
 		}
-		after, err := c.total(ctx)
+		after, err := c.ArtifactTotal(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -185,34 +81,11 @@ func (s *snapshot) duplicates() int { return s.rows - len(s.count) }
 
 // metric returns the sum of every series of a Prometheus metric on p.
 func metric(ctx context.Context, p *proc, name string) (float64, error) {
-	req, err := http.NewRequestWithContext(ctx, "GET", p.base+"/metrics", nil)
+	m, err := client.New(p.base, "", nil).Metrics(ctx)
 	if err != nil {
 		return 0, err
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("GET /metrics: status %d", resp.StatusCode)
-	}
-	var sum float64
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		line := sc.Text()
-		rest, ok := strings.CutPrefix(line, name)
-		if !ok || rest == "" || (rest[0] != ' ' && rest[0] != '{') {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			return 0, fmt.Errorf("metric line %q: %v", line, err)
-		}
-		sum += v
-	}
-	return sum, sc.Err()
+	return m.Sum(name), nil
 }
 
 // load is a set of concurrent clients posting batches.
@@ -228,8 +101,8 @@ type ledger struct {
 	mu         sync.Mutex
 	acked      map[string]string // id → raw of every artifact a 2xx accepted
 	statuses   map[int]int
-	limited    []postResult // the 429 replies
-	unexpected []string     // replies neither 202 nor 429, and transport errors
+	limited    []client.PostResult // the 429 replies
+	unexpected []string            // replies neither 202 nor 429, and transport errors
 	posts      int
 	cancelled  int // posts cut off by the end of the load's context, answer unknown
 }
@@ -237,7 +110,7 @@ type ledger struct {
 // flood runs l against c until every client has posted its batches or
 // ctx ends. Each raw line carries a token unique to the run, client,
 // batch and item. Refused batches are not retried.
-func flood(ctx context.Context, c *client, l load) *ledger {
+func flood(ctx context.Context, c *client.Client, l load) *ledger {
 	var b [6]byte
 	rand.Read(b[:])
 	run := hex.EncodeToString(b[:])
@@ -250,9 +123,9 @@ func flood(ctx context.Context, c *client, l load) *ledger {
 			defer wg.Done()
 			ts := time.Now().UTC()
 			for bi := 0; bi < l.batches && ctx.Err() == nil; bi++ {
-				arts := make([]artifactIn, l.size)
+				arts := make([]client.NewArtifact, l.size)
 				for i := range arts {
-					arts[i] = artifactIn{
+					arts[i] = client.NewArtifact{
 						Source: "e2e",
 						Raw: fmt.Sprintf("vigil-e2e token=%s-c%d-b%d-i%d user=user%d src_ip=10.%d.%d.%d action=login outcome=success %s",
 							run, ci, bi, i, i%50, ci, bi%256, i%256, pad),
@@ -260,7 +133,7 @@ func flood(ctx context.Context, c *client, l load) *ledger {
 						Metadata:  map[string]any{"client": ci, "batch": bi},
 					}
 				}
-				r, err := c.post(ctx, arts)
+				r, err := c.PostArtifacts(ctx, arts)
 				lg.record(arts, r, err, ctx.Err() != nil)
 			}
 		}()
@@ -269,7 +142,7 @@ func flood(ctx context.Context, c *client, l load) *ledger {
 	return lg
 }
 
-func (lg *ledger) record(arts []artifactIn, r postResult, err error, cancelled bool) {
+func (lg *ledger) record(arts []client.NewArtifact, r client.PostResult, err error, cancelled bool) {
 	lg.mu.Lock()
 	defer lg.mu.Unlock()
 	lg.posts++

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/vigil-soc/vigil/internal/client"
 )
 
 // Two servers on one data dir do not fail loudly on their own: the second
@@ -34,10 +36,11 @@ func TestSecondServerOnOneDataDirRefused(t *testing.T) {
 	}
 
 	// The first still stores what it acknowledges.
-	c := newClient(first, mintToken(t, dir, "org-lock", "signals:write", "signals:read"))
+	tok := mintToken(t, dir, "org-lock", "signals:write", "signals:read")
+	c := newClient(first, tok)
 	acked := map[string]string{}
-	arts := []artifactIn{{Source: "custom", Raw: "after the refused second server 1"}, {Source: "custom", Raw: "after the refused second server 2"}}
-	r, err := c.post(ctx, arts)
+	arts := []client.NewArtifact{{Source: "custom", Raw: "after the refused second server 1"}, {Source: "custom", Raw: "after the refused second server 2"}}
+	r, err := c.PostArtifacts(ctx, arts)
 	if err != nil || r.Status != 202 || len(r.IDs) != 2 {
 		t.Fatalf("POST to the first server: %v %+v", err, r)
 	}
@@ -50,6 +53,6 @@ func TestSecondServerOnOneDataDirRefused(t *testing.T) {
 	// finds what the first acknowledged.
 	first.kill(t)
 	again := startVigil(t, "after-kill", dir)
-	c = newClient(again, c.token)
+	c = newClient(again, tok)
 	requireExactlyOnce(t, awaitStored(t, ctx, again, c, acked), acked)
 }

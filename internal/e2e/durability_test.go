@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // integrity checks of the data dir's database
+
+	"github.com/vigil-soc/vigil/internal/client"
 )
 
 // TestFullDisk fills the disk of the data dir (a 64 MiB tmpfs) while
@@ -62,7 +65,7 @@ func TestFullDisk(t *testing.T) {
 	// may have grown since; another program takes the rest.
 	filler := filepath.Join(mnt, "filler")
 	t.Logf("filler took the last %d KiB", fillDisk(t, filler)>>10)
-	if r, err := c1.post(ctx, []artifactIn{{Source: "e2e", Raw: "vigil-e2e on a full disk"}}); err != nil ||
+	if r, err := c1.PostArtifacts(ctx, []client.NewArtifact{{Source: "e2e", Raw: "vigil-e2e on a full disk"}}); err != nil ||
 		r.Status != http.StatusInsufficientStorage || !strings.Contains(r.Body, "disk") {
 		t.Errorf("POST on a full disk: %v, status %d: %s; want 507 naming the disk", err, r.Status, r.Body)
 	}
@@ -92,9 +95,9 @@ func TestFullDisk(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=256m", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("remount bigger: %v: %s", err, out)
 	}
-	probe := []artifactIn{{Source: "e2e", Raw: "vigil-e2e probe after the disk grew"}}
-	r := pollUntil(t, 30*time.Second, "202 once the disk has room", func() (postResult, bool) {
-		r, err := c1.post(ctx, probe)
+	probe := []client.NewArtifact{{Source: "e2e", Raw: "vigil-e2e probe after the disk grew"}}
+	r := pollUntil(t, 30*time.Second, "202 once the disk has room", func() (client.PostResult, bool) {
+		r, err := c1.PostArtifacts(ctx, probe)
 		return r, err == nil && r.Status == http.StatusAccepted
 	})
 	res.acked[r.IDs[0]] = probe[0].Raw
@@ -201,8 +204,8 @@ func TestDiskFilledByAnother(t *testing.T) {
 	}
 	p2 := startVigil(t, "vigil#2", dir, args...)
 	c2 := newClient(p2, tok)
-	probe := []artifactIn{{Source: "e2e", Raw: "vigil-e2e probe after the restart"}}
-	r, err := c2.post(ctx, probe)
+	probe := []client.NewArtifact{{Source: "e2e", Raw: "vigil-e2e probe after the restart"}}
+	r, err := c2.PostArtifacts(ctx, probe)
 	if err != nil || r.Status != http.StatusAccepted {
 		t.Fatalf("POST after the restart: %v %d %s", err, r.Status, r.Body)
 	}
@@ -357,24 +360,19 @@ func df(t *testing.T, dir string) {
 	t.Logf("df %s:\n%s", dir, out)
 }
 
-// readyz returns the body of p's /readyz, prefixed with its status.
+// readyz returns p's answer to /readyz: its status, and then what the
+// checks say (when ready) or the message naming the first that failed.
 func readyz(t *testing.T, ctx context.Context, p *proc) string {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, "GET", p.base+"/readyz", nil)
-	if err != nil {
-		t.Fatal(err)
+	checks, err := client.New(p.base, "", nil).Ready(ctx)
+	var e *client.Error
+	switch {
+	case err == nil:
+		return fmt.Sprintf("200 %v", checks)
+	case errors.As(err, &e):
+		return fmt.Sprintf("%d %s %v", e.Status, e.Message, checks)
 	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err.Error()
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d ", resp.StatusCode)
-	buf := make([]byte, 1000)
-	n, _ := resp.Body.Read(buf)
-	b.Write(buf[:n])
-	return strings.TrimSpace(b.String())
+	return err.Error()
 }
 
 // requireIntact fails the test unless the SQLite database at path passes
@@ -397,15 +395,15 @@ type fillResult struct {
 	mu         sync.Mutex
 	acked      map[string]string // id → raw of every artifact a 2xx accepted
 	statuses   map[int]int
-	refused    []postResult // non-2xx replies other than 429
-	unexpected []string     // 5xx other than 503 and 507, 2xx short of the batch, transport errors
+	refused    []client.PostResult // non-2xx replies other than 429
+	unexpected []string            // 5xx other than 503 and 507, 2xx short of the batch, transport errors
 	posts      int
 }
 
 // fill has clients post batches of 500 lines of ~300 bytes until each has
 // been refused streak times in a row, or ctx ends. A 429 (the workers are
 // behind) is not a refusal: the client backs off and posts again.
-func fill(ctx context.Context, c *client, clients, streak int) *fillResult {
+func fill(ctx context.Context, c *client.Client, clients, streak int) *fillResult {
 	var b [6]byte
 	rand.Read(b[:])
 	run := hex.EncodeToString(b[:])
@@ -417,12 +415,12 @@ func fill(ctx context.Context, c *client, clients, streak int) *fillResult {
 			defer wg.Done()
 			refusedInARow := 0
 			for bi := 0; refusedInARow < streak && ctx.Err() == nil; bi++ {
-				arts := make([]artifactIn, 500)
+				arts := make([]client.NewArtifact, 500)
 				for i := range arts {
-					arts[i] = artifactIn{Source: "e2e", Raw: fmt.Sprintf("vigil-e2e fill=%s-c%d-b%d-i%d user=user%d src_ip=10.%d.%d.%d %s",
+					arts[i] = client.NewArtifact{Source: "e2e", Raw: fmt.Sprintf("vigil-e2e fill=%s-c%d-b%d-i%d user=user%d src_ip=10.%d.%d.%d %s",
 						run, ci, bi, i, i%50, ci, bi%256, i%256, strings.Repeat("f", 200))}
 				}
-				r, err := c.post(ctx, arts)
+				r, err := c.PostArtifacts(ctx, arts)
 				res.mu.Lock()
 				res.posts++
 				switch {

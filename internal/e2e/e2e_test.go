@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/queue"
 )
 
@@ -61,7 +62,7 @@ func crashTest(t *testing.T, args ...string) {
 	start = time.Now()
 	p2 := startVigil(t, "vigil#2", dir, args...)
 	c2 := newClient(p2, tok)
-	atRestart, err := c2.total(ctx)
+	atRestart, err := c2.ArtifactTotal(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,11 +84,11 @@ func TestBackpressure(t *testing.T) {
 
 	// A batch larger than the whole queue can never be taken: 413, not a
 	// 429 that no retry would cure.
-	big := make([]artifactIn, 5)
+	big := make([]client.NewArtifact, 5)
 	for i := range big {
-		big[i] = artifactIn{Source: "e2e", Raw: strings.Repeat("big ", 75_000)}
+		big[i] = client.NewArtifact{Source: "e2e", Raw: strings.Repeat("big ", 75_000)}
 	}
-	r, err := c.post(ctx, big)
+	r, err := c.PostArtifacts(ctx, big)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,8 +106,8 @@ func TestBackpressure(t *testing.T) {
 		t.Fatalf("no 429 from a 1 MiB queue under %d posts of ~330 KB (statuses %v)", lg.posts, lg.statuses)
 	}
 	for _, r := range lg.limited {
-		if r.RetryAfter == "" || r.Code != "rate_limited" {
-			t.Errorf("429 with Retry-After %q and code %q, want a Retry-After and rate_limited: %s", r.RetryAfter, r.Code, r.Body)
+		if r.Header.Get("Retry-After") == "" || r.Code != "rate_limited" {
+			t.Errorf("429 with Retry-After %q and code %q, want a Retry-After and rate_limited: %s", r.Header.Get("Retry-After"), r.Code, r.Body)
 			break
 		}
 	}
@@ -232,7 +233,7 @@ func TestGracefulShutdown(t *testing.T) {
 
 	p2 := startVigil(t, "vigil#2", dir)
 	c2 := newClient(p2, tok)
-	atRestart, err := c2.total(ctx)
+	atRestart, err := c2.ArtifactTotal(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,16 +327,16 @@ func requireClean(t *testing.T, lg *ledger, allow429 bool) {
 // awaitStored polls until the queue of p is drained and every acknowledged
 // artifact is listed, and returns the listing. It fails the test after
 // storeTimeout.
-func awaitStored(t *testing.T, ctx context.Context, p *proc, c *client, acked map[string]string) *snapshot {
+func awaitStored(t *testing.T, ctx context.Context, p *proc, c *client.Client, acked map[string]string) *snapshot {
 	t.Helper()
 	deadline := time.Now().Add(storeTimeout)
 	for {
-		total, terr := c.total(ctx)
+		total, terr := c.ArtifactTotal(ctx)
 		depth, derr := metric(ctx, p, "vigil_queue_depth")
 		var s *snapshot
 		var serr error
 		if terr == nil && derr == nil && total >= len(acked) && depth == 0 {
-			if s, serr = c.snapshot(ctx); serr == nil && s.missing(acked) == 0 {
+			if s, serr = takeSnapshot(ctx, c); serr == nil && s.missing(acked) == 0 {
 				return s
 			}
 		}

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/vigil-soc/vigil/internal/client"
 )
 
 // vigilBin is the binary under test, built once by TestMain.
@@ -109,14 +112,11 @@ func startProcess(t *testing.T, name, sub, dataDir string, env []string, args ..
 	case <-deadline.C:
 		t.Fatalf("%s did not log its listen address within %v", name, startTimeout)
 	}
-	hc := &http.Client{Timeout: 2 * time.Second}
+	probe := client.New(p.base, "", &http.Client{Timeout: 2 * time.Second})
 	for {
-		resp, err := hc.Get(p.base + "/readyz")
+		_, err := probe.Ready(context.Background())
 		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return p
-			}
+			return p
 		}
 		select {
 		case <-p.exited:

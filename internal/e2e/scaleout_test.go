@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,7 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
 
@@ -23,26 +24,26 @@ import (
 func TestScaleOut(t *testing.T) {
 	d := startDeployment(t, 2, 2)
 	api1, api2, w1 := d.apis[0], d.apis[1], d.workers[0]
-	clients := []*client{newClient(api1, d.token), newClient(api2, d.token)}
+	clients := []*client.Client{newClient(api1, d.token), newClient(api2, d.token)}
 
 	// 24 attackers, 10 failed logins each within two minutes, interleaved
 	// with benign lines; each batch goes to the API of its turn, so every
 	// attacker's lines are split over both APIs and both workers.
 	const attackers, failures, rounds = 24, 10, 20
 	start := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
-	var batches [][]artifactIn
+	var batches [][]client.NewArtifact
 	for r := 0; r < rounds; r++ {
-		var b []artifactIn
+		var b []client.NewArtifact
 		for a := 0; a < attackers; a++ {
 			if r < failures {
 				ts := start.Add(time.Duration(a)*time.Hour + time.Duration(r)*10*time.Second)
-				b = append(b, artifactIn{Source: "auth", Timestamp: ts.Format(time.RFC3339),
+				b = append(b, client.NewArtifact{Source: "auth", Timestamp: ts.Format(time.RFC3339),
 					Raw: fmt.Sprintf("Nov  1 10:00:%02d web-%02d sshd[%d]: Failed password for user%d from 198.51.100.%d port %d ssh2",
 						r, a, 1000+r, r, a+1, 40000+r)})
 			}
 		}
 		for i := 0; i < 200; i++ {
-			b = append(b, artifactIn{Source: "firewall", Timestamp: start.Format(time.RFC3339),
+			b = append(b, client.NewArtifact{Source: "firewall", Timestamp: start.Format(time.RFC3339),
 				Raw: fmt.Sprintf("Nov  1 10:00:00 fw kernel: [netfilter-OUTPUT] IN= OUT=eth0 SRC=10.0.0.5 DST=10.0.9.%d LEN=60 PROTO=UDP SPT=%d DPT=53 round=%d", i%250, 30000+i, r)})
 		}
 		batches = append(batches, b)
@@ -61,10 +62,10 @@ func TestScaleOut(t *testing.T) {
 			close(killed)
 		}
 		wg.Add(1)
-		go func(c *client, b []artifactIn) {
+		go func(c *client.Client, b []client.NewArtifact) {
 			defer wg.Done()
 			for {
-				r, err := c.post(ctx, b)
+				r, err := c.PostArtifacts(ctx, b)
 				if err != nil {
 					t.Errorf("post: %v", err)
 					return
@@ -96,25 +97,13 @@ func TestScaleOut(t *testing.T) {
 	requireExactlyOnce(t, s, acked)
 
 	// Detections: one brute-force incident per attacker, each with all 10 lines.
-	type incident struct {
-		Title         string `json:"title"`
-		ArtifactCount int    `json:"artifact_count"`
-	}
-	var got []incident
-	pollUntil(t, 30*time.Second, "every brute force detected", func() ([]incident, bool) {
-		resp, body, err := clients[1].do(ctx, "GET", "/v1/incidents?limit=1000", nil)
-		if err != nil || resp.StatusCode != http.StatusOK {
+	var got []vigil.Incident
+	pollUntil(t, 30*time.Second, "every brute force detected", func() ([]vigil.Incident, bool) {
+		page, err := clients[1].Incidents(ctx, 1000, 0)
+		if err != nil {
 			return nil, false
 		}
-		var env struct {
-			Data struct {
-				Incidents []incident `json:"incidents"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(body, &env); err != nil {
-			return nil, false
-		}
-		got = env.Data.Incidents
+		got = page.Incidents
 		done := 0
 		for _, inc := range got {
 			if inc.ArtifactCount == failures {

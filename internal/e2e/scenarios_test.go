@@ -1,9 +1,7 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -12,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/client"
 )
 
 // TestScenariosScaleOut runs the correlation scenarios of issue #6 (the
@@ -37,7 +38,7 @@ func TestScenariosScaleOut(t *testing.T) {
 		defer h.split(t, ctx)()
 		t0 := at(0)
 		src, dst := "203.0.113.50", "10.0.1.5"
-		var arts []artifactIn
+		var arts []client.NewArtifact
 		arts = append(arts, scScan(t0, src, dst, 25)...)
 		arts = append(arts, scBruteForce(t0.Add(2*time.Minute), src, "web-01", 6)...)
 		arts = append(arts, scArt("suricata", t0.Add(4*time.Minute), scEVEAlert(t0.Add(4*time.Minute), src, dst, 2019876,
@@ -71,7 +72,7 @@ func TestScenariosScaleOut(t *testing.T) {
 		t0 := at(1)
 		host := "web-02"
 		srcs := []string{"203.0.113.7", "198.51.100.23", "192.0.2.200"}
-		var arts []artifactIn
+		var arts []client.NewArtifact
 		for i, src := range srcs {
 			arts = append(arts, scBruteForce(t0.Add(time.Duration(i)*20*time.Second), src, host, 6)...)
 		}
@@ -117,7 +118,7 @@ func TestScenariosScaleOut(t *testing.T) {
 		defer h.split(t, ctx)()
 		t0 := at(2)
 		bf, scanner, alerter, dst := "203.0.113.77", "198.51.100.99", "192.0.2.44", "10.0.3.5"
-		var arts []artifactIn
+		var arts []client.NewArtifact
 		arts = append(arts, scBruteForce(t0, bf, "web-03", 6)...)
 		arts = append(arts, scScan(t0, scanner, dst, 25)...)
 		arts = append(arts, scArt("suricata", t0, scEVEAlert(t0, alerter, dst, 2001219, "ET SCAN Potential SSH Scan", "Attempted Information Leak", 2)))
@@ -231,7 +232,7 @@ func TestScenariosScaleOut(t *testing.T) {
 // scenarios is the shared state of TestScenariosScaleOut's subtests.
 type scenarios struct {
 	api     *proc
-	c       *client
+	c       *client.Client
 	workers []*proc
 	mu      sync.Mutex
 	acked   map[string]string // id → raw of every artifact accepted
@@ -258,21 +259,21 @@ func (h *scenarios) split(t *testing.T, ctx context.Context) func() {
 
 // send posts arts in batches of two and three, four posts at a time,
 // and fails the test unless every batch is accepted.
-func (h *scenarios) send(t *testing.T, ctx context.Context, arts []artifactIn) {
+func (h *scenarios) send(t *testing.T, ctx context.Context, arts []client.NewArtifact) {
 	t.Helper()
-	var batches [][]artifactIn
+	var batches [][]client.NewArtifact
 	for i := 0; len(arts) > 0; i++ {
 		n := min(2+i%2, len(arts))
 		batches = append(batches, arts[:n])
 		arts = arts[n:]
 	}
-	ch := make(chan []artifactIn)
+	ch := make(chan []client.NewArtifact)
 	var wg sync.WaitGroup
 	for range 4 {
 		wg.Go(func() {
 			for b := range ch {
 				for {
-					r, err := h.c.post(ctx, b)
+					r, err := h.c.PostArtifacts(ctx, b)
 					if err != nil {
 						t.Errorf("post: %v", err)
 						break
@@ -345,39 +346,19 @@ func (h *scenarios) settled(t *testing.T, ctx context.Context) []scIncident {
 // setStatus sets an incident's status through the API.
 func (h *scenarios) setStatus(t *testing.T, ctx context.Context, id string, status int) {
 	t.Helper()
-	resp, body, err := h.c.do(ctx, "PUT", "/v1/incidents/"+id+"/status", bytes.NewReader([]byte(fmt.Sprintf(`{"status":%d}`, status))))
+	inc, err := h.c.SetIncidentStatus(ctx, id, status)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("PUT status %d of %s: %v", status, id, err)
 	}
-	var env struct {
-		Data struct {
-			ID     string `json:"id"`
-			Status int    `json:"status"`
-		} `json:"data"`
-	}
-	if resp.StatusCode != http.StatusOK || json.Unmarshal(body, &env) != nil || env.Data.ID != id || env.Data.Status != status {
-		t.Fatalf("PUT status %d of %s: %d %.300s", status, id, resp.StatusCode, body)
+	if inc.ID != id || inc.Status != status {
+		t.Fatalf("PUT status %d of %s: the reply shows %s with status %d", status, id, inc.ID, inc.Status)
 	}
 }
 
 // scIncident is an incident with its nodes and observation types, as
 // GET /v1/incidents/{id} shows it.
 type scIncident struct {
-	ID            string  `json:"id"`
-	Title         string  `json:"title"`
-	Severity      string  `json:"severity"`
-	Status        int     `json:"status"`
-	ArtifactCount int     `json:"artifact_count"`
-	NodeCount     int     `json:"node_count"`
-	MergedInto    *string `json:"merged_into"`
-	Nodes         []struct {
-		Type  string `json:"type"`
-		Value string `json:"value"`
-	} `json:"nodes"`
-	Observations []struct {
-		Type string `json:"type"`
-	} `json:"observations"`
-
+	*vigil.Incident
 	types []string          // observation types, sorted
 	nodes map[string]string // value → type
 }
@@ -401,42 +382,20 @@ func (i scIncident) String() string {
 // incidents returns the org's live incidents with their details; the
 // merged ones go to h.merged.
 func (h *scenarios) incidents(ctx context.Context) ([]scIncident, error) {
-	resp, body, err := h.c.do(ctx, "GET", "/v1/incidents?limit=1000", nil)
+	list, err := h.c.Incidents(ctx, 1000, 0)
 	if err != nil {
 		return nil, err
 	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /v1/incidents: %d %.300s", resp.StatusCode, body)
-	}
-	var list struct {
-		Data struct {
-			Incidents []scIncident `json:"incidents"`
-			Total     int          `json:"total"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, err
-	}
-	if list.Data.Total != len(list.Data.Incidents) {
-		return nil, fmt.Errorf("GET /v1/incidents listed %d of %d", len(list.Data.Incidents), list.Data.Total)
+	if list.Total != len(list.Incidents) {
+		return nil, fmt.Errorf("GET /v1/incidents listed %d of %d", len(list.Incidents), list.Total)
 	}
 	var live, merged []scIncident
-	for _, s := range list.Data.Incidents {
-		resp, body, err := h.c.do(ctx, "GET", "/v1/incidents/"+s.ID, nil)
+	for _, s := range list.Incidents {
+		one, err := h.c.Incident(ctx, s.ID)
 		if err != nil {
 			return nil, err
 		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("GET /v1/incidents/%s: %d %.300s", s.ID, resp.StatusCode, body)
-		}
-		var one struct {
-			Data scIncident `json:"data"`
-		}
-		if err := json.Unmarshal(body, &one); err != nil {
-			return nil, err
-		}
-		inc := one.Data
-		inc.nodes = map[string]string{}
+		inc := scIncident{Incident: one, nodes: map[string]string{}}
 		for _, n := range inc.Nodes {
 			inc.nodes[n.Value] = n.Type
 		}
@@ -476,20 +435,20 @@ func summary(incs []scIncident) string {
 }
 
 // byTime sorts artifacts by timestamp, keeping the order of equal ones.
-func byTime(arts []artifactIn) {
-	slices.SortStableFunc(arts, func(a, b artifactIn) int { return strings.Compare(a.Timestamp, b.Timestamp) })
+func byTime(arts []client.NewArtifact) {
+	slices.SortStableFunc(arts, func(a, b client.NewArtifact) int { return strings.Compare(a.Timestamp, b.Timestamp) })
 }
 
 // Log lines, in the formats of internal/detect's scenario tests, each an
 // artifact with its event time as an explicit timestamp.
 
-func scArt(source string, at time.Time, raw string) artifactIn {
-	return artifactIn{Source: source, Raw: raw, Timestamp: at.UTC().Format(time.RFC3339)}
+func scArt(source string, at time.Time, raw string) client.NewArtifact {
+	return client.NewArtifact{Source: source, Raw: raw, Timestamp: at.UTC().Format(time.RFC3339)}
 }
 
 // scBruteForce is n failed SSH logins from src on host, 10 s apart.
-func scBruteForce(start time.Time, src, host string, n int) []artifactIn {
-	var out []artifactIn
+func scBruteForce(start time.Time, src, host string, n int) []client.NewArtifact {
+	var out []client.NewArtifact
 	for i := range n {
 		at := start.Add(time.Duration(i) * 10 * time.Second)
 		out = append(out, scArt("auth", at, fmt.Sprintf("%s %s sshd[%d]: Failed password for %s from %s port %d ssh2",
@@ -500,8 +459,8 @@ func scBruteForce(start time.Time, src, host string, n int) []artifactIn {
 
 // scScan is a firewall's denials of src's probes of ports distinct ports
 // of dst, a second apart.
-func scScan(start time.Time, src, dst string, ports int) []artifactIn {
-	var out []artifactIn
+func scScan(start time.Time, src, dst string, ports int) []client.NewArtifact {
+	var out []client.NewArtifact
 	for i := range ports {
 		at := start.Add(time.Duration(i) * time.Second)
 		out = append(out, scArt("firewall", at, fmt.Sprintf("%s fw-01 kernel: [UFW BLOCK] IN=eth0 OUT= MAC=52:54:00:12:34:56:52:54:00:65:43:21:08:00 SRC=%s DST=%s LEN=44 TOS=0x00 PREC=0x00 TTL=45 ID=54321 PROTO=TCP SPT=61000 DPT=%d WINDOW=1024 RES=0x00 SYN URGP=0",

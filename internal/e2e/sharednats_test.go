@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
 
@@ -67,7 +68,7 @@ func TestTwoDeploymentsOneNATS(t *testing.T) {
 	ca, cb := newClient(a, tok), newClient(b, tok)
 	for _, tc := range []struct {
 		name        string
-		to, other   *client
+		to, other   *client.Client
 		before, has int // artifacts already in "to" and in "other"
 	}{
 		{"A", ca, cb, 0, 0},
@@ -83,15 +84,15 @@ func TestTwoDeploymentsOneNATS(t *testing.T) {
 		}
 		// Wait until the 400 are stored, wherever they went, then see where.
 		got := pollUntil(t, storeTimeout, "the 400 lines posted to "+tc.name+" stored", func() ([2]int, bool) {
-			n, err1 := tc.to.total(ctx)
-			m, err2 := tc.other.total(ctx)
+			n, err1 := tc.to.ArtifactTotal(ctx)
+			m, err2 := tc.other.ArtifactTotal(ctx)
 			return [2]int{n, m}, err1 == nil && err2 == nil && n+m >= tc.before+tc.has+400
 		})
 		if got[0] != tc.before+400 || got[1] != tc.has {
 			t.Errorf("after 400 lines posted to %s: %s holds %d artifacts, the other deployment %d; want %d and %d",
 				tc.name, tc.name, got[0], got[1], tc.before+400, tc.has)
 		}
-		s, err := tc.to.snapshot(ctx)
+		s, err := takeSnapshot(ctx, tc.to)
 		if err != nil {
 			t.Fatal(err)
 		}
