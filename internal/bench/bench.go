@@ -1,0 +1,236 @@
+// Package bench is the load tool behind vigil bench: clients posting
+// batches of real (or generated) log lines to a running server, or to one
+// it starts in this process, until every accepted artifact is searchable;
+// it reports the end-to-end ingest rate, ack latency, 429s, errors and the
+// server's RSS and CPU, then the storage limit S of the same lines and the
+// latency of search.
+//
+// The files follow a run: config (the flags), lines (what is replayed),
+// embedded (the in-process server), load (the clients and the wait until
+// searchable), storage (S), search, and report (text, JSON, CSV, PNG).
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/vigil-soc/vigil/internal/client"
+)
+
+// Options are what a run needs besides its Config.
+type Options struct {
+	// Command is the command line, as the report shows it.
+	Command string
+	// Serve runs vigil serve with args in this process until ctx ends,
+	// writing its log to log. It starts the embedded server when
+	// Config.URL is empty.
+	Serve          func(ctx context.Context, args []string, log io.Writer) error
+	Stdout, Stderr io.Writer
+}
+
+// Run is one run of vigil bench with a validated cfg: it prints the report
+// to opt.Stdout (progress to opt.Stderr) and writes the files asked for.
+func Run(ctx context.Context, cfg Config, opt Options) error {
+	b := &bench{f: cfg, serve: opt.Serve, stderr: opt.Stderr, start: time.Now(),
+		rep: &Report{Command: opt.Command, Machine: machine()}}
+	b.hc = &http.Client{
+		Timeout: 5 * time.Minute,
+		Transport: &http.Transport{
+			Proxy:               nil,
+			MaxIdleConns:        2*cfg.Clients + 8,
+			MaxIdleConnsPerHost: 2*cfg.Clients + 8,
+			DisableCompression:  true,
+			IdleConnTimeout:     time.Minute,
+		},
+	}
+	if err := b.loadLines(); err != nil {
+		return err
+	}
+	if cfg.URL == "" {
+		stop, err := b.startEmbedded(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	} else {
+		b.api = client.New(cfg.URL, cfg.Token, b.hc)
+		b.rep.Target = b.api.BaseURL()
+	}
+	if err := b.run(ctx); err != nil {
+		return err
+	}
+	return b.write(opt.Stdout)
+}
+
+// bench is one run of vigil bench.
+type bench struct {
+	f      Config
+	serve  func(ctx context.Context, args []string, log io.Writer) error
+	stderr io.Writer
+	start  time.Time
+	rep    *Report
+
+	lines     []line
+	times     []time.Time // --times original: each line's parsed event time, for S
+	bodies    [][]byte    // pre-encoded POST bodies of f.Batch lines each
+	spans     [][2]int    // the lines of each body: start index, count (wrapping)
+	sent      []int64     // artifacts accepted per body
+	partial   atomic.Bool // some batch was accepted only in part
+	hc        *http.Client
+	api       *client.Client
+	serverLog *logCounter
+}
+
+// run is the load phase, then the storage limit and the search phase if
+// asked for.
+func (b *bench) run(ctx context.Context) error {
+	before, err := b.total(ctx)
+	if err != nil {
+		return fmt.Errorf("cannot read the artifact total (is the token valid?): %w", err)
+	}
+	rep := &LoadReport{TotalBefore: before, ErrorKinds: map[string]int64{}}
+	b.rep.Load = rep
+	b.logf("%d lines (%s), %d clients × %d artifacts for %s against %s",
+		len(b.lines), sourcesSummary(b.rep.Settings.LinesBySource), b.f.Clients, b.f.Batch, b.f.Duration, b.api.BaseURL())
+
+	m0, _ := b.scrape(ctx)
+	if b.f.CPUProfile != "" {
+		pf, err := os.Create(b.f.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			pf.Close()
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	}
+	smp := b.startSampler(ctx)
+	rep.LoadAvgStart = loadAvg()
+	busy0 := hostBusy()
+	t0 := time.Now()
+	st := b.ingest(ctx, t0, t0.Add(b.f.Duration), -1, true)
+	lastAck := time.Now()
+	if b.f.MemProfile != "" {
+		if err := writeFile(b.f.MemProfile, func(w io.Writer) error {
+			runtime.GC()
+			return pprof.Lookup("heap").WriteTo(w, 0)
+		}); err != nil {
+			return fmt.Errorf("--memprofile: %w", err)
+		}
+	}
+	rep.Requests, rep.Accepted, rep.Rejected, rep.Throttled, rep.Errors = st.requests, st.accepted, st.rejected, st.throttled, st.errors
+	for k, v := range st.kinds {
+		rep.ErrorKinds[k] = v
+	}
+	rep.LoadSeconds = lastAck.Sub(t0).Seconds()
+	rep.AckRate = float64(rep.Accepted) / rep.LoadSeconds
+	rep.AckP50Ms, rep.AckP99Ms, rep.AckMaxMs = quantile(st.lats, 0.50), quantile(st.lats, 0.99), quantile(st.lats, 1)
+
+	want := before + rep.Accepted
+	b.logf("load done: %d accepted in %.1fs, %d × 429, %d errors; waiting until %d are searchable",
+		rep.Accepted, rep.LoadSeconds, rep.Throttled, rep.Errors, want)
+	got, at, ok := b.waitSearchable(ctx, want, b.f.SearchableTimeout)
+	pprof.StopCPUProfile()
+	if busy0 >= 0 {
+		rep.HostBusyCores = (hostBusy() - busy0) / at.Sub(t0).Seconds()
+	}
+	rep.LoadAvgEnd = loadAvg()
+	samples := smp.stop()
+	rep.TotalAfter, rep.Searchable = got, ok
+	rep.SearchableSecs = at.Sub(t0).Seconds()
+	rep.DrainSeconds = at.Sub(lastAck).Seconds()
+	if ok {
+		rep.E2ERate = float64(rep.Accepted) / rep.SearchableSecs
+	} else {
+		b.problem("not all searchable: %d of %d after waiting %s", got-before, rep.Accepted, b.f.SearchableTimeout)
+	}
+	if got > want {
+		b.problem("total %d after the run is more than the %d before plus %d accepted: duplicates (or another writer)", got, before, rep.Accepted)
+	}
+	for _, s := range samples {
+		rep.RSSMaxBytes = math.Max(rep.RSSMaxBytes, s.rss)
+		rep.HeapMaxBytes = math.Max(rep.HeapMaxBytes, s.heap)
+	}
+	if m1, err := b.scrape(ctx); err == nil {
+		b.serverCounts(rep, m0, m1)
+	} else {
+		b.problem("cannot scrape %s/metrics: %v", b.api.BaseURL(), err)
+	}
+	rep.ServerErrorLogs = b.serverLog.count()
+	b.loadProblems(rep, want)
+	b.rep.Series = buildSeries(st, samples, t0, at)
+
+	if b.f.StorageLimit {
+		if err := b.storageLimit(ctx); err != nil {
+			return fmt.Errorf("storage limit: %w", err)
+		}
+	}
+	if b.f.Search {
+		if err := b.searchPhase(ctx); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+	}
+	return nil
+}
+
+// serverCounts fills in what the server's /metrics tell of the load
+// phase: m1 at its end less m0 at its start.
+func (b *bench) serverCounts(rep *LoadReport, m0, m1 client.Metrics) {
+	rep.RSSEndBytes = m1.Sum("process_resident_memory_bytes")
+	rep.RSSMaxBytes = math.Max(rep.RSSMaxBytes, rep.RSSEndBytes)
+	d := func(name string) float64 { return m1.Sum(name) - m0.Sum(name) }
+	rep.CPUSeconds = d("process_cpu_seconds_total")
+	if rep.CPUSeconds > 0 {
+		rep.ArtifactsPerCPUs = float64(rep.Accepted) / rep.CPUSeconds
+	}
+	rep.Parsed, rep.Unparsed = d("vigil_artifacts_parsed_total"), d("vigil_artifacts_unparsed_total")
+	rep.DeadLetters, rep.PipelineFailures = d("vigil_dead_letters_total"), d("vigil_pipeline_failures_total")
+	is5xx := func(l client.Labels) bool { return len(l["status"]) > 0 && l["status"][0] == '5' }
+	rep.Server5xx = m1.SumWhere("vigil_http_requests_total", is5xx) - m0.SumWhere("vigil_http_requests_total", is5xx)
+	rep.StageSeconds, rep.StageBatches = map[string]float64{}, map[string]float64{}
+	for _, stage := range m1.LabelValues("vigil_pipeline_stage_seconds_sum", "stage") {
+		of := func(l client.Labels) bool { return l["stage"] == stage }
+		rep.StageSeconds[stage] = m1.SumWhere("vigil_pipeline_stage_seconds_sum", of) - m0.SumWhere("vigil_pipeline_stage_seconds_sum", of)
+		rep.StageBatches[stage] = m1.SumWhere("vigil_pipeline_stage_seconds_count", of) - m0.SumWhere("vigil_pipeline_stage_seconds_count", of)
+	}
+}
+
+// loadProblems lists what went wrong in the load phase.
+func (b *bench) loadProblems(rep *LoadReport, want int64) {
+	if rep.Errors > 0 {
+		b.problem("%d requests failed: %v", rep.Errors, rep.ErrorKinds)
+	}
+	if rep.Server5xx > 0 {
+		b.problem("the server answered %v requests with 5xx", rep.Server5xx)
+	}
+	if processed := rep.Parsed + rep.Unparsed; processed > float64(rep.Accepted) && rep.TotalAfter == want {
+		b.problem("the workers parsed %.0f artifacts for %d accepted: %.0f (%.0f%%) were processed again (queue redeliveries); no duplicate was stored",
+			processed, rep.Accepted, processed-float64(rep.Accepted), 100*(processed-float64(rep.Accepted))/float64(rep.Accepted))
+	}
+	if rep.DeadLetters > 0 || rep.PipelineFailures > 0 {
+		b.problem("pipeline: %v failed batches, %v dead letters", rep.PipelineFailures, rep.DeadLetters)
+	}
+	if rep.ServerErrorLogs > 0 {
+		b.problem("the embedded server logged %d errors", rep.ServerErrorLogs)
+	}
+}
+
+// logf writes a progress line to stderr, with the time since the start.
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.stderr, "bench: [%5.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+func (b *bench) problem(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	b.rep.Problems = append(b.rep.Problems, msg)
+	b.logf("PROBLEM: %s", msg)
+}

@@ -1,0 +1,99 @@
+package bench
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Config is the settings of one run: the flags of vigil bench.
+type Config struct {
+	URL, Token, Org   string
+	Clients, Batch    int
+	Duration          time.Duration
+	Files             string
+	Times             string
+	StorageLimit      bool
+	Search            bool
+	SearchArtifacts   int
+	SearchRequests    int
+	CSV, PNG, JSON    string
+	IngestWait        time.Duration
+	Fsync             string
+	ServeArgs         string
+	SearchableTimeout time.Duration
+	CPUProfile        string
+	MemProfile        string
+}
+
+// hiddenFlags are left out of the usage text.
+var hiddenFlags = map[string]bool{"cpuprofile": true, "memprofile": true}
+
+// FlagSet returns the flag set "bench" with c's fields as its flags, at
+// their defaults, and a usage text that leaves the profiling flags out;
+// it writes its messages to out.
+func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&c.URL, "url", "", "base URL of a running server (default: start an embedded one in this process, in a temporary data dir)")
+	fs.StringVar(&c.Token, "token", "", "bearer token for --url (default: $VIGIL_TOKEN); minted for the embedded server")
+	fs.StringVar(&c.Org, "org", "bench", "organization of the embedded server's token")
+	fs.IntVar(&c.Clients, "clients", 4, "concurrent clients posting batches")
+	fs.IntVar(&c.Batch, "batch", 1000, "artifacts per POST")
+	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "how long the clients post")
+	fs.StringVar(&c.Files, "files", "", "comma-separated log files or directories to replay, source = the file's directory name (or source=path); "+
+		"\"synthetic\" for generated lines (default: ../shared/datasets/{auth,dns,firewall,suricata} if found, else synthetic)")
+	fs.StringVar(&c.Times, "times", "live", "artifact timestamps: \"live\" stamps each batch with the time it is sent, as a sensor streaming "+
+		"its logs would; \"original\" sends none, so each artifact keeps the event time parsed from its line (2011–2026 in the datasets)")
+	fs.BoolVar(&c.StorageLimit, "storage-limit", true, "also measure S: InsertArtifacts of the same lines into a fresh SQLite store in a tight loop")
+	fs.BoolVar(&c.Search, "search", false, "run the search phase after the load")
+	fs.IntVar(&c.SearchArtifacts, "search-artifacts", 1000000, "artifacts stored before the search phase (more are posted if needed)")
+	fs.IntVar(&c.SearchRequests, "search-requests", 200, "sequential requests per query class in the search phase")
+	fs.StringVar(&c.CSV, "csv", "", "write the per-second time series to this CSV file")
+	fs.StringVar(&c.PNG, "png", "", "write a plot of throughput and ack p99 over time to this PNG file")
+	fs.StringVar(&c.JSON, "json", "", "write the report as JSON to this file (\"-\": to stdout instead of the text report)")
+	fs.DurationVar(&c.IngestWait, "ingest-wait", 0, "--ingest-wait of the embedded server (0: reply once durable)")
+	fs.StringVar(&c.Fsync, "fsync", "deferred", "--fsync of the embedded server and of the storage-limit store")
+	fs.StringVar(&c.ServeArgs, "serve-args", "", "extra flags for the embedded server, space-separated (e.g. \"--workers 4\")")
+	fs.DurationVar(&c.SearchableTimeout, "searchable-timeout", 30*time.Minute, "how long to wait for every accepted artifact to become searchable")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the load phase (first POST until all searchable) to this file")
+	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile taken when the clients stop (the queue at its fullest) to this file")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")
+		fs.VisitAll(func(fl *flag.Flag) {
+			if hiddenFlags[fl.Name] {
+				return
+			}
+			name, use := flag.UnquoteUsage(fl)
+			fmt.Fprintf(fs.Output(), "  -%s %s\n    \t%s", fl.Name, name, use)
+			if fl.DefValue != "" && fl.DefValue != "0" && fl.DefValue != "0s" && fl.DefValue != "false" {
+				fmt.Fprintf(fs.Output(), " (default %s)", fl.DefValue)
+			}
+			fmt.Fprintln(fs.Output())
+		})
+	}
+	return fs
+}
+
+// Validate reports the first setting out of range.
+func (c *Config) Validate() error {
+	switch {
+	case c.Clients < 1:
+		return errors.New("--clients must be at least 1")
+	case c.Batch < 1 || c.Batch > vigil.MaxBatchItems:
+		return fmt.Errorf("--batch must be 1..%d", vigil.MaxBatchItems)
+	case c.Duration <= 0:
+		return errors.New("--duration must be positive")
+	case c.URL != "" && c.Token == "":
+		return errors.New("--url needs --token (or VIGIL_TOKEN)")
+	case c.Times != "live" && c.Times != "original":
+		return fmt.Errorf("--times must be live or original, not %q", c.Times)
+	case c.Fsync != "deferred" && c.Fsync != "always":
+		return fmt.Errorf("--fsync must be deferred or always, not %q", c.Fsync)
+	}
+	return nil
+}
