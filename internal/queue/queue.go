@@ -130,9 +130,9 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 		if err := q.startEmbedded(); err != nil {
 			return nil, err
 		}
-		q.nc, err = nats.Connect("", nats.InProcessServer(q.ns), nats.Name("vigil"), nats.MaxReconnects(-1))
+		q.nc, err = nats.Connect("", append(q.logOptions(), nats.InProcessServer(q.ns), nats.Name("vigil"), nats.MaxReconnects(-1))...)
 	} else {
-		q.nc, err = nats.Connect(cfg.URL, nats.Name("vigil"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false))
+		q.nc, err = nats.Connect(cfg.URL, append(q.logOptions(), nats.Name("vigil"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false))...)
 	}
 	if err != nil {
 		q.Close()
@@ -330,8 +330,8 @@ var errFull = &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is f
 // payload limit. It returns ERATELIMITED when the stream is full or the
 // workers are too far behind, ETOOLARGE when the batch is larger than the
 // whole stream may hold, ENOSPACE when the disk the server writes to is
-// (nearly) full, and EUNAVAILABLE when the server did not take them.
-// After a nil error the artifacts survive a crash of this
+// (nearly) full, and EUNAVAILABLE when the server did not take them or is
+// not connected. After a nil error the artifacts survive a crash of this
 // process. It then waits up to wait for the pipeline to finish the batch,
 // so that a client reading right after a reply finds its artifacts; it
 // reports whether that happened (a timeout is not an error).
@@ -347,6 +347,12 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 	if int64(size) > q.cfg.MaxBytes {
 		return false, &vigil.Error{Code: vigil.ETOOLARGE, Message: fmt.Sprintf(
 			"batch needs %d bytes of queue, more than the whole ingest queue (%d bytes); send smaller batches", size, q.cfg.MaxBytes)}
+	}
+	if !q.nc.IsConnected() {
+		// Published now, the batch (and the backlog query) would wait in
+		// the client's reconnect buffer for a server that may not come
+		// back within the request.
+		return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "ingest queue unavailable: not connected to NATS; retry later"}
 	}
 	if err := q.roomFor(size); err != nil {
 		return false, err

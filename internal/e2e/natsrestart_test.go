@@ -1,0 +1,271 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/vigil-soc/vigil/internal/client"
+	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
+)
+
+// natsServerBin is the nats-server the test starts and kills; the
+// machine's shared NATS is never touched.
+const natsServerBin = "/usr/sbin/nats-server"
+
+// TestNATSRestart kills the external NATS server with SIGKILL while
+// clients post to a vigil serve on PostgreSQL, and starts it again on the
+// same store dir. During the outage POST answers 503 — never a 2xx for
+// what no server took, never a 500 —; the workers and the API resume by
+// themselves, and every artifact acknowledged with a 2xx is stored exactly
+// once.
+func TestNATSRestart(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	ns := startNATS(t)
+	dir := t.TempDir()
+	// --ack-wait 5s: messages the workers fetched and had not acknowledged
+	// when the server died come back 5 s after it restarts.
+	p := startProcess(t, "vigil", "serve", dir, []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t)},
+		"--nats-url", ns.url, "--ingest-wait", "0", "--ack-wait", "5s", "--no-enrichment")
+	tok := mintToken(t, dir, org, "signals:write", "signals:read")
+	c := newClient(p, tok)
+
+	lctx, stopLoad := context.WithCancel(ctx)
+	defer stopLoad()
+	ld := startLoad(lctx, c, 4)
+	ld.awaitAcked(t, 20_000)
+	killedAt := time.Now()
+	ns.kill(t)
+	// The outage lasts until the clients have had 40 more refusals (about
+	// a second: they back off 100 ms after each).
+	ld.awaitRefused(t, ld.refusedCount()+40)
+	t.Logf("NATS killed; %d posts refused during the outage", ld.refusedCount())
+	restartedAt := time.Now()
+	ns.start(t)
+	before := ld.ackedCount()
+	ld.awaitAcked(t, before+20_000) // ingest resumes by itself
+	stopLoad()
+	ld.wait()
+
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	t.Logf("load: %d posts: statuses %v; %d artifacts acknowledged; outage %v",
+		ld.posts, ld.statuses, len(ld.acked), restartedAt.Sub(killedAt).Round(time.Millisecond))
+	for _, e := range ld.unexpected {
+		t.Errorf("unexpected reply: %s", e)
+	}
+	outage503 := 0
+	for _, r := range ld.replies {
+		if r.start.After(killedAt) && r.end.Before(restartedAt) {
+			// Began and ended while no server was up: nothing can have taken it.
+			if r.status != http.StatusServiceUnavailable {
+				t.Errorf("a post during the outage got %d: %s; want 503", r.status, r.body)
+			} else {
+				outage503++
+			}
+		}
+	}
+	if outage503 == 0 {
+		t.Errorf("no post began and ended during the outage with a 503")
+	}
+	s := awaitStored(t, ctx, p, c, ld.acked)
+	requireExactlyOnce(t, s, ld.acked)
+	t.Logf("%d acknowledged, %d stored (%d more: posts answered 503 whose batch the restarted server had nonetheless taken)",
+		len(ld.acked), s.total, s.total-len(ld.acked))
+	if n := p.logs.count(`"msg":"queue: next"`); n > 100 {
+		t.Errorf("the workers logged %d errors fetching during a second of outage: a busy loop", n)
+	}
+	if p.logs.count("disconnected from NATS") == 0 {
+		t.Errorf("vigil did not log that it lost NATS")
+	}
+}
+
+// natsServer is a nats-server process of the test's own, on a port and a
+// store dir that survive its restarts.
+type natsServer struct {
+	port     int
+	storeDir string
+	url      string
+	cmd      *exec.Cmd
+	exited   chan struct{}
+	logs     *logBuffer
+}
+
+// startNATS starts a JetStream nats-server on a free port, killed when the
+// test ends.
+func startNATS(t *testing.T) *natsServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	ns := &natsServer{port: port, storeDir: t.TempDir(), url: fmt.Sprintf("nats://127.0.0.1:%d", port), logs: newLogBuffer()}
+	t.Cleanup(func() {
+		ns.kill(t)
+		if t.Failed() {
+			t.Logf("--- log of nats-server, last lines:\n%s", ns.logs.tail(40))
+		}
+	})
+	ns.start(t)
+	return ns
+}
+
+// start runs nats-server and returns once JetStream answers.
+func (ns *natsServer) start(t *testing.T) {
+	t.Helper()
+	ns.cmd = exec.Command(natsServerBin, "-a", "127.0.0.1", "-p", strconv.Itoa(ns.port), "-js", "-sd", ns.storeDir)
+	ns.cmd.Stdout, ns.cmd.Stderr = ns.logs, ns.logs
+	if err := ns.cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v (the Debian package nats-server provides it)", natsServerBin, err)
+	}
+	ns.exited = make(chan struct{})
+	go func(cmd *exec.Cmd, exited chan struct{}) {
+		cmd.Wait()
+		close(exited)
+	}(ns.cmd, ns.exited)
+	pollUntil(t, 15*time.Second, "JetStream on the test's nats-server", func() (string, bool) {
+		nc, err := nats.Connect(ns.url, nats.Timeout(time.Second))
+		if err != nil {
+			return err.Error(), false
+		}
+		defer nc.Close()
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return err.Error(), false
+		}
+		actx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if _, err := js.AccountInfo(actx); err != nil {
+			return err.Error(), false
+		}
+		return "", true
+	})
+}
+
+// kill SIGKILLs the server, if running, and waits for it to be gone.
+func (ns *natsServer) kill(t *testing.T) {
+	t.Helper()
+	if ns.cmd == nil {
+		return
+	}
+	select {
+	case <-ns.exited:
+		return
+	default:
+	}
+	ns.cmd.Process.Kill()
+	select {
+	case <-ns.exited:
+	case <-time.After(10 * time.Second):
+		t.Errorf("nats-server still running 10 s after SIGKILL")
+	}
+}
+
+// reply is one answer of a load.
+type reply struct {
+	start, end time.Time
+	status     int
+	body       string
+}
+
+// load is clients posting batches of 200 lines until its context ends,
+// recording every reply.
+type loadRun struct {
+	mu         sync.Mutex
+	acked      map[string]string
+	statuses   map[int]int
+	replies    []reply
+	unexpected []string // 500s, other statuses, transport errors
+	posts      int
+	refused    atomic.Int64
+	nacked     atomic.Int64
+	wg         sync.WaitGroup
+}
+
+func startLoad(ctx context.Context, c *client.Client, clients int) *loadRun {
+	ld := &loadRun{acked: map[string]string{}, statuses: map[int]int{}}
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	for ci := range clients {
+		ld.wg.Add(1)
+		go func() {
+			defer ld.wg.Done()
+			for bi := 0; ctx.Err() == nil; bi++ {
+				arts := make([]client.NewArtifact, 200)
+				for i := range arts {
+					arts[i] = client.NewArtifact{Source: "e2e", Raw: fmt.Sprintf("vigil-e2e run=%s-c%d-b%d-i%d user=user%d src_ip=10.%d.%d.%d",
+						run, ci, bi, i, i%50, ci, bi%256, i%256)}
+				}
+				start := time.Now()
+				r, err := c.PostArtifacts(ctx, arts)
+				end := time.Now()
+				if err != nil && ctx.Err() != nil {
+					return // cut off by the end of the load: answer unknown
+				}
+				ld.record(arts, reply{start: start, end: end, status: r.Status, body: r.Body}, r, err)
+				if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
+					time.Sleep(100 * time.Millisecond) // backing off as a shipper would, not waiting for an event
+				}
+			}
+		}()
+	}
+	return ld
+}
+
+func (ld *loadRun) record(arts []client.NewArtifact, rp reply, r client.PostResult, err error) {
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	ld.posts++
+	if err != nil {
+		ld.unexpected = append(ld.unexpected, err.Error())
+		return
+	}
+	ld.statuses[r.Status]++
+	ld.replies = append(ld.replies, rp)
+	switch {
+	case r.Status == http.StatusAccepted && len(r.IDs) == len(arts):
+		for i, id := range r.IDs {
+			ld.acked[id] = arts[i].Raw
+		}
+		ld.nacked.Add(int64(len(arts)))
+	case r.Status == http.StatusServiceUnavailable && r.Code == "unavailable":
+		ld.refused.Add(1)
+	case r.Status == http.StatusTooManyRequests:
+	default:
+		ld.unexpected = append(ld.unexpected, fmt.Sprintf("status %d: %s", r.Status, strings.TrimSpace(r.Body)))
+	}
+}
+
+func (ld *loadRun) ackedCount() int   { return int(ld.nacked.Load()) }
+func (ld *loadRun) refusedCount() int { return int(ld.refused.Load()) }
+func (ld *loadRun) wait()             { ld.wg.Wait() }
+
+// awaitAcked waits until n artifacts were acknowledged in all.
+func (ld *loadRun) awaitAcked(t *testing.T, n int) {
+	t.Helper()
+	pollUntil(t, 30*time.Second, fmt.Sprintf("%d artifacts acknowledged", n), func() (int, bool) {
+		got := ld.ackedCount()
+		return got, got >= n
+	})
+}
+
+// awaitRefused waits until n posts were refused with 503.
+func (ld *loadRun) awaitRefused(t *testing.T, n int) {
+	t.Helper()
+	pollUntil(t, 30*time.Second, fmt.Sprintf("%d posts refused with 503", n), func() (int, bool) {
+		got := ld.refusedCount()
+		return got, got >= n
+	})
+}
