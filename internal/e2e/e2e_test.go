@@ -28,18 +28,27 @@ const org = "org-e2e"
 const storeTimeout = 60 * time.Second
 
 func TestCrashLosesNothing_Embedded(t *testing.T) {
-	crashTest(t)
+	crashTest(t, false)
 }
 
 func TestCrashLosesNothing_ExternalNATS(t *testing.T) {
 	url, _, names := externalNATS(t)
-	crashTest(t, "--nats-url", url, "--queue-name", names.Queue)
+	crashTest(t, false, "--nats-url", url, "--queue-name", names.Queue)
 }
 
-// crashTest floods a server, SIGKILLs it right after the last 2xx reply,
-// restarts it on the same data dir and checks that every acknowledged
-// artifact is stored exactly once.
-func crashTest(t *testing.T, args ...string) {
+// TestCrashMidIngestLosesNothing kills the server while clients are still
+// posting and its workers storing: posts in flight have no answer, and
+// only what was acknowledged with a 2xx must be there after the restart,
+// exactly once.
+func TestCrashMidIngestLosesNothing(t *testing.T) {
+	crashTest(t, true)
+}
+
+// crashTest floods a server, SIGKILLs it right after the last 2xx reply
+// (midLoad: while posts are still in flight, once 10,000 artifacts were
+// accepted), restarts it on the same data dir and checks that every
+// acknowledged artifact is stored exactly once.
+func crashTest(t *testing.T, midLoad bool, args ...string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -49,8 +58,25 @@ func crashTest(t *testing.T, args ...string) {
 	tok := mintToken(t, dir, org, "signals:write", "signals:read")
 
 	start := time.Now()
-	lg := flood(ctx, newClient(p1, tok), load{clients: 4, batches: 50, size: 200})
-	p1.kill(t) // right after the last 2xx reply
+	var lg *ledger
+	if !midLoad {
+		lg = flood(ctx, newClient(p1, tok), load{clients: 4, batches: 50, size: 200})
+		p1.kill(t) // right after the last 2xx reply
+	} else {
+		lctx, stopLoad := context.WithCancel(ctx)
+		done := make(chan *ledger, 1)
+		go func() { done <- flood(lctx, newClient(p1, tok), load{clients: 4, batches: 1000, size: 200}) }()
+		pollUntil(t, 30*time.Second, "10,000 artifacts accepted", func() (float64, bool) {
+			n, err := metric(ctx, p1, "vigil_artifacts_accepted_total")
+			return n, err == nil && n >= 10_000
+		})
+		// The posts in flight end with their context, so their answer is
+		// unknown rather than an error; the kill follows at once.
+		stopLoad()
+		p1.kill(t)
+		lg = <-done
+		t.Logf("killed with %d posts in flight or cut off", lg.cancelled)
+	}
 	loadTook := time.Since(start)
 	var exit *exec.ExitError
 	if !errors.As(p1.err, &exit) || exit.Sys().(syscall.WaitStatus).Signal() != syscall.SIGKILL {
