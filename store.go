@@ -21,12 +21,33 @@ func DefaultCorrelationPolicy() CorrelationPolicy {
 	return CorrelationPolicy{Window: time.Hour, HubLimit: 25}
 }
 
-// Store keeps every record of every org. Each method takes the org and
-// scopes its queries by it: a record of another org is reported exactly as
-// a missing one (ENOTFOUND). Methods return *Error with EINVALID when the
-// request names records that do not exist, ECONFLICT on a uniqueness
-// violation, and wrap anything else as internal.
+// The store contract, split by concern so that each caller names what it
+// needs. Every method that takes an org scopes its queries by it: a record
+// of another org is reported exactly as a missing one (ENOTFOUND). Methods
+// return *Error with EINVALID when the request names records that do not
+// exist, ECONFLICT on a uniqueness violation, EUNAVAILABLE or ENOSPACE
+// when the database cannot take the write now (see Transient), and wrap
+// anything else as internal. Correlation (recording, updating and deleting
+// observations, evaluating detections) is not here: it runs in the
+// transactions of internal/correlate, which both stores also implement.
+
+// Store is everything a store keeps: what a process opens and hands to
+// its parts, each of which takes the smaller interface it uses.
 type Store interface {
+	Database
+	ArtifactStore
+	LookupCache
+	NodeStore
+	TriageStore
+	ClassificationStore
+	RuleStore
+	RoleStore
+	SettingsStore
+	SignalStore
+}
+
+// Database is the store as a whole.
+type Database interface {
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 	Close() error
@@ -37,28 +58,42 @@ type Store interface {
 	// What a deployment may share with others (the queue's streams on a
 	// common NATS) records it to know whose it is.
 	DeploymentID(ctx context.Context) (string, error)
+}
 
+// ArtifactStore keeps the raw artifacts and their full-text index.
+type ArtifactStore interface {
 	// InsertArtifacts stores artifacts of org. It is idempotent on ID: an
 	// artifact already stored is left as it is.
 	InsertArtifacts(ctx context.Context, org string, arts []*Artifact) error
 	// SearchArtifacts returns a page of matching artifacts, newest first by
 	// Timestamp, and the total count of matches. A malformed Query is EINVALID.
 	SearchArtifacts(ctx context.Context, org string, f ArtifactFilter) ([]*Artifact, int, error)
-	// SetArtifactEvent records the normalized event of a parsed artifact.
-	SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error
 	// GetArtifacts returns the artifacts of org named by ids, in the order
 	// of ids, each once; ids that name no artifact of org are skipped.
 	GetArtifacts(ctx context.Context, org string, ids []string) ([]*Artifact, error)
 	// SetArtifactEnrichment records what enrichment found for an artifact's
 	// nodes; it replaces the previous value.
 	SetArtifactEnrichment(ctx context.Context, org, id string, enrichment json.RawMessage) error
+	// DropArtifactsBefore applies retention to every org: it deletes the
+	// artifacts whose Timestamp is before t (PostgreSQL: the monthly
+	// partitions that lie entirely before t, and the rows of its default
+	// partition before the start of t's month) and returns how many
+	// artifacts (PostgreSQL: partitions) it dropped. Observations and
+	// incidents keep naming the artifacts they were built from.
+	DropArtifactsBefore(ctx context.Context, t time.Time) (int, error)
+}
 
+// LookupCache keeps enrichment look-ups (DNS, RDAP) for every org.
+type LookupCache interface {
 	// CacheGet returns the cached look-up of (provider, key), or nil when
 	// there is none.
 	CacheGet(ctx context.Context, provider, key string) (*CacheEntry, error)
 	// CachePut stores or replaces a cached look-up.
 	CachePut(ctx context.Context, e *CacheEntry) error
+}
 
+// NodeStore keeps the entities (addresses, hosts, users…) of each org.
+type NodeStore interface {
 	// UpsertNodes returns the nodes named by refs, creating missing ones.
 	UpsertNodes(ctx context.Context, org string, refs []NodeRef) ([]Node, error)
 	// GetNode returns one node of org; ENOTFOUND if org has none with id.
@@ -66,55 +101,57 @@ type Store interface {
 	// ListNodes returns a page of org's matching nodes, newest first (by
 	// CreatedAt, ties by id descending), and the count of all matches.
 	ListNodes(ctx context.Context, org string, f NodeFilter) ([]*Node, int, error)
+}
 
-	// RecordObservation stores o (its ID, CreatedAt and UpdatedAt set by the
-	// caller) and correlates it: it joins the open incident of org that
-	// shares a key node with it and was active within p.Window, the most
-	// recently active one winning; if it bridges several, they are merged
-	// into the oldest; else it opens a new incident titled title. It sets
-	// o.IncidentID. Unknown NodeIDs or ArtifactIDs are EINVALID. The nodes
-	// of o.Nodes are created when new, in the same transaction.
-	RecordObservation(ctx context.Context, org string, o *Observation, title string, p CorrelationPolicy) error
-	// Detect evaluates detections of org atomically (see Detection) and
-	// correlates the observations they record or grow. It returns the
-	// observations recorded or grown, each with the incident it is in once
-	// the transaction commits.
-	Detect(ctx context.Context, org string, ds []*Detection, p CorrelationPolicy) ([]Detected, error)
-	// PruneSignals forgets detection signals older than before.
-	PruneSignals(ctx context.Context, before time.Time) (int, error)
-
+// TriageStore reads observations and incidents, and records an analyst's
+// status changes.
+type TriageStore interface {
+	// GetObservation returns one observation of org with its nodes and
+	// artifacts; ENOTFOUND if org has none with id.
 	GetObservation(ctx context.Context, org, id string) (*Observation, error)
+	// ListObservations returns a page of org's matching observations,
+	// newest first, and the count of all matches.
 	ListObservations(ctx context.Context, org string, f ObservationFilter) ([]*Observation, int, error)
-	// UpdateObservation applies u (creating the nodes of u.Nodes when new,
-	// in the same transaction) and refreshes the incident it belongs to.
-	UpdateObservation(ctx context.Context, org, id string, u ObservationUpdate, now time.Time) (*Observation, error)
-	// DeleteObservation removes it and refreshes the incident it belonged to.
-	DeleteObservation(ctx context.Context, org, id string) error
-
-	// GetIncident returns an incident with its nodes, observations and history.
+	// GetIncident returns an incident with its nodes, observations and
+	// history; ENOTFOUND if org has none with id.
 	GetIncident(ctx context.Context, org, id string) (*Incident, error)
+	// ListIncidents returns a page of org's matching incidents and the
+	// count of all matches.
 	ListIncidents(ctx context.Context, org string, f IncidentFilter) ([]*Incident, int, error)
 	// SetIncidentStatus moves an incident to status, recording who did it.
 	// Setting the current status again changes nothing.
 	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)
+}
 
-	// IncidentFacts returns what classification rules see of an incident.
+// ClassificationStore is what classification rules read and decide of an
+// incident.
+type ClassificationStore interface {
+	// IncidentFacts returns what classification rules see of an incident;
+	// ENOTFOUND if org has none with id.
 	IncidentFacts(ctx context.Context, org, id string) (*IncidentFacts, error)
 	// OpenIncidentIDs returns the ids of org's open incidents (status 1, 2).
 	OpenIncidentIDs(ctx context.Context, org string) ([]string, error)
 	// ClassifyIncident records that rule decided the incident's severity,
 	// or, with a nil rule, returns it to its computed severity.
 	ClassifyIncident(ctx context.Context, org, id string, rule *Rule, now time.Time) error
+}
 
+// RuleStore keeps each org's classification rules.
+type RuleStore interface {
 	CreateRule(ctx context.Context, org string, r *Rule) error
+	// GetRule returns one rule of org; ENOTFOUND if org has none with id.
 	GetRule(ctx context.Context, org, id string) (*Rule, error)
 	// ListRules returns rules by ascending priority, older first on ties.
 	ListRules(ctx context.Context, org string, p Page) ([]*Rule, int, error)
 	UpdateRule(ctx context.Context, org, id string, u RuleUpdate, now time.Time) (*Rule, error)
 	DeleteRule(ctx context.Context, org, id string) error
+}
 
+// RoleStore keeps each org's roles and answers what they permit.
+type RoleStore interface {
 	// CreateRole stores r; a name already used in org is ECONFLICT.
 	CreateRole(ctx context.Context, org string, r *Role) error
+	// GetRole returns one role of org; ENOTFOUND if org has none with id.
 	GetRole(ctx context.Context, org, id string) (*Role, error)
 	ListRoles(ctx context.Context, org string, p Page) ([]*Role, int, error)
 	UpdateRole(ctx context.Context, org, id string, u RoleUpdate, now time.Time) (*Role, error)
@@ -122,9 +159,21 @@ type Store interface {
 	// RolePermissions returns the union of the permissions of the named
 	// roles of org; unknown names grant nothing.
 	RolePermissions(ctx context.Context, org string, names []string) ([]string, error)
+}
 
+// SettingsStore keeps each org's enrichment settings.
+type SettingsStore interface {
 	// EnrichmentSettings returns org's settings, creating the defaults on
 	// first read.
 	EnrichmentSettings(ctx context.Context, org string) (*EnrichmentSettings, error)
 	PutEnrichmentSettings(ctx context.Context, org string, s *EnrichmentSettings) error
+}
+
+// SignalStore is the housekeeping of the detection state that
+// correlation records (signals and bursts).
+type SignalStore interface {
+	// PruneSignals forgets, in every org, detection signals older than
+	// before and bursts whose last signal is older; it returns how many
+	// signals it forgot.
+	PruneSignals(ctx context.Context, before time.Time) (int, error)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/datadir"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/enrich"
@@ -241,7 +242,7 @@ const signalRetention = 24 * time.Hour
 
 // pruneSignals forgets old detection signals every ten minutes until ctx
 // ends. Several processes may prune at once; the deletes are idempotent.
-func pruneSignals(ctx context.Context, store vigil.Store, log *slog.Logger) {
+func pruneSignals(ctx context.Context, store vigil.SignalStore, log *slog.Logger) {
 	t := time.NewTicker(10 * time.Minute)
 	defer t.Stop()
 	for {
@@ -258,22 +259,12 @@ func pruneSignals(ctx context.Context, store vigil.Store, log *slog.Logger) {
 	}
 }
 
-// retainer is a store that can drop old artifacts (both stores can).
-type retainer interface {
-	DropArtifactsBefore(ctx context.Context, t time.Time) (int, error)
-}
-
 // retain drops artifacts older than keep at start and then hourly.
-func retain(ctx context.Context, store vigil.Store, keep time.Duration, log *slog.Logger) {
-	r, ok := store.(retainer)
-	if !ok {
-		log.Warn("this store does not support retention; --retention-days ignored")
-		return
-	}
+func retain(ctx context.Context, store vigil.ArtifactStore, keep time.Duration, log *slog.Logger) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		if n, err := r.DropArtifactsBefore(ctx, time.Now().Add(-keep)); err != nil {
+		if n, err := store.DropArtifactsBefore(ctx, time.Now().Add(-keep)); err != nil {
 			log.Warn("retention", slog.String("error", err.Error()))
 		} else if n > 0 {
 			log.Info("retention dropped old artifacts", slog.Int("artifacts", n))
@@ -288,7 +279,7 @@ func retain(ctx context.Context, store vigil.Store, keep time.Duration, log *slo
 
 // workerServer serves /metrics, /healthz and /readyz (store and queue
 // reachable, the workers' writes not failing) for a worker-only process.
-func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store vigil.Store, q *queue.Queue, proc *pipeline.Processor) (*http.Server, error) {
+func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store vigil.Database, q *queue.Queue, proc *pipeline.Processor) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -329,9 +320,16 @@ func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store
 	return srv, nil
 }
 
+// store is what a process opens and hands to its parts: the store
+// contract and the correlation transactions.
+type store interface {
+	vigil.Store
+	correlate.Store
+}
+
 // openStore opens the configured store: PostgreSQL when a database URL is
 // set, else SQLite in the data dir.
-func openStore(ctx context.Context, c *config) (vigil.Store, error) {
+func openStore(ctx context.Context, c *config) (store, error) {
 	if c.DatabaseURL != "" {
 		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
 	}

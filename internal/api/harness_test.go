@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/pipeline"
@@ -29,7 +28,7 @@ var testSecret = []byte("test-secret-0123456789abcdef0123456789abcdef")
 type env struct {
 	t     testing.TB
 	srv   *httptest.Server
-	store vigil.Store
+	store api.Store
 }
 
 // The same suite runs against the scale-out parts when asked:
@@ -41,7 +40,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	ctx := context.Background()
-	var store vigil.Store
+	var store api.Store
 	var err error
 	switch os.Getenv("VIGIL_TEST_API_STORE") {
 	case "", "sqlite":
@@ -72,7 +71,7 @@ func newEnv(t testing.TB) *env {
 // queuedIngester starts an in-process JetStream queue and one worker over
 // store, stopped when the test ends. Replies wait for the worker, so a
 // test reading right after a POST sees its artifacts.
-func queuedIngester(t testing.TB, store vigil.Store) api.Ingester {
+func queuedIngester(t testing.TB, store api.Store) api.Ingester {
 	t.Helper()
 	q, err := queue.Open(context.Background(), queue.Config{Dir: t.TempDir()}, nil)
 	if err != nil {

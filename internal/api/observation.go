@@ -198,11 +198,7 @@ func (s *Server) createObservation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o.Nodes = vigil.MergeNodeRefs(named, derived)
-	if err := s.store.RecordObservation(r.Context(), org, o, observationTitle(o), s.corr); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := s.classify.Incidents(r.Context(), org, []string{o.IncidentID}); err != nil {
+	if err := s.engine.Record(r.Context(), org, o, observationTitle(o)); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -280,12 +276,8 @@ func (s *Server) updateObservation(w http.ResponseWriter, r *http.Request) {
 		}
 		u.Nodes = vigil.MergeNodeRefs(named, derived)
 	}
-	o, err := s.store.UpdateObservation(r.Context(), org, id, u, s.now())
+	o, err := s.engine.Update(r.Context(), org, id, u, s.now())
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := s.classify.Incidents(r.Context(), org, []string{o.IncidentID}); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -293,17 +285,7 @@ func (s *Server) updateObservation(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) deleteObservation(w http.ResponseWriter, r *http.Request) {
-	org := principal(r.Context()).OrgID
-	o, err := s.store.GetObservation(r.Context(), org, r.PathValue("id"))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := s.store.DeleteObservation(r.Context(), org, o.ID); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := s.classify.Incidents(r.Context(), org, []string{o.IncidentID}); err != nil {
+	if err := s.engine.Delete(r.Context(), principal(r.Context()).OrgID, r.PathValue("id")); err != nil {
 		s.fail(w, r, err)
 		return
 	}

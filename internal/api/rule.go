@@ -91,7 +91,7 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.classify.Org(r.Context(), org); err != nil {
+	if err := s.engine.Reclassify(r.Context(), org); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -140,7 +140,7 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.classify.Org(r.Context(), org); err != nil {
+	if err := s.engine.Reclassify(r.Context(), org); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -153,7 +153,7 @@ func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.classify.Org(r.Context(), org); err != nil {
+	if err := s.engine.Reclassify(r.Context(), org); err != nil {
 		s.fail(w, r, err)
 		return
 	}

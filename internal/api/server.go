@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/rules"
 )
 
@@ -30,9 +31,17 @@ type Readiness interface {
 	Ready(ctx context.Context) error
 }
 
+// Store is what the API reads and writes: every record of the store
+// contract, and the correlation transactions that its observation
+// endpoints run through correlate.Engine.
+type Store interface {
+	vigil.Store
+	correlate.Store
+}
+
 // Config wires a Server.
 type Config struct {
-	Store    vigil.Store
+	Store    Store
 	Verifier *auth.Verifier
 	Ingester Ingester
 	// Ready lists extra dependencies checked by /readyz besides the store.
@@ -50,12 +59,11 @@ type Config struct {
 // Server is the HTTP handler of the API.
 type Server struct {
 	store       vigil.Store
-	classify    *rules.Classifier
+	engine      *correlate.Engine // records, updates and deletes observations, and classifies
 	verifier    *auth.Verifier
 	ingest      Ingester
 	ready       []Readiness
 	log         *slog.Logger
-	corr        vigil.CorrelationPolicy
 	accessLevel slog.Level // of the per-request log line
 	now         func() time.Time
 	mux         *http.ServeMux
@@ -70,12 +78,11 @@ type Server struct {
 func New(cfg Config) *Server {
 	s := &Server{
 		store:       cfg.Store,
-		classify:    rules.NewClassifier(cfg.Store),
+		engine:      correlate.NewEngine(cfg.Store, rules.NewClassifier(cfg.Store), cfg.Correlation),
 		verifier:    cfg.Verifier,
 		ingest:      cfg.Ingester,
 		ready:       cfg.Ready,
 		log:         cfg.Logger,
-		corr:        cfg.Correlation,
 		accessLevel: slog.LevelDebug,
 		now:         cfg.Now,
 		mux:         http.NewServeMux(),
@@ -88,9 +95,6 @@ func New(cfg Config) *Server {
 	}
 	if cfg.AccessLog {
 		s.accessLevel = slog.LevelInfo
-	}
-	if s.corr.Window == 0 {
-		s.corr = vigil.DefaultCorrelationPolicy()
 	}
 	reg := cfg.Registry
 	if reg == nil {

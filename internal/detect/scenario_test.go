@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/pipeline"
@@ -494,7 +495,7 @@ func TestScenarioScripted(t *testing.T) {
 				Intel: []detect.IntelHit{{Feed: "feodo", Indicator: "203.0.113.80", NodeType: vigil.NodeIP, Value: "203.0.113.80"}}})
 		}
 		ds := detect.NewEngine(detect.ThreatIntel{}).Detections(evs)
-		if _, err := e.store.Detect(t.Context(), "org", ds, vigil.DefaultCorrelationPolicy()); err != nil {
+		if _, err := correlate.NewEngine(e.store, nil, vigil.DefaultCorrelationPolicy()).Detect(t.Context(), "org", ds); err != nil {
 			t.Fatal(err)
 		}
 		incs := e.incidents(t, "org")

@@ -11,6 +11,8 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/pipeline"
+	"github.com/vigil-soc/vigil/internal/postgres"
+	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
@@ -49,40 +51,60 @@ func datasetArtifacts(tb testing.TB) []vigil.Artifact {
 }
 
 // BenchmarkProcess runs the worker's stages (parse, store with FTS, detect,
-// correlate, classify) on batches of 1000 real dataset lines in a SQLite
-// store, with detection on and off: the writer's critical path without the
-// queue and the API. The store grows over b.N batches.
+// correlate, classify) on batches of 1000 real dataset lines, in a SQLite
+// store and in a PostgreSQL one (a fresh database on the server of
+// VIGIL_TEST_POSTGRES_URL), with detection on and off: the writer's
+// critical path without the queue and the API. The store grows over b.N
+// batches.
 func BenchmarkProcess(b *testing.B) {
 	lines := datasetArtifacts(b)
-	for _, mode := range []string{"detect=on", "detect=off"} {
-		b.Run(mode, func(b *testing.B) {
+	stores := []struct {
+		name string
+		open func(b *testing.B) pipeline.Store
+	}{
+		{"sqlite", func(b *testing.B) pipeline.Store {
 			s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "v.db"), sqlite.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
-			defer s.Close()
-			p := pipeline.NewProcessor(s, nil, nil)
-			if mode == "detect=on" {
-				p.WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), vigil.DefaultCorrelationPolicy())
+			return s
+		}},
+		{"postgres", func(b *testing.B) pipeline.Store {
+			s, err := postgres.Open(b.Context(), pgtest.FreshDB(b), postgres.Options{})
+			if err != nil {
+				b.Fatal(err)
 			}
-			const batch = 1000
-			next := 0
-			b.ReportAllocs()
-			b.ResetTimer()
-			for b.Loop() {
-				arts := make([]*vigil.Artifact, batch)
-				now := vigil.Now()
-				for i := range arts {
-					a := lines[next%len(lines)]
-					next++
-					a.ID, a.OrgID, a.Timestamp, a.CreatedAt = vigil.NewID(), "org", now, now
-					arts[i] = &a
+			return s
+		}},
+	}
+	for _, st := range stores {
+		for _, mode := range []string{"detect=on", "detect=off"} {
+			b.Run(st.name+"/"+mode, func(b *testing.B) {
+				s := st.open(b)
+				defer s.Close()
+				p := pipeline.NewProcessor(s, nil, nil)
+				if mode == "detect=on" {
+					p.WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), vigil.DefaultCorrelationPolicy())
 				}
-				if err := p.Process(b.Context(), "org", arts); err != nil {
-					b.Fatal(err)
+				const batch = 1000
+				next := 0
+				b.ReportAllocs()
+				b.ResetTimer()
+				for b.Loop() {
+					arts := make([]*vigil.Artifact, batch)
+					now := vigil.Now()
+					for i := range arts {
+						a := lines[next%len(lines)]
+						next++
+						a.ID, a.OrgID, a.Timestamp, a.CreatedAt = vigil.NewID(), "org", now, now
+						arts[i] = &a
+					}
+					if err := p.Process(b.Context(), "org", arts); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "artifacts/s")
-		})
+				b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "artifacts/s")
+			})
+		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // failingStore is a real store whose artifact writes fail with err while
 // it is set, counting the refused tries.
 type failingStore struct {
-	vigil.Store
+	pipeline.Store
 	mu      sync.Mutex
 	err     error
 	refused int

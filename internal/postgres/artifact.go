@@ -258,14 +258,6 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 	return dropped, wrap("DropArtifactsBefore", err)
 }
 
-// SetArtifactEvent records the normalized event of a parsed artifact. The
-// artifact's ts, looked up by id, prunes the update to its partition.
-func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error {
-	_, err := s.pool.Exec(ctx, `UPDATE artifacts SET event = $3::text::json WHERE org_id = $1 AND id = $2
-		AND ts = (SELECT ts FROM artifact_ids WHERE org_id = $1 AND id = $2)`, org, id, jsonOrNull(event))
-	return wrap("SetArtifactEvent", err)
-}
-
 const artifactCols = `id, org_id, source, raw, ts, metadata::text, created_at, event::text, enrichment::text`
 
 // SearchArtifacts returns a page of org's artifacts matching f, newest

@@ -43,7 +43,7 @@ var migrations embed.FS
 
 // Advisory lock keys of the whole database (pg_advisory_xact_lock takes a
 // bigint). Correlation and detection lock hashes of what they serialize:
-// see nodeLockKeys and detectLockKeys.
+// see lockKey.
 const (
 	migrationLockKey = 0x76696769_6c000001 // "vigil" + 1
 	partitionLockKey = 0x76696769_6c000002

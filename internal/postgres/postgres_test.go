@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/storetest"
@@ -53,7 +54,7 @@ func mustConn(t testing.TB, dbURL string) *pgx.Conn {
 
 func TestConformance(t *testing.T) {
 	requirePostgres(t)
-	storetest.Run(t, func(t *testing.T) vigil.Store {
+	storetest.Run(t, func(t *testing.T) storetest.Store {
 		return mustOpen(t, freshDB(t), postgres.Options{})
 	})
 }
@@ -126,7 +127,7 @@ func TestConcurrentCorrelationOneIncident(t *testing.T) {
 				o := &vigil.Observation{ID: vigil.NewID(), Type: "test.concurrent", Description: "d", Severity: vigil.SeverityLow,
 					NodeIDs: []string{shared, own[i]}, KeyNodeIDs: []string{shared}, CreatedAt: now, UpdatedAt: now}
 				<-start
-				errs[i] = s.RecordObservation(t.Context(), org, o, "concurrent", vigil.DefaultCorrelationPolicy())
+				errs[i] = correlate.NewEngine(s, nil, vigil.DefaultCorrelationPolicy()).Record(t.Context(), org, o, "concurrent")
 				incidents[i] = o.IncidentID
 			})
 		}
@@ -180,7 +181,7 @@ func TestConcurrentCorrelationChainMerges(t *testing.T) {
 			o := &vigil.Observation{ID: vigil.NewID(), Type: "test.chain", Description: "d", Severity: vigil.SeverityLow,
 				NodeIDs: keys[i : i+2], KeyNodeIDs: keys[i : i+2], CreatedAt: now, UpdatedAt: now}
 			<-start
-			errs[i] = stores[i%len(stores)].RecordObservation(t.Context(), org, o, "chain", vigil.DefaultCorrelationPolicy())
+			errs[i] = correlate.NewEngine(stores[i%len(stores)], nil, vigil.DefaultCorrelationPolicy()).Record(t.Context(), org, o, "chain")
 		})
 	}
 	close(start)
@@ -238,7 +239,7 @@ func TestConcurrentDetectFiresOnce(t *testing.T) {
 				},
 			}
 			<-start
-			fired[i], errs[i] = stores[i%len(stores)].Detect(t.Context(), org, []*vigil.Detection{d}, vigil.DefaultCorrelationPolicy())
+			fired[i], errs[i] = correlate.NewEngine(stores[i%len(stores)], nil, vigil.DefaultCorrelationPolicy()).Detect(t.Context(), org, []*vigil.Detection{d})
 		})
 	}
 	close(start)
@@ -354,8 +355,8 @@ func TestArtifactPartitionsAndRetention(t *testing.T) {
 	if got := searchIDs(t, s, org, "line"); !slices.Equal(got, []string{feb.ID, jan.ID, dec.ID, nov.ID, old.ID}) {
 		t.Errorf("search across partitions = %v, want newest first over all five", got)
 	}
-	// An event set on an artifact reaches it in its partition.
-	if err := s.SetArtifactEvent(t.Context(), org, dec.ID, json.RawMessage(`{"x":1}`)); err != nil {
+	// An enrichment set on an artifact reaches it in its partition.
+	if err := s.SetArtifactEnrichment(t.Context(), org, dec.ID, json.RawMessage(`{"x":1}`)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -385,7 +386,7 @@ func TestArtifactPartitionsAndRetention(t *testing.T) {
 	// A dropped artifact is gone for references too.
 	o := &vigil.Observation{ID: vigil.NewID(), Type: "t", Description: "d", Severity: vigil.SeverityLow,
 		ArtifactIDs: []string{nov.ID}, CreatedAt: vigil.Now(), UpdatedAt: vigil.Now()}
-	if err := s.RecordObservation(t.Context(), org, o, "t", vigil.DefaultCorrelationPolicy()); vigil.ErrorCode(err) != vigil.EINVALID {
+	if err := correlate.NewEngine(s, nil, vigil.DefaultCorrelationPolicy()).Record(t.Context(), org, o, "t"); vigil.ErrorCode(err) != vigil.EINVALID {
 		t.Errorf("observation naming a dropped artifact: %v, want %s", err, vigil.EINVALID)
 	}
 
@@ -574,7 +575,7 @@ func TestErrorCodes(t *testing.T) {
 	// PostgreSQL text cannot hold NUL: refused as invalid, not internal.
 	o := &vigil.Observation{ID: vigil.NewID(), Type: "t", Description: "nul\x00here", Severity: vigil.SeverityLow,
 		CreatedAt: vigil.Now(), UpdatedAt: vigil.Now()}
-	if err := s.RecordObservation(t.Context(), org, o, "t", vigil.DefaultCorrelationPolicy()); vigil.ErrorCode(err) != vigil.EINVALID {
+	if err := correlate.NewEngine(s, nil, vigil.DefaultCorrelationPolicy()).Record(t.Context(), org, o, "t"); vigil.ErrorCode(err) != vigil.EINVALID {
 		t.Errorf("NUL in a description: %v, want %s", err, vigil.EINVALID)
 	}
 	// JSON may carry an escaped NUL: json columns keep the text as sent.

@@ -64,12 +64,6 @@ func nullJSON(b json.RawMessage) any {
 	return string(b)
 }
 
-// SetArtifactEvent records the normalized event of a parsed artifact.
-func (s *Store) SetArtifactEvent(ctx context.Context, org, id string, event json.RawMessage) error {
-	_, err := s.w.ExecContext(ctx, `UPDATE artifacts SET event = ? WHERE org_id = ? AND id = ?`, string(event), org, id)
-	return wrap("SetArtifactEvent", err)
-}
-
 // Matches of a full-text query are listed and counted in one of two ways:
 // driven by the matches (read each matching row for its org, source and
 // time, then sort) or by an index (walk the org's time index, newest

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 	"github.com/vigil-soc/vigil/internal/storetest"
 )
@@ -25,7 +24,7 @@ func open(t *testing.T) *sqlite.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) vigil.Store { return open(t) })
+	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t) })
 }
 
 // TestSearchPlans runs the artifact conformance tests with thresholds
@@ -35,7 +34,7 @@ func TestConformance(t *testing.T) {
 func TestSearchPlans(t *testing.T) {
 	for _, p := range []struct{ dense, window int }{{1 << 30, 1 << 30}, {1, 1}, {1, 100}} {
 		t.Run(fmt.Sprintf("dense=%d,window=%d", p.dense, p.window), func(t *testing.T) {
-			storetest.RunArtifacts(t, func(t *testing.T) vigil.Store {
+			storetest.RunArtifacts(t, func(t *testing.T) storetest.Store {
 				s := open(t)
 				sqlite.SetSearchPlan(s, p.dense, p.window)
 				return s

@@ -24,12 +24,11 @@ func artifactTests() []test {
 		{"Query", testArtifactQuery},
 		{"QueryRareAndCommonTerms", testArtifactQueryRareAndCommon},
 		{"MalformedQuery", testArtifactMalformedQuery},
-		{"SetArtifactEvent", testArtifactSetEvent},
 		{"GetArtifacts", testGetArtifacts},
 	}
 }
 
-func testGetArtifacts(t *testing.T, s vigil.Store) {
+func testGetArtifacts(t *testing.T, s Store) {
 	org, other := vigil.NewID(), vigil.NewID()
 	a := newArtifact("auth", "sshd: Failed password for root from 203.0.113.7", at(time.Minute))
 	a.Metadata = json.RawMessage(`{"host":"web-1"}`)
@@ -60,7 +59,7 @@ func testGetArtifacts(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactRoundTrip(t *testing.T, s vigil.Store) {
+func testArtifactRoundTrip(t *testing.T, s Store) {
 	org := vigil.NewID()
 	a := &vigil.Artifact{
 		ID: vigil.NewID(), Source: "suricata", Raw: `{"event_type":"alert","src_ip":"203.0.113.7"}`,
@@ -87,7 +86,7 @@ func testArtifactRoundTrip(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactRawByteExact(t *testing.T, s vigil.Store) {
+func testArtifactRawByteExact(t *testing.T, s Store) {
 	org := vigil.NewID()
 	const tail = " needleofthebigline"
 	filler := strings.Repeat("lorem ipsum dolor ", vigil.MaxRawBytes/18+1)
@@ -130,7 +129,7 @@ func testArtifactRawByteExact(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactInsertIdempotent(t *testing.T, s vigil.Store) {
+func testArtifactInsertIdempotent(t *testing.T, s Store) {
 	org := vigil.NewID()
 	batch := []*vigil.Artifact{
 		newArtifact("auth", "sshd: Failed password for root", at(1*time.Minute)),
@@ -164,7 +163,7 @@ func testArtifactInsertIdempotent(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactOrder(t *testing.T, s vigil.Store) {
+func testArtifactOrder(t *testing.T, s Store) {
 	org := vigil.NewID()
 	a1 := newArtifact("test", "one", at(1*time.Minute))
 	a3 := newArtifact("test", "three", at(3*time.Minute))
@@ -186,7 +185,7 @@ func testArtifactOrder(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactPaging(t *testing.T, s vigil.Store) {
+func testArtifactPaging(t *testing.T, s Store) {
 	org := vigil.NewID()
 	var want []string // newest first
 	for i := 5; i >= 1; i-- {
@@ -216,7 +215,7 @@ func testArtifactPaging(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactSourceFilter(t *testing.T, s vigil.Store) {
+func testArtifactSourceFilter(t *testing.T, s Store) {
 	org := vigil.NewID()
 	auth1 := newArtifact("auth", "sshd failure", at(1*time.Minute))
 	auth2 := newArtifact("auth", "sudo failure", at(2*time.Minute))
@@ -239,7 +238,7 @@ func testArtifactSourceFilter(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactTimeRange(t *testing.T, s vigil.Store) {
+func testArtifactTimeRange(t *testing.T, s Store) {
 	org := vigil.NewID()
 	var a [4]*vigil.Artifact
 	for i := range a {
@@ -267,7 +266,7 @@ func testArtifactTimeRange(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testArtifactQuery(t *testing.T, s vigil.Store) {
+func testArtifactQuery(t *testing.T, s Store) {
 	org := vigil.NewID()
 	lines := []struct{ key, raw string }{
 		{"root10", "sshd[411]: Failed password for root from 10.0.0.1 port 22 ssh2"},
@@ -346,7 +345,7 @@ func testArtifactQuery(t *testing.T, s vigil.Store) {
 // the same answers as a plain scan would: exact totals, newest first,
 // pages that fit together, and nothing of another org that uses the same
 // words.
-func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
+func testArtifactQueryRareAndCommon(t *testing.T, s Store) {
 	org, other := vigil.NewID(), vigil.NewID()
 	const n = 600
 	var arts []*vigil.Artifact
@@ -465,41 +464,11 @@ func testArtifactQueryRareAndCommon(t *testing.T, s vigil.Store) {
 	check("beside another org", theirs)
 }
 
-func testArtifactMalformedQuery(t *testing.T, s vigil.Store) {
+func testArtifactMalformedQuery(t *testing.T, s Store) {
 	org := vigil.NewID()
 	mustInsertArtifacts(t, s, org, newArtifact("test", `an "open quote`, base))
 	for _, q := range []string{`"unterminated`, `password "open phrase`, `-"open`, "OR password", "password OR"} {
 		_, _, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{Query: q})
 		wantCode(t, err, vigil.EINVALID, "query "+q)
-	}
-}
-
-func testArtifactSetEvent(t *testing.T, s vigil.Store) {
-	org := vigil.NewID()
-	parsed := newArtifact("auth", "sshd: Failed password for root from 10.0.0.1", at(time.Minute))
-	other := newArtifact("auth", "sshd: something else", at(2*time.Minute))
-	mustInsertArtifacts(t, s, org, parsed, other)
-	event := json.RawMessage(`{"event":{"action":"ssh_login","outcome":"failure"},"source":{"ip":"10.0.0.1"},"user":{"name":"root"}}`)
-	if err := s.SetArtifactEvent(t.Context(), org, parsed.ID, event); err != nil {
-		t.Fatalf("SetArtifactEvent: %v", err)
-	}
-	if g := mustArtifact(t, s, org, parsed.ID); !jsonEqual(g.Event, event) {
-		t.Errorf("event = %s, want %s", g.Event, event)
-	}
-	if g := mustArtifact(t, s, org, other.ID); !isNull(g.Event) {
-		t.Errorf("event of another artifact = %s, want null", g.Event)
-	}
-	// The event also shows in a filtered search.
-	got, _ := mustSearch(t, s, org, vigil.ArtifactFilter{Query: "root"})
-	if len(got) != 1 || !jsonEqual(got[0].Event, event) {
-		t.Errorf("search 'root' = %d results, want 1 with the event", len(got))
-	}
-	// Parsing again replaces the event.
-	event2 := json.RawMessage(`{"event":{"action":"ssh_login","outcome":"success"}}`)
-	if err := s.SetArtifactEvent(t.Context(), org, parsed.ID, event2); err != nil {
-		t.Fatalf("SetArtifactEvent again: %v", err)
-	}
-	if g := mustArtifact(t, s, org, parsed.ID); !jsonEqual(g.Event, event2) {
-		t.Errorf("event after second set = %s, want %s", g.Event, event2)
 	}
 }

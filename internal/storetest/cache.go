@@ -10,13 +10,13 @@ import (
 
 func cacheTests() []test {
 	return []test{
-		{"MissIsNil", func(t *testing.T, s vigil.Store) {
+		{"MissIsNil", func(t *testing.T, s Store) {
 			e, err := s.CacheGet(t.Context(), "dns", "203.0.113.7")
 			if err != nil || e != nil {
 				t.Fatalf("CacheGet on empty cache = %+v, %v; want nil, nil", e, err)
 			}
 		}},
-		{"PutGetReplace", func(t *testing.T, s vigil.Store) {
+		{"PutGetReplace", func(t *testing.T, s Store) {
 			put := &vigil.CacheEntry{Provider: "dns", Key: "203.0.113.7", Value: json.RawMessage(`{"ptr":["a.example."]}`), FetchedAt: base}
 			if err := s.CachePut(t.Context(), put); err != nil {
 				t.Fatalf("CachePut: %v", err)
@@ -37,7 +37,7 @@ func cacheTests() []test {
 				t.Fatalf("rdap entry %+v; providers must not share entries", other)
 			}
 		}},
-		{"ArtifactEnrichment", func(t *testing.T, s vigil.Store) {
+		{"ArtifactEnrichment", func(t *testing.T, s Store) {
 			a := newArtifact("auth", "x from 203.0.113.7", base)
 			mustInsertArtifacts(t, s, "org-a", a)
 			enr := json.RawMessage(`{"203.0.113.7":{"geo":{"country":"GB"}}}`)

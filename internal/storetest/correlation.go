@@ -24,10 +24,10 @@ func correlationTests() []test {
 	}
 }
 
-func testCorrelateNoNodes(t *testing.T, s vigil.Store) {
+func testCorrelateNoNodes(t *testing.T, s Store) {
 	org := vigil.NewID()
 	o1 := obs(vigil.SeverityHigh, at(0), nil, nil, nil)
-	if err := s.RecordObservation(t.Context(), org, o1, "Lonely finding", policy); err != nil {
+	if err := recordObservation(t.Context(), s, org, o1, "Lonely finding", policy); err != nil {
 		t.Fatalf("RecordObservation: %v", err)
 	}
 	if o1.IncidentID == "" {
@@ -53,7 +53,7 @@ func testCorrelateNoNodes(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testCorrelateSharedKey(t *testing.T, s vigil.Store) {
+func testCorrelateSharedKey(t *testing.T, s Store) {
 	org := vigil.NewID()
 	refs := []vigil.NodeRef{ipNode("203.0.113.7"), hostNode("web-1"), userNode("root")}
 	n := mustNodes(t, s, org, refs...)
@@ -97,7 +97,7 @@ func testCorrelateSharedKey(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testCorrelateContextNode(t *testing.T, s vigil.Store) {
+func testCorrelateContextNode(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"), ipNode("198.51.100.23"), hostNode("web-1"))
 	attacker1, attacker2, server := n[0], n[1], n[2]
@@ -131,7 +131,7 @@ func testCorrelateContextNode(t *testing.T, s vigil.Store) {
 	wantIncident(t, s, org, o3.IncidentID, ids(o3.ID), 1, 0, vigil.SeverityLow)
 }
 
-func testCorrelateWindow(t *testing.T, s vigil.Store) {
+func testCorrelateWindow(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"))
 	p := vigil.CorrelationPolicy{Window: 10 * time.Minute, HubLimit: 25}
@@ -170,7 +170,7 @@ func testCorrelateWindow(t *testing.T, s vigil.Store) {
 // An observation recorded late (its CreatedAt before the incident's last
 // activity) joins but must not move the last activity back, or the window
 // would close early.
-func testCorrelateOutOfOrder(t *testing.T, s vigil.Store) {
+func testCorrelateOutOfOrder(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"))
 	o1 := mustRecord(t, s, org, obs(vigil.SeverityLow, at(50*time.Minute), n, n, nil), policy)
@@ -187,7 +187,7 @@ func testCorrelateOutOfOrder(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testCorrelateClosed(t *testing.T, s vigil.Store) {
+func testCorrelateClosed(t *testing.T, s Store) {
 	for _, tc := range []struct {
 		status int
 		grows  bool
@@ -233,7 +233,7 @@ func testCorrelateClosed(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testCorrelateMerge(t *testing.T, s vigil.Store) {
+func testCorrelateMerge(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"), vigil.NodeRef{Type: vigil.NodeDomain, Value: "c2.example.net"}, hostNode("web-1"))
 	ip, domain, host := n[0], n[1], n[2]
@@ -268,7 +268,7 @@ func testCorrelateMerge(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testCorrelateHubLimit(t *testing.T, s vigil.Store) {
+func testCorrelateHubLimit(t *testing.T, s Store) {
 	// The same story in two orgs: with the default limit the third
 	// observation joins; with HubLimit 2 the hub is already in two open
 	// incidents and no longer joins.

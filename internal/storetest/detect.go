@@ -26,7 +26,7 @@ func detectTests() []test {
 
 // bruteForce returns a detection of n failed logins from src, one minute
 // apart from start, each with its own stored artifact.
-func bruteForce(t *testing.T, s vigil.Store, org, src string, start time.Time, n int) *vigil.Detection {
+func bruteForce(t *testing.T, s Store, org, src string, start time.Time, n int) *vigil.Detection {
 	t.Helper()
 	d := &vigil.Detection{Detector: "bf", Key: src, Span: 5 * time.Minute, MinCount: 5,
 		Describe: func(key string, w vigil.WindowState) vigil.Finding {
@@ -43,9 +43,9 @@ func bruteForce(t *testing.T, s vigil.Store, org, src string, start time.Time, n
 	return d
 }
 
-func mustDetect(t *testing.T, s vigil.Store, org string, ds ...*vigil.Detection) []string {
+func mustDetect(t *testing.T, s Store, org string, ds ...*vigil.Detection) []string {
 	t.Helper()
-	found, err := s.Detect(t.Context(), org, ds, policy)
+	found, err := detect(t.Context(), s, org, ds, policy)
 	if err != nil {
 		t.Fatalf("Detect: %v", err)
 	}
@@ -63,7 +63,7 @@ func mustDetect(t *testing.T, s vigil.Store, org string, ds ...*vigil.Detection)
 	return ids
 }
 
-func testDetectBelowThreshold(t *testing.T, s vigil.Store) {
+func testDetectBelowThreshold(t *testing.T, s Store) {
 	if ids := mustDetect(t, s, "org-a", bruteForce(t, s, "org-a", "203.0.113.7", base, 4)); len(ids) != 0 {
 		t.Fatalf("4 signals fired %v, want nothing below MinCount 5", ids)
 	}
@@ -72,7 +72,7 @@ func testDetectBelowThreshold(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testDetectFiresOnceThenGrows(t *testing.T, s vigil.Store) {
+func testDetectFiresOnceThenGrows(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 8)
 	first, rest := *d, *d
 	first.Signals, rest.Signals = d.Signals[:5], d.Signals[5:]
@@ -98,7 +98,7 @@ func testDetectFiresOnceThenGrows(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testDetectRedelivery(t *testing.T, s vigil.Store) {
+func testDetectRedelivery(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 6)
 	mustDetect(t, s, "org-a", d)
 	if ids := mustDetect(t, s, "org-a", d); len(ids) != 0 {
@@ -110,7 +110,7 @@ func testDetectRedelivery(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testDetectDistinct(t *testing.T, s vigil.Store) {
+func testDetectDistinct(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 5)
 	d.MinDistinct = 3 // the signals name only u0 and u1
 	if ids := mustDetect(t, s, "org-a", d); len(ids) != 0 {
@@ -118,7 +118,7 @@ func testDetectDistinct(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testDetectClosedIncident(t *testing.T, s vigil.Store) {
+func testDetectClosedIncident(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 10)
 	first, rest := *d, *d
 	first.Signals, rest.Signals = d.Signals[:5], d.Signals[5:]
@@ -138,7 +138,7 @@ func testDetectClosedIncident(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testDetectRequires(t *testing.T, s vigil.Store) {
+func testDetectRequires(t *testing.T, s Store) {
 	success := func(src string, ts time.Time) *vigil.Detection {
 		a := newArtifact("auth", "Accepted password for root from "+src, ts)
 		mustInsertArtifacts(t, s, "org-a", a)
@@ -165,7 +165,7 @@ func testDetectRequires(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testDetectOrgs(t *testing.T, s vigil.Store) {
+func testDetectOrgs(t *testing.T, s Store) {
 	a := bruteForce(t, s, "org-a", "203.0.113.7", base, 3)
 	b := bruteForce(t, s, "org-b", "203.0.113.7", at(time.Minute), 3)
 	mustDetect(t, s, "org-a", a)
@@ -174,7 +174,7 @@ func testDetectOrgs(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testPruneSignals(t *testing.T, s vigil.Store) {
+func testPruneSignals(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 4)
 	mustDetect(t, s, "org-a", d)
 	n, err := s.PruneSignals(t.Context(), at(2*time.Minute))
@@ -191,7 +191,7 @@ func testPruneSignals(t *testing.T, s vigil.Store) {
 // testDetectLate: later signals recorded first (another worker, a late
 // batch) below the threshold; an earlier one then completes the window.
 // The burst fires with all of them, and a further one grows it.
-func testDetectLate(t *testing.T, s vigil.Store) {
+func testDetectLate(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 7)
 	late, early, after := *d, *d, *d
 	late.Signals, early.Signals, after.Signals = d.Signals[1:5], d.Signals[:1], d.Signals[5:]
@@ -217,7 +217,7 @@ func testDetectLate(t *testing.T, s vigil.Store) {
 
 // testDetectClosedNoRecount: once a burst's incident is closed, one more
 // signal does not fire a new burst out of the closed burst's signals.
-func testDetectClosedNoRecount(t *testing.T, s vigil.Store) {
+func testDetectClosedNoRecount(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 6)
 	first, one := *d, *d
 	first.Signals, one.Signals = d.Signals[:5], d.Signals[5:]
@@ -231,7 +231,7 @@ func testDetectClosedNoRecount(t *testing.T, s vigil.Store) {
 
 // testDetectRequiresOrder: a success logged before the brute force began
 // is not a success after it.
-func testDetectRequiresOrder(t *testing.T, s vigil.Store) {
+func testDetectRequiresOrder(t *testing.T, s Store) {
 	a := newArtifact("auth", "Accepted password for root from 203.0.113.7", base)
 	mustInsertArtifacts(t, s, "org-a", a)
 	mustDetect(t, s, "org-a", bruteForce(t, s, "org-a", "203.0.113.7", at(10*time.Minute), 5))

@@ -20,7 +20,7 @@ func incidentTests() []test {
 	}
 }
 
-func testIncidentGet(t *testing.T, s vigil.Store) {
+func testIncidentGet(t *testing.T, s Store) {
 	org := vigil.NewID()
 	refs := []vigil.NodeRef{ipNode("203.0.113.7"), hostNode("web-1")}
 	n := mustNodes(t, s, org, refs...)
@@ -66,7 +66,7 @@ func testIncidentGet(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testIncidentGetMissing(t *testing.T, s vigil.Store) {
+func testIncidentGetMissing(t *testing.T, s Store) {
 	org := vigil.NewID()
 	_, err := s.GetIncident(t.Context(), org, vigil.NewID())
 	wantCode(t, err, vigil.ENOTFOUND, "GetIncident of a missing incident")
@@ -74,11 +74,11 @@ func testIncidentGetMissing(t *testing.T, s vigil.Store) {
 	wantCode(t, err, vigil.ENOTFOUND, "SetIncidentStatus of a missing incident")
 	_, err = s.GetObservation(t.Context(), org, vigil.NewID())
 	wantCode(t, err, vigil.ENOTFOUND, "GetObservation of a missing observation")
-	err = s.DeleteObservation(t.Context(), org, vigil.NewID())
+	err = deleteObservation(t.Context(), s, org, vigil.NewID())
 	wantCode(t, err, vigil.ENOTFOUND, "DeleteObservation of a missing observation")
 }
 
-func testIncidentList(t *testing.T, s vigil.Store) {
+func testIncidentList(t *testing.T, s Store) {
 	org := vigil.NewID()
 	// Incidents created at 0, 1h, 2h, 3h. The first has a key node, so it
 	// stays active until after the last was created.
@@ -141,7 +141,7 @@ func testIncidentList(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testIncidentClassification(t *testing.T, s vigil.Store) {
+func testIncidentClassification(t *testing.T, s Store) {
 	org := vigil.NewID()
 	o := mustRecord(t, s, org, obs(vigil.SeverityHigh, at(0), nil, nil, nil), policy)
 	for i, step := range []struct {
@@ -169,7 +169,7 @@ func testIncidentClassification(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testIncidentResolvedAt(t *testing.T, s vigil.Store) {
+func testIncidentResolvedAt(t *testing.T, s Store) {
 	org := vigil.NewID()
 	o := mustRecord(t, s, org, obs(vigil.SeverityHigh, at(0), nil, nil, nil), policy)
 	for i, step := range []struct {
@@ -203,7 +203,7 @@ func testIncidentResolvedAt(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testIncidentHistory(t *testing.T, s vigil.Store) {
+func testIncidentHistory(t *testing.T, s Store) {
 	org := vigil.NewID()
 	o := mustRecord(t, s, org, obs(vigil.SeverityHigh, at(0), nil, nil, nil), policy)
 	steps := []vigil.StatusChange{
@@ -224,7 +224,7 @@ func testIncidentHistory(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testIncidentSameStatus(t *testing.T, s vigil.Store) {
+func testIncidentSameStatus(t *testing.T, s Store) {
 	org := vigil.NewID()
 	o := mustRecord(t, s, org, obs(vigil.SeverityHigh, at(0), nil, nil, nil), policy)
 

@@ -26,7 +26,7 @@ func nodeTests() []test {
 	}
 }
 
-func testNodeSameID(t *testing.T, s vigil.Store) {
+func testNodeSameID(t *testing.T, s Store) {
 	org := vigil.NewID()
 	refs := []vigil.NodeRef{
 		{Type: vigil.NodeIP, Value: "203.0.113.7"},
@@ -71,7 +71,7 @@ func testNodeSameID(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeOtherOrg(t *testing.T, s vigil.Store) {
+func testNodeOtherOrg(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	ref := vigil.NodeRef{Type: vigil.NodeIP, Value: "198.51.100.9"}
 	a := mustNodes(t, s, orgA, ref)[0]
@@ -107,7 +107,7 @@ func listedIDs(ns []*vigil.Node) []string {
 	return out
 }
 
-func testNodeGet(t *testing.T, s vigil.Store) {
+func testNodeGet(t *testing.T, s Store) {
 	org := vigil.NewID()
 	before := vigil.Now()
 	id := mustNodes(t, s, org, vigil.NodeRef{Type: vigil.NodeDomain, Value: "c2.example.net"})[0]
@@ -138,7 +138,7 @@ func testNodeGet(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeListOrder(t *testing.T, s vigil.Store) {
+func testNodeListOrder(t *testing.T, s Store) {
 	org := vigil.NewID()
 	var want []string // creation order
 	for i := range 5 {
@@ -166,7 +166,7 @@ func testNodeListOrder(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeListFilters(t *testing.T, s vigil.Store) {
+func testNodeListFilters(t *testing.T, s Store) {
 	org := vigil.NewID()
 	refs := []vigil.NodeRef{
 		{Type: vigil.NodeIP, Value: "203.0.113.7"},
@@ -227,7 +227,7 @@ func testNodeListFilters(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeListTenancy(t *testing.T, s vigil.Store) {
+func testNodeListTenancy(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	refs := []vigil.NodeRef{ipNode("203.0.113.7"), {Type: vigil.NodeDomain, Value: "evil.example.com"}}
 	a := mustNodes(t, s, orgA, refs...)
@@ -257,7 +257,7 @@ func testNodeListTenancy(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeObservationByValue(t *testing.T, s vigil.Store) {
+func testNodeObservationByValue(t *testing.T, s Store) {
 	org := vigil.NewID()
 	existing := mustNodes(t, s, org, hostNode("web-1"))[0]
 	named := mustNodes(t, s, org, ipNode("198.51.100.1"))[0]
@@ -292,21 +292,21 @@ func testNodeObservationByValue(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeObservationByValueAtomic(t *testing.T, s vigil.Store) {
+func testNodeObservationByValueAtomic(t *testing.T, s Store) {
 	org := vigil.NewID()
 	o := obs(vigil.SeverityLow, at(0), nil, nil, ids(vigil.NewID()))
 	o.Nodes = []vigil.NodeRef{ipNode("203.0.113.7")}
-	err := s.RecordObservation(t.Context(), org, o, "t", policy)
+	err := recordObservation(t.Context(), s, org, o, "t", policy)
 	wantCode(t, err, vigil.EINVALID, "RecordObservation with an unknown artifact")
 	if list, total := mustListNodes(t, s, org, vigil.NodeFilter{}); total != 0 {
 		t.Errorf("a refused observation left nodes %v", listedIDs(list))
 	}
 	o = obs(vigil.SeverityLow, at(0), nil, nil, nil)
 	o.Nodes = []vigil.NodeRef{{Type: "Planet", Value: "mars"}}
-	wantCode(t, s.RecordObservation(t.Context(), org, o, "t", policy), vigil.EINVALID, "RecordObservation with an unknown node type")
+	wantCode(t, recordObservation(t.Context(), s, org, o, "t", policy), vigil.EINVALID, "RecordObservation with an unknown node type")
 }
 
-func testNodeObservationByValueCorrelates(t *testing.T, s vigil.Store) {
+func testNodeObservationByValueCorrelates(t *testing.T, s Store) {
 	org := vigil.NewID()
 	first := obs(vigil.SeverityMedium, at(0), nil, nil, nil)
 	first.Nodes = []vigil.NodeRef{ipNode("203.0.113.7"), hostNode("web-1")}
@@ -326,7 +326,7 @@ func testNodeObservationByValueCorrelates(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeObservationByValueConcurrent(t *testing.T, s vigil.Store) {
+func testNodeObservationByValueConcurrent(t *testing.T, s Store) {
 	org := vigil.NewID()
 	const n = 8
 	var wg sync.WaitGroup
@@ -338,7 +338,7 @@ func testNodeObservationByValueConcurrent(t *testing.T, s vigil.Store) {
 			defer wg.Done()
 			o := obs(vigil.SeverityMedium, at(time.Duration(i)*time.Second), nil, nil, nil)
 			o.Nodes = []vigil.NodeRef{ipNode("203.0.113.99"), {Type: vigil.NodeDomain, Value: fmt.Sprintf("d%d.example.com", i)}}
-			errs[i] = s.RecordObservation(t.Context(), org, o, "t", policy)
+			errs[i] = recordObservation(t.Context(), s, org, o, "t", policy)
 			out[i] = o
 		}()
 	}
@@ -359,14 +359,14 @@ func testNodeObservationByValueConcurrent(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testNodeUpdateByValue(t *testing.T, s vigil.Store) {
+func testNodeUpdateByValue(t *testing.T, s Store) {
 	org := vigil.NewID()
 	keep := mustNodes(t, s, org, ipNode("198.51.100.1"))[0]
 	o := mustRecord(t, s, org, obs(vigil.SeverityMedium, at(0), ids(keep), ids(keep), nil), policy)
 	ctxRef := vigil.NodeRef{Type: vigil.NodeHost, Value: "web-1"}
 
 	// Without NodeIDs, the nodes are added to the current ones.
-	got, err := s.UpdateObservation(t.Context(), org, o.ID, vigil.ObservationUpdate{
+	got, err := updateObservation(t.Context(), s, org, o.ID, vigil.ObservationUpdate{
 		Nodes: []vigil.NodeRef{ipNode("203.0.113.7"), ctxRef},
 	}, at(time.Minute))
 	if err != nil {
@@ -386,7 +386,7 @@ func testNodeUpdateByValue(t *testing.T, s vigil.Store) {
 
 	// With NodeIDs, they replace the nodes and the refs are added.
 	empty := []string{}
-	got, err = s.UpdateObservation(t.Context(), org, o.ID, vigil.ObservationUpdate{
+	got, err = updateObservation(t.Context(), s, org, o.ID, vigil.ObservationUpdate{
 		NodeIDs: &empty, Nodes: []vigil.NodeRef{ctxRef},
 	}, at(2*time.Minute))
 	if err != nil {
@@ -398,7 +398,7 @@ func testNodeUpdateByValue(t *testing.T, s vigil.Store) {
 	}
 
 	// A refused update creates nothing.
-	_, err = s.UpdateObservation(t.Context(), org, o.ID, vigil.ObservationUpdate{
+	_, err = updateObservation(t.Context(), s, org, o.ID, vigil.ObservationUpdate{
 		ArtifactIDs: &[]string{vigil.NewID()}, Nodes: []vigil.NodeRef{ipNode("192.0.2.55")},
 	}, at(3*time.Minute))
 	wantCode(t, err, vigil.EINVALID, "UpdateObservation with an unknown artifact")

@@ -21,7 +21,7 @@ func observationTests() []test {
 	}
 }
 
-func testObservationRoundTrip(t *testing.T, s vigil.Store) {
+func testObservationRoundTrip(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"), hostNode("web-1"), userNode("root"))
 	a := mustArtifactIDs(t, s, org, 3)
@@ -54,7 +54,7 @@ func testObservationRoundTrip(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testObservationUnknownRefs(t *testing.T, s vigil.Store) {
+func testObservationUnknownRefs(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("10.0.0.1"))
 	a := mustArtifactIDs(t, s, org, 1)
@@ -71,7 +71,7 @@ func testObservationUnknownRefs(t *testing.T, s vigil.Store) {
 		{"node id given as artifact", obs(vigil.SeverityLow, base, nil, nil, n)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := s.RecordObservation(t.Context(), org, tc.o, "title", policy)
+			err := recordObservation(t.Context(), s, org, tc.o, "title", policy)
 			wantCode(t, err, vigil.EINVALID, "RecordObservation with "+tc.name)
 			_, err = s.GetObservation(t.Context(), org, tc.o.ID)
 			wantCode(t, err, vigil.ENOTFOUND, "GetObservation of a refused observation")
@@ -85,7 +85,7 @@ func testObservationUnknownRefs(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testObservationList(t *testing.T, s vigil.Store) {
+func testObservationList(t *testing.T, s Store) {
 	org := vigil.NewID()
 	mk := func(typ, sev string, created time.Time) *vigil.Observation {
 		o := obs(sev, created, nil, nil, nil)
@@ -129,7 +129,7 @@ func testObservationList(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testObservationUpdatePartial(t *testing.T, s vigil.Store) {
+func testObservationUpdatePartial(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"), hostNode("web-1"))
 	a := mustArtifactIDs(t, s, org, 2)
@@ -154,7 +154,7 @@ func testObservationUpdatePartial(t *testing.T, s vigil.Store) {
 	}
 
 	d := "second description"
-	got, err := s.UpdateObservation(t.Context(), org, o.ID, vigil.ObservationUpdate{Description: &d}, at(time.Hour))
+	got, err := updateObservation(t.Context(), s, org, o.ID, vigil.ObservationUpdate{Description: &d}, at(time.Hour))
 	if err != nil {
 		t.Fatalf("UpdateObservation(description): %v", err)
 	}
@@ -162,7 +162,7 @@ func testObservationUpdatePartial(t *testing.T, s vigil.Store) {
 	check("read after description update", mustObservation(t, s, org, o.ID), "ssh.bruteforce", d, at(time.Hour))
 
 	typ := "ssh.success_after_failures"
-	got, err = s.UpdateObservation(t.Context(), org, o.ID, vigil.ObservationUpdate{Type: &typ}, at(2*time.Hour))
+	got, err = updateObservation(t.Context(), s, org, o.ID, vigil.ObservationUpdate{Type: &typ}, at(2*time.Hour))
 	if err != nil {
 		t.Fatalf("UpdateObservation(type): %v", err)
 	}
@@ -170,7 +170,7 @@ func testObservationUpdatePartial(t *testing.T, s vigil.Store) {
 	check("read after type update", mustObservation(t, s, org, o.ID), typ, d, at(2*time.Hour))
 
 	// An update naming no field changes nothing but updated_at.
-	if _, err := s.UpdateObservation(t.Context(), org, o.ID, vigil.ObservationUpdate{}, at(3*time.Hour)); err != nil {
+	if _, err := updateObservation(t.Context(), s, org, o.ID, vigil.ObservationUpdate{}, at(3*time.Hour)); err != nil {
 		t.Fatalf("UpdateObservation(nothing): %v", err)
 	}
 	check("read after empty update", mustObservation(t, s, org, o.ID), typ, d, at(3*time.Hour))
@@ -185,7 +185,7 @@ func testObservationUpdatePartial(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testObservationUpdateSeverity(t *testing.T, s vigil.Store) {
+func testObservationUpdateSeverity(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"))
 	o1 := mustRecord(t, s, org, obs(vigil.SeverityLow, at(0), n, n, nil), policy)
@@ -203,7 +203,7 @@ func testObservationUpdateSeverity(t *testing.T, s vigil.Store) {
 		{vigil.SeverityLow, vigil.SeverityMedium},        // lowering it back recomputes
 	} {
 		sev := step.sev
-		got, err := s.UpdateObservation(t.Context(), org, o1.ID, vigil.ObservationUpdate{Severity: &sev}, at(time.Hour))
+		got, err := updateObservation(t.Context(), s, org, o1.ID, vigil.ObservationUpdate{Severity: &sev}, at(time.Hour))
 		if err != nil {
 			t.Fatalf("UpdateObservation(severity %s): %v", sev, err)
 		}
@@ -221,7 +221,7 @@ func testObservationUpdateSeverity(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testObservationUpdateRefs(t *testing.T, s vigil.Store) {
+func testObservationUpdateRefs(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"), hostNode("web-1"), userNode("root"))
 	a := mustArtifactIDs(t, s, org, 3)
@@ -246,7 +246,7 @@ func testObservationUpdateRefs(t *testing.T, s vigil.Store) {
 		{"o2 nodes → [n0, n2]", o2, vigil.ObservationUpdate{NodeIDs: &[]string{n[0], n[2]}}, 2, 3, ids(n[0], n[2]), a},
 		{"o2 nodes and artifacts", o2, vigil.ObservationUpdate{NodeIDs: &[]string{n[0], n[1], n[2]}, ArtifactIDs: &[]string{a[1]}}, 3, 1, n, ids(a[1])},
 	} {
-		got, err := s.UpdateObservation(t.Context(), org, step.target.ID, step.u, at(time.Hour))
+		got, err := updateObservation(t.Context(), s, org, step.target.ID, step.u, at(time.Hour))
 		if err != nil {
 			t.Fatalf("%s: UpdateObservation: %v", step.name, err)
 		}
@@ -260,7 +260,7 @@ func testObservationUpdateRefs(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testObservationUpdateUnknownRefs(t *testing.T, s vigil.Store) {
+func testObservationUpdateUnknownRefs(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"))
 	a := mustArtifactIDs(t, s, org, 1)
@@ -272,7 +272,7 @@ func testObservationUpdateUnknownRefs(t *testing.T, s vigil.Store) {
 		"unknown node":     {NodeIDs: &badNodes, Description: &d},
 		"unknown artifact": {ArtifactIDs: &badArts, Description: &d},
 	} {
-		_, err := s.UpdateObservation(t.Context(), org, o.ID, u, at(time.Hour))
+		_, err := updateObservation(t.Context(), s, org, o.ID, u, at(time.Hour))
 		wantCode(t, err, vigil.EINVALID, "UpdateObservation with "+name)
 	}
 	g := mustObservation(t, s, org, o.ID)
@@ -281,11 +281,11 @@ func testObservationUpdateUnknownRefs(t *testing.T, s vigil.Store) {
 	}
 	wantIncident(t, s, org, o.IncidentID, ids(o.ID), 1, 1, vigil.SeverityLow)
 
-	_, err := s.UpdateObservation(t.Context(), org, vigil.NewID(), vigil.ObservationUpdate{Description: &d}, at(time.Hour))
+	_, err := updateObservation(t.Context(), s, org, vigil.NewID(), vigil.ObservationUpdate{Description: &d}, at(time.Hour))
 	wantCode(t, err, vigil.ENOTFOUND, "UpdateObservation of a missing observation")
 }
 
-func testObservationDelete(t *testing.T, s vigil.Store) {
+func testObservationDelete(t *testing.T, s Store) {
 	org := vigil.NewID()
 	n := mustNodes(t, s, org, ipNode("203.0.113.7"), hostNode("web-1"))
 	a := mustArtifactIDs(t, s, org, 2)
@@ -296,14 +296,14 @@ func testObservationDelete(t *testing.T, s vigil.Store) {
 	}
 	wantIncident(t, s, org, o1.IncidentID, ids(o1.ID, o2.ID), 2, 2, vigil.SeverityCritical)
 
-	if err := s.DeleteObservation(t.Context(), org, o2.ID); err != nil {
+	if err := deleteObservation(t.Context(), s, org, o2.ID); err != nil {
 		t.Fatalf("DeleteObservation: %v", err)
 	}
 	_, err := s.GetObservation(t.Context(), org, o2.ID)
 	wantCode(t, err, vigil.ENOTFOUND, "GetObservation after delete")
-	err = s.DeleteObservation(t.Context(), org, o2.ID)
+	err = deleteObservation(t.Context(), s, org, o2.ID)
 	wantCode(t, err, vigil.ENOTFOUND, "DeleteObservation twice")
-	_, err = s.UpdateObservation(t.Context(), org, o2.ID, vigil.ObservationUpdate{}, at(time.Hour))
+	_, err = updateObservation(t.Context(), s, org, o2.ID, vigil.ObservationUpdate{}, at(time.Hour))
 	wantCode(t, err, vigil.ENOTFOUND, "UpdateObservation after delete")
 
 	list, total := mustListObservations(t, s, org, vigil.ObservationFilter{})

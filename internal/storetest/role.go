@@ -17,7 +17,7 @@ func roleTests() []test {
 	}
 }
 
-func testRoleCRUD(t *testing.T, s vigil.Store) {
+func testRoleCRUD(t *testing.T, s Store) {
 	org := vigil.NewID()
 	r := &vigil.Role{
 		ID: vigil.NewID(), Name: "tier-1 analyst",
@@ -79,7 +79,7 @@ func testRoleCRUD(t *testing.T, s vigil.Store) {
 	mustCreateRole(t, s, org, name, vigil.PermSignalsRead)
 }
 
-func testRoleList(t *testing.T, s vigil.Store) {
+func testRoleList(t *testing.T, s Store) {
 	org := vigil.NewID()
 	var all []string
 	for _, name := range []string{"charlie", "alpha", "echo", "bravo", "delta"} {
@@ -104,7 +104,7 @@ func testRoleList(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testRoleConflict(t *testing.T, s vigil.Store) {
+func testRoleConflict(t *testing.T, s Store) {
 	org := vigil.NewID()
 	analyst := mustCreateRole(t, s, org, "analyst", vigil.PermIncidentsRead)
 	dup := &vigil.Role{ID: vigil.NewID(), Name: "analyst", Permissions: []string{vigil.PermAdmin}, CreatedAt: base, UpdatedAt: base}
@@ -129,7 +129,7 @@ func testRoleConflict(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testRoleOtherOrg(t *testing.T, s vigil.Store) {
+func testRoleOtherOrg(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	a := mustCreateRole(t, s, orgA, "analyst", vigil.PermIncidentsRead)
 	b := mustCreateRole(t, s, orgB, "analyst", vigil.PermAdmin)
@@ -151,7 +151,7 @@ func testRoleOtherOrg(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testRolePermissions(t *testing.T, s vigil.Store) {
+func testRolePermissions(t *testing.T, s Store) {
 	org := vigil.NewID()
 	mustCreateRole(t, s, org, "reader", vigil.PermIncidentsRead, vigil.PermSignalsRead)
 	writer := mustCreateRole(t, s, org, "writer", vigil.PermSignalsRead, vigil.PermSignalsWrite)

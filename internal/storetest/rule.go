@@ -53,7 +53,7 @@ func ruleDiff(got, want *vigil.Rule) string {
 	return ""
 }
 
-func testRuleCreateGet(t *testing.T, s vigil.Store) {
+func testRuleCreateGet(t *testing.T, s Store) {
 	org := vigil.NewID()
 	r := &vigil.Rule{
 		ID: vigil.NewID(), Name: "Escalate SSH success after brute force", Priority: 10, Enabled: true,
@@ -85,7 +85,7 @@ func testRuleCreateGet(t *testing.T, s vigil.Store) {
 	wantCode(t, err, vigil.ENOTFOUND, "GetRule of a missing rule")
 }
 
-func testRuleListOrder(t *testing.T, s vigil.Store) {
+func testRuleListOrder(t *testing.T, s Store) {
 	org := vigil.NewID()
 	// Created in this order (so IDs ascend in this order), but with
 	// created_at chosen so that "older first" and "smaller id first"
@@ -125,7 +125,7 @@ func testRuleListOrder(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testRuleUpdatePartial(t *testing.T, s vigil.Store) {
+func testRuleUpdatePartial(t *testing.T, s Store) {
 	org := vigil.NewID()
 	r := mustCreateRule(t, s, org, newRule("original", 10, at(0)))
 	want := *r
@@ -166,7 +166,7 @@ func testRuleUpdatePartial(t *testing.T, s vigil.Store) {
 	wantCode(t, err, vigil.ENOTFOUND, "UpdateRule of a missing rule")
 }
 
-func testRuleDelete(t *testing.T, s vigil.Store) {
+func testRuleDelete(t *testing.T, s Store) {
 	org := vigil.NewID()
 	keep := mustCreateRule(t, s, org, newRule("keep", 1, at(0)))
 	gone := mustCreateRule(t, s, org, newRule("gone", 2, at(time.Minute)))

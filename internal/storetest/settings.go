@@ -49,7 +49,7 @@ func mustPutSettings(t *testing.T, s vigil.Store, org string, set *vigil.Enrichm
 	}
 }
 
-func testSettingsDefaults(t *testing.T, s vigil.Store) {
+func testSettingsDefaults(t *testing.T, s Store) {
 	org := vigil.NewID()
 	d := vigil.DefaultEnrichmentSettings()
 	first := mustSettings(t, s, org)
@@ -62,7 +62,7 @@ func testSettingsDefaults(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testSettingsPut(t *testing.T, s vigil.Store) {
+func testSettingsPut(t *testing.T, s Store) {
 	org := vigil.NewID()
 	mustSettings(t, s, org) // creates the defaults first
 	set := &vigil.EnrichmentSettings{
@@ -91,7 +91,7 @@ func testSettingsPut(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testSettingsOrgs(t *testing.T, s vigil.Store) {
+func testSettingsOrgs(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	a := vigil.DefaultEnrichmentSettings()
 	a.DNSEnabled, a.RateLimit, a.UpdatedAt = false, 5, at(time.Hour)

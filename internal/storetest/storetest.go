@@ -1,10 +1,13 @@
-// Package storetest is the conformance suite of vigil.Store. Every engine
-// (SQLite, PostgreSQL) runs the same named subtests, so that what a user
-// sees through the API does not depend on the database behind it.
+// Package storetest is the conformance suite of vigil.Store and of the
+// correlation transactions (correlate.Store), driven through
+// correlate.Engine. Every engine (SQLite, PostgreSQL) runs the same named
+// subtests, so that what a user sees through the API does not depend on
+// the database behind it.
 package storetest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -12,13 +15,14 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
 )
 
 // Run runs the suite. open must return a fresh, empty store on each call;
 // closing it is the caller's business (typically a t.Cleanup in open).
 // Every leaf subtest gets its own store, so tests never see each other's
 // records.
-func Run(t *testing.T, open func(t *testing.T) vigil.Store) {
+func Run(t *testing.T, open func(t *testing.T) Store) {
 	groups := []struct {
 		name  string
 		tests []test
@@ -43,24 +47,31 @@ func Run(t *testing.T, open func(t *testing.T) vigil.Store) {
 			}
 		})
 	}
-	t.Run("Deployment", func(t *testing.T) { deploymentTests(t, open) })
+	t.Run("Deployment", func(t *testing.T) { deploymentTests(t, func(t *testing.T) vigil.Store { return open(t) }) })
 }
 
 // RunArtifacts runs only the artifact tests (a store's search, under
 // settings that change how it plans queries).
-func RunArtifacts(t *testing.T, open func(t *testing.T) vigil.Store) {
+func RunArtifacts(t *testing.T, open func(t *testing.T) Store) {
 	for _, tc := range artifactTests() {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 	}
 }
 
+// Store is what the suite tests: the store contract and the correlation
+// transactions.
+type Store interface {
+	vigil.Store
+	correlate.Store
+}
+
 // test is one leaf subtest, run against a fresh store.
 type test struct {
 	name string
-	fn   func(t *testing.T, s vigil.Store)
+	fn   func(t *testing.T, s Store)
 }
 
-func testPing(t *testing.T, s vigil.Store) {
+func testPing(t *testing.T, s Store) {
 	if err := s.Ping(t.Context()); err != nil {
 		t.Fatalf("Ping: %v", err)
 	}
@@ -183,9 +194,28 @@ func obs(sev string, created time.Time, nodes, keys, arts []string) *vigil.Obser
 // ids is a shorthand for a list of IDs in a call.
 func ids(xs ...string) []string { return xs }
 
-func mustRecord(t *testing.T, s vigil.Store, org string, o *vigil.Observation, p vigil.CorrelationPolicy) *vigil.Observation {
+// recordObservation, detect, updateObservation and deleteObservation run
+// the correlation engine over s, without classification rules: what the
+// store keeps is what the suite checks.
+func recordObservation(ctx context.Context, s Store, org string, o *vigil.Observation, title string, p vigil.CorrelationPolicy) error {
+	return correlate.NewEngine(s, nil, p).Record(ctx, org, o, title)
+}
+
+func detect(ctx context.Context, s Store, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]vigil.Detected, error) {
+	return correlate.NewEngine(s, nil, p).Detect(ctx, org, ds)
+}
+
+func updateObservation(ctx context.Context, s Store, org, id string, u vigil.ObservationUpdate, now time.Time) (*vigil.Observation, error) {
+	return correlate.NewEngine(s, nil, policy).Update(ctx, org, id, u, now)
+}
+
+func deleteObservation(ctx context.Context, s Store, org, id string) error {
+	return correlate.NewEngine(s, nil, policy).Delete(ctx, org, id)
+}
+
+func mustRecord(t *testing.T, s Store, org string, o *vigil.Observation, p vigil.CorrelationPolicy) *vigil.Observation {
 	t.Helper()
-	if err := s.RecordObservation(t.Context(), org, o, "incident of "+o.ID, p); err != nil {
+	if err := recordObservation(t.Context(), s, org, o, "incident of "+o.ID, p); err != nil {
 		t.Fatalf("RecordObservation: %v", err)
 	}
 	if o.IncidentID == "" {

@@ -24,7 +24,7 @@ func tenancyTests() []test {
 	}
 }
 
-func testTenancyArtifacts(t *testing.T, s vigil.Store) {
+func testTenancyArtifacts(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	a := newArtifact("auth", "Failed password for root from 10.0.0.1", at(time.Minute))
 	mustInsertArtifacts(t, s, orgA, a)
@@ -53,18 +53,18 @@ func testTenancyArtifacts(t *testing.T, s vigil.Store) {
 		}
 	}
 
-	// Setting an event on another org's artifact is reported as for a
-	// missing one and changes nothing.
-	errMissing := s.SetArtifactEvent(t.Context(), orgB, vigil.NewID(), json.RawMessage(`{"x":1}`))
-	errOther := s.SetArtifactEvent(t.Context(), orgB, a.ID, json.RawMessage(`{"x":1}`))
+	// Setting the enrichment of another org's artifact is reported as for
+	// a missing one and changes nothing.
+	errMissing := s.SetArtifactEnrichment(t.Context(), orgB, vigil.NewID(), json.RawMessage(`{"x":1}`))
+	errOther := s.SetArtifactEnrichment(t.Context(), orgB, a.ID, json.RawMessage(`{"x":1}`))
 	if vigil.ErrorCode(errOther) != vigil.ErrorCode(errMissing) {
-		t.Errorf("SetArtifactEvent of org A's artifact by org B: %v; for a missing one: %v", errOther, errMissing)
+		t.Errorf("SetArtifactEnrichment of org A's artifact by org B: %v; for a missing one: %v", errOther, errMissing)
 	}
 	if c := vigil.ErrorCode(errOther); c != "" && c != vigil.ENOTFOUND {
-		t.Errorf("SetArtifactEvent by org B: code %q, want none or %q", c, vigil.ENOTFOUND)
+		t.Errorf("SetArtifactEnrichment by org B: code %q, want none or %q", c, vigil.ENOTFOUND)
 	}
-	if g := mustArtifact(t, s, orgA, a.ID); !isNull(g.Event) {
-		t.Errorf("org B set the event of org A's artifact: %s", g.Event)
+	if g := mustArtifact(t, s, orgA, a.ID); !isNull(g.Enrichment) {
+		t.Errorf("org B set the enrichment of org A's artifact: %s", g.Enrichment)
 	}
 
 	// Org B inserting an artifact under org A's ID does not touch org A's.
@@ -78,7 +78,7 @@ func testTenancyArtifacts(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testTenancyObservations(t *testing.T, s vigil.Store) {
+func testTenancyObservations(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	na := mustNodes(t, s, orgA, ipNode("10.0.0.1"))
 	oa := mustRecord(t, s, orgA, obs(vigil.SeverityHigh, at(0), na, na, nil), policy)
@@ -89,10 +89,10 @@ func testTenancyObservations(t *testing.T, s vigil.Store) {
 
 	desc := "changed by org B"
 	sev := vigil.SeverityLow
-	_, err = s.UpdateObservation(t.Context(), orgB, oa.ID, vigil.ObservationUpdate{Description: &desc, Severity: &sev}, at(time.Hour))
+	_, err = updateObservation(t.Context(), s, orgB, oa.ID, vigil.ObservationUpdate{Description: &desc, Severity: &sev}, at(time.Hour))
 	wantCode(t, err, vigil.ENOTFOUND, "UpdateObservation of org A's observation by org B")
 
-	err = s.DeleteObservation(t.Context(), orgB, oa.ID)
+	err = deleteObservation(t.Context(), s, orgB, oa.ID)
 	wantCode(t, err, vigil.ENOTFOUND, "DeleteObservation of org A's observation by org B")
 
 	g := mustObservation(t, s, orgA, oa.ID)
@@ -124,7 +124,7 @@ func testTenancyObservations(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testTenancyObservationRefs(t *testing.T, s vigil.Store) {
+func testTenancyObservationRefs(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	nodeA := mustNodes(t, s, orgA, ipNode("10.0.0.1"))
 	artA := mustArtifactIDs(t, s, orgA, 1)
@@ -136,7 +136,7 @@ func testTenancyObservationRefs(t *testing.T, s vigil.Store) {
 		{"node of org A", obs(vigil.SeverityLow, base, nodeA, nodeA, nil)},
 		{"artifact of org A", obs(vigil.SeverityLow, base, nil, nil, artA)},
 	} {
-		err := s.RecordObservation(t.Context(), orgB, tc.o, "title", policy)
+		err := recordObservation(t.Context(), s, orgB, tc.o, "title", policy)
 		wantCode(t, err, vigil.EINVALID, "RecordObservation in org B naming a "+tc.name)
 	}
 	if _, total := mustListObservations(t, s, orgB, vigil.ObservationFilter{}); total != 0 {
@@ -145,16 +145,16 @@ func testTenancyObservationRefs(t *testing.T, s vigil.Store) {
 
 	// The same through an update.
 	ob := mustRecord(t, s, orgB, obs(vigil.SeverityLow, base, nil, nil, nil), policy)
-	_, err := s.UpdateObservation(t.Context(), orgB, ob.ID, vigil.ObservationUpdate{NodeIDs: &nodeA}, at(time.Minute))
+	_, err := updateObservation(t.Context(), s, orgB, ob.ID, vigil.ObservationUpdate{NodeIDs: &nodeA}, at(time.Minute))
 	wantCode(t, err, vigil.EINVALID, "UpdateObservation in org B naming a node of org A")
-	_, err = s.UpdateObservation(t.Context(), orgB, ob.ID, vigil.ObservationUpdate{ArtifactIDs: &artA}, at(time.Minute))
+	_, err = updateObservation(t.Context(), s, orgB, ob.ID, vigil.ObservationUpdate{ArtifactIDs: &artA}, at(time.Minute))
 	wantCode(t, err, vigil.EINVALID, "UpdateObservation in org B naming an artifact of org A")
 	if g := mustObservation(t, s, orgB, ob.ID); len(g.NodeIDs) != 0 || len(g.ArtifactIDs) != 0 {
 		t.Errorf("refused update left nodes %v artifacts %v", g.NodeIDs, g.ArtifactIDs)
 	}
 }
 
-func testTenancyCorrelation(t *testing.T, s vigil.Store) {
+func testTenancyCorrelation(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	// The same attacker seen by two orgs makes one incident in each.
 	na := mustNodes(t, s, orgA, ipNode("203.0.113.7"))
@@ -168,7 +168,7 @@ func testTenancyCorrelation(t *testing.T, s vigil.Store) {
 	wantIncident(t, s, orgB, ob.IncidentID, ids(ob.ID), 1, 0, vigil.SeverityLow)
 }
 
-func testTenancyIncidents(t *testing.T, s vigil.Store) {
+func testTenancyIncidents(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	oa := mustRecord(t, s, orgA, obs(vigil.SeverityHigh, at(0), nil, nil, nil), policy)
 	ob := mustRecord(t, s, orgB, obs(vigil.SeverityHigh, at(time.Minute), nil, nil, nil), policy)
@@ -197,7 +197,7 @@ func testTenancyIncidents(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testTenancyRules(t *testing.T, s vigil.Store) {
+func testTenancyRules(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	ra := mustCreateRule(t, s, orgA, newRule("org A rule", 1, base))
 	rb := mustCreateRule(t, s, orgB, newRule("org B rule", 1, base))
@@ -218,7 +218,7 @@ func testTenancyRules(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testTenancyRoles(t *testing.T, s vigil.Store) {
+func testTenancyRoles(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	ra := mustCreateRole(t, s, orgA, "responder", vigil.PermIncidentsManage, vigil.PermAdmin)
 	rb := mustCreateRole(t, s, orgB, "viewer", vigil.PermObserverRead)
@@ -246,7 +246,7 @@ func testTenancyRoles(t *testing.T, s vigil.Store) {
 	}
 }
 
-func testTenancySettings(t *testing.T, s vigil.Store) {
+func testTenancySettings(t *testing.T, s Store) {
 	orgA, orgB := vigil.NewID(), vigil.NewID()
 	custom := vigil.DefaultEnrichmentSettings()
 	custom.RateLimit, custom.WhoisEnabled = 7, true

@@ -1,0 +1,258 @@
+package correlate
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Detect evaluates detections of org in one transaction and correlates
+// the observations they record or grow, then classifies their incidents.
+// For each detection it records the signals (once per artifact, so that a
+// redelivered artifact counts once); when an earlier burst of the same
+// key is still active (its last signal within Span, its incident open),
+// that burst's observation grows; else, when a window of Span holds
+// MinCount signals and MinDistinct members, the burst fires: one
+// observation with every signal of the burst so far, correlated as Record
+// does. A detection that Requires another detector fires only while a
+// burst of that detector for its key is under way. Detect returns the
+// observations recorded or grown, each with the incident it is in once
+// the transaction commits.
+func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]vigil.Detected, error) {
+	locks := detectionKeys(ds)
+	var out []vigil.Detected
+	err := e.store.Correlate(ctx, org, func(tx Tx) error {
+		out = out[:0]
+		if err := tx.LockDetections(ctx, locks); err != nil {
+			return err
+		}
+		for _, d := range ds {
+			id, err := e.detect(ctx, tx, d)
+			if err != nil {
+				return err
+			}
+			if id != "" {
+				out = append(out, vigil.Detected{ObservationID: id})
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		// The incidents as they are after every merge of the batch.
+		ids := make([]string, len(out))
+		for i, d := range out {
+			ids[i] = d.ObservationID
+		}
+		in, err := tx.ObservationIncidents(ctx, ids)
+		if err != nil {
+			return err
+		}
+		for i := range out {
+			out[i].IncidentID = in[out[i].ObservationID]
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("detect: %w", err)
+	}
+	incidents := make([]string, len(out))
+	for i, d := range out {
+		incidents[i] = d.IncidentID
+	}
+	// The rules run over the incidents the observations joined.
+	return out, e.classifyIncidents(ctx, org, incidents)
+}
+
+// detectionKeys returns the (detector, key) pairs that ds read or write:
+// their own and those they require.
+func detectionKeys(ds []*vigil.Detection) []DetectionKey {
+	var out []DetectionKey
+	for _, d := range ds {
+		out = append(out, DetectionKey{d.Detector, d.Key})
+		if d.Requires != "" {
+			out = append(out, DetectionKey{d.Requires, d.Key})
+		}
+	}
+	slices.SortFunc(out, func(a, b DetectionKey) int {
+		if c := cmp.Compare(a.Detector, b.Detector); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Key, b.Key)
+	})
+	return slices.Compact(out)
+}
+
+// detect evaluates one detection and returns the observation it recorded
+// or grew, if any.
+func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string, error) {
+	k := DetectionKey{d.Detector, d.Key}
+	fresh, err := tx.RecordSignals(ctx, k, d.Signals)
+	if err != nil || len(fresh) == 0 {
+		return "", err // nothing new: a redelivery
+	}
+	oldest, newest := fresh[0].At, fresh[0].At
+	for _, sg := range fresh[1:] {
+		oldest, newest = minTime(oldest, sg.At), maxTime(newest, sg.At)
+	}
+	since := newest.Add(-d.Span)
+	if d.Requires != "" {
+		// A success logged before the brute force began is no success
+		// after it: the required burst must have begun by newest.
+		req, err := tx.Bursts(ctx, DetectionKey{d.Requires, d.Key}, nanos(since))
+		if err != nil {
+			return "", err
+		}
+		if !slices.ContainsFunc(req, func(b Burst) bool { return b.First <= nanos(newest) }) {
+			return "", nil
+		}
+	}
+	// Every burst that may matter: those active at since, and those that
+	// ended within Span of the oldest fresh signal, whose signals a new
+	// burst must not count again.
+	floor := nanos(oldest.Add(-d.Span))
+	bursts, err := tx.Bursts(ctx, k, floor)
+	if err != nil {
+		return "", err
+	}
+	now := e.now()
+	if b := activeBurst(bursts, nanos(since)); b != nil {
+		return b.ObservationID, e.grow(ctx, tx, d, b, fresh, since, newest, now)
+	}
+	// Signals of an earlier burst (its incident closed since) stay out:
+	// the next burst counts only what came after it.
+	for _, b := range bursts {
+		floor = max(floor, b.Last+1)
+	}
+	pts, err := tx.SignalsFrom(ctx, k, floor, vigil.MaxBurstScan)
+	if err != nil {
+		return "", err
+	}
+	from, to, ok := vigil.FindBurst(pts, d.Span, d.MinCount, d.MinDistinct, nanos(oldest), nanos(newest))
+	if !ok {
+		return "", nil
+	}
+	var st vigil.WindowState
+	if len(pts) < vigil.MaxBurstScan {
+		// pts holds every signal from floor on, so every signal of the
+		// burst: no need to read them again.
+		st = vigil.SummarizeWindow(slices.DeleteFunc(pts, func(p vigil.SignalPoint) bool { return p.At < from || p.At > to }))
+	} else {
+		newestPts, err := tx.NewestSignals(ctx, k, from, to, vigil.MaxBurstScan)
+		if err != nil {
+			return "", err
+		}
+		st = vigil.SummarizeWindow(newestPts)
+	}
+	return e.fire(ctx, tx, d, st, from, to, now)
+}
+
+// activeBurst returns the burst that a detection grows: the one with the
+// newest last signal at or after since whose incident is still open.
+func activeBurst(bursts []Burst, since int64) *Burst {
+	var best *Burst
+	for i := range bursts {
+		b := &bursts[i]
+		if !b.Open || b.Last < since {
+			continue
+		}
+		if best == nil || b.Last > best.Last || b.Last == best.Last && b.ObservationID > best.ObservationID {
+			best = b
+		}
+	}
+	return best
+}
+
+// fire records the observation of a burst that fired over [from, to],
+// with every signal in it so far, and correlates it.
+func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.WindowState, from, to int64, now time.Time) (string, error) {
+	k := DetectionKey{d.Detector, d.Key}
+	window, err := tx.WindowSignals(ctx, k, from, to, vigil.MaxObservationArtifacts)
+	if err != nil {
+		return "", err
+	}
+	refs, artifactIDs := vigil.MergeSignals(window)
+	st.Nodes = refs
+	f := d.Describe(d.Key, st)
+	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
+		ArtifactIDs: artifactIDs, CreatedAt: now, UpdatedAt: now}
+	nodes, err := tx.UpsertNodes(ctx, refs, now)
+	if err != nil {
+		return "", err
+	}
+	keys := map[string]bool{}
+	for i, n := range nodes {
+		o.NodeIDs = append(o.NodeIDs, n.ID)
+		if refs[i].Key {
+			keys[n.ID] = true
+		}
+	}
+	if err := e.correlate(ctx, tx, o, keys, f.Title); err != nil {
+		return "", err
+	}
+	return o.ID, tx.StartBurst(ctx, Burst{DetectionKey: k, ObservationID: o.ID, First: from, Last: to, Signals: st.Count})
+}
+
+// grow adds fresh signals to active burst b: their artifacts and nodes
+// join its observation and incident (a key node that is a hub joins as
+// context only), and the observation is described again. Its members are
+// those of the last Span (at most vigil.MaxGrowScan signals); its count
+// is the burst's running total; its severity never drops as it grows.
+func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, fresh []vigil.Signal, since, newest, now time.Time) error {
+	pts, err := tx.NewestSignals(ctx, b.DetectionKey, max(b.First, nanos(since)), max(nanos(newest), b.Last), vigil.MaxGrowScan)
+	if err != nil {
+		return err
+	}
+	st := vigil.SummarizeWindow(pts)
+	st.Count, st.First, st.Grown = b.Signals+len(fresh), fromNanos(b.First), true
+	refs, artifactIDs := vigil.MergeSignals(fresh)
+	st.Nodes = refs
+	f := d.Describe(d.Key, st)
+	nodes, err := tx.UpsertNodes(ctx, refs, now)
+	if err != nil {
+		return err
+	}
+	keys := map[string]bool{}
+	nodeIDs := make([]string, len(nodes))
+	for i, n := range nodes {
+		nodeIDs[i] = n.ID
+		if refs[i].Key {
+			keys[n.ID] = true
+		}
+	}
+	if err := e.dropHubs(ctx, tx, keys, sortedKeys(keys)); err != nil {
+		return err
+	}
+	// The key nodes join the incident: wait for any correlation on them
+	// in flight, as Record does.
+	if err := tx.LockKeys(ctx, sortedKeys(keys)); err != nil {
+		return err
+	}
+	if err := tx.GrowObservation(ctx, Growth{ObservationID: b.ObservationID, IncidentID: b.IncidentID,
+		NodeIDs: nodeIDs, Keys: keys, ArtifactIDs: artifactIDs, Description: f.Description,
+		Severity: vigil.MaxSeverity(b.Severity, f.Severity), Now: now}); err != nil {
+		return err
+	}
+	return tx.ExtendBurst(ctx, b.DetectionKey, b.ObservationID, max(b.Last, nanos(newest)), b.Signals+len(fresh))
+}
+
+func nanos(t time.Time) int64 { return t.UnixNano() }
+
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}

@@ -1,0 +1,274 @@
+// Package correlate turns observations into incidents and windowed
+// detections into observations. Its Engine is the one place where Vigil
+// decides which incident an observation joins and when a burst of signals
+// fires or grows; it runs over the transactional primitives (Tx) that each
+// store implements with its SQL, and classifies what it changed.
+package correlate
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Classifier applies an org's classification rules to its incidents.
+type Classifier interface {
+	// Incidents classifies the incidents ids of org.
+	Incidents(ctx context.Context, org string, ids []string) error
+	// Org classifies every open incident of org.
+	Org(ctx context.Context, org string) error
+}
+
+// ErrClassify marks an error of the classification that follows a
+// correlation: the correlation itself was committed.
+var ErrClassify = errors.New("classify")
+
+// Engine records observations into incidents and evaluates detections,
+// each in one store transaction, and then classifies the incidents it
+// touched. Its methods are safe for concurrent use.
+type Engine struct {
+	store    Store
+	classify Classifier
+	policy   vigil.CorrelationPolicy
+	now      func() time.Time
+}
+
+// NewEngine returns an Engine correlating under policy in store and
+// classifying with classify; a nil classify leaves every incident at its
+// computed severity.
+func NewEngine(store Store, classify Classifier, policy vigil.CorrelationPolicy) *Engine {
+	if policy.Window == 0 {
+		policy = vigil.DefaultCorrelationPolicy()
+	}
+	return &Engine{store: store, classify: classify, policy: policy, now: vigil.Now}
+}
+
+// Record stores o (its ID, CreatedAt and UpdatedAt set by the caller) and
+// correlates it: it joins the open incident of org that shares a key node
+// with it and was active within the policy's window; if it bridges
+// several, they are merged into the oldest; else it opens a new incident
+// titled title. A key node that is already a key of HubLimit open
+// incidents (a NAT gateway, a public resolver) stays in the observation
+// as context and joins nothing. The nodes of o.Nodes are created when
+// new, in the same transaction. Record sets o.IncidentID and o.KeyNodeIDs,
+// then classifies the incident. Unknown NodeIDs or ArtifactIDs are
+// EINVALID.
+func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, title string) error {
+	o.OrgID = org
+	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
+	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
+	givenIDs, givenKeys := o.NodeIDs, o.KeyNodeIDs
+	err := e.store.Correlate(ctx, org, func(tx Tx) error {
+		o.NodeIDs, o.KeyNodeIDs = givenIDs, givenKeys
+		if err := tx.CheckRefs(ctx, givenIDs, o.ArtifactIDs); err != nil {
+			return err
+		}
+		keys := make(map[string]bool, len(givenKeys))
+		for _, id := range givenKeys {
+			keys[id] = true
+		}
+		if len(o.Nodes) > 0 {
+			nodes, err := tx.UpsertNodes(ctx, o.Nodes, o.CreatedAt)
+			if err != nil {
+				return err
+			}
+			o.NodeIDs = vigil.AddNodes(slices.Clone(givenIDs), keys, nodes, o.Nodes)
+		}
+		return e.correlate(ctx, tx, o, keys, title)
+	})
+	if err != nil {
+		return fmt.Errorf("record observation: %w", err)
+	}
+	return e.classifyIncidents(ctx, org, []string{o.IncidentID})
+}
+
+// Update applies u to observation id of org, creating the nodes of
+// u.Nodes when new, and rebuilds the incident it belongs to from its
+// observations, then classifies it. The observation keeps its incident.
+// ENOTFOUND if org has no observation id; unknown refs are EINVALID.
+func (e *Engine) Update(ctx context.Context, org, id string, u vigil.ObservationUpdate, now time.Time) (*vigil.Observation, error) {
+	var out *vigil.Observation
+	err := e.store.Correlate(ctx, org, func(tx Tx) error {
+		o, err := tx.LockObservation(ctx, id)
+		if err != nil {
+			return err
+		}
+		nodeIDs, artifactIDs := u.Apply(o)
+		if err := tx.CheckRefs(ctx, nodeIDs, artifactIDs); err != nil {
+			return err
+		}
+		keys := u.KeySet(o, nodeIDs)
+		if len(u.Nodes) > 0 {
+			nodes, err := tx.UpsertNodes(ctx, u.Nodes, now)
+			if err != nil {
+				return err
+			}
+			nodeIDs = vigil.AddNodes(slices.Clone(nodeIDs), keys, nodes, u.Nodes)
+		}
+		o.UpdatedAt = now
+		if u.ChangesRefs() {
+			o.NodeIDs, o.ArtifactIDs = nodeIDs, artifactIDs
+			o.KeyNodeIDs = keyList(nodeIDs, keys)
+		}
+		if err := tx.UpdateObservation(ctx, o, keys, u.ChangesRefs()); err != nil {
+			return err
+		}
+		if o.IncidentID != "" {
+			if err := tx.RebuildIncident(ctx, o.IncidentID, now); err != nil {
+				return err
+			}
+		}
+		out = o
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update observation: %w", err)
+	}
+	return out, e.classifyIncidents(ctx, org, []string{out.IncidentID})
+}
+
+// Delete removes observation id of org and rebuilds the incident it
+// belonged to from the observations left, then classifies it. ENOTFOUND
+// if org has no observation id.
+func (e *Engine) Delete(ctx context.Context, org, id string) error {
+	var incident string
+	err := e.store.Correlate(ctx, org, func(tx Tx) error {
+		o, err := tx.LockObservation(ctx, id)
+		if err != nil {
+			return err
+		}
+		incident = o.IncidentID
+		if err := tx.DeleteObservation(ctx, id); err != nil {
+			return err
+		}
+		if incident == "" {
+			return nil
+		}
+		return tx.RebuildIncident(ctx, incident, e.now())
+	})
+	if err != nil {
+		return fmt.Errorf("delete observation: %w", err)
+	}
+	return e.classifyIncidents(ctx, org, []string{incident})
+}
+
+// Reclassify classifies every open incident of org again, after its
+// classification rules changed.
+func (e *Engine) Reclassify(ctx context.Context, org string) error {
+	if e.classify == nil {
+		return nil
+	}
+	if err := e.classify.Org(ctx, org); err != nil {
+		return fmt.Errorf("%w: %w", ErrClassify, err)
+	}
+	return nil
+}
+
+func (e *Engine) classifyIncidents(ctx context.Context, org string, ids []string) error {
+	ids = slices.DeleteFunc(ids, func(id string) bool { return id == "" })
+	if e.classify == nil || len(ids) == 0 {
+		return nil
+	}
+	if err := e.classify.Incidents(ctx, org, ids); err != nil {
+		return fmt.Errorf("%w: %w", ErrClassify, err)
+	}
+	return nil
+}
+
+// correlate inserts o and attaches it to an incident, in the order that
+// keeps concurrent correlations apart: lock the key nodes, drop the hubs,
+// insert, find the candidate incidents (locking them), then open, merge
+// and join.
+func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, keys map[string]bool, title string) error {
+	now := o.CreatedAt
+	ids := sortedKeys(keys)
+	if err := tx.LockKeys(ctx, ids); err != nil {
+		return err
+	}
+	if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
+		return err
+	}
+	if err := tx.InsertObservation(ctx, o, keys); err != nil {
+		return err
+	}
+	var candidates []Candidate
+	if len(keys) > 0 {
+		var err error
+		if candidates, err = tx.OpenIncidents(ctx, sortedKeys(keys), now.Add(-e.policy.Window)); err != nil {
+			return err
+		}
+	}
+	var target string
+	if len(candidates) == 0 {
+		target = vigil.NewID()
+		if err := tx.CreateIncident(ctx, NewIncident{ID: target, Title: title, Severity: o.Severity, At: now}); err != nil {
+			return err
+		}
+	} else {
+		// The observation bridges every candidate: they merge into the
+		// oldest, which keeps its id, title and history.
+		slices.SortFunc(candidates, func(a, b Candidate) int {
+			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.ID, b.ID)
+		})
+		target = candidates[0].ID
+		for _, c := range candidates[1:] {
+			if err := tx.MergeIncident(ctx, c.ID, target, now); err != nil {
+				return err
+			}
+		}
+	}
+	if err := tx.JoinIncident(ctx, target, o, keys, now); err != nil {
+		return err
+	}
+	o.IncidentID = target
+	o.KeyNodeIDs = keyList(o.NodeIDs, keys)
+	return nil
+}
+
+// dropHubs removes from keys (whose sorted ids are ids) the nodes that are
+// already keys of HubLimit or more open incidents: such a hub would
+// otherwise collapse unrelated incidents into one.
+func (e *Engine) dropHubs(ctx context.Context, tx Tx, keys map[string]bool, ids []string) error {
+	if len(ids) == 0 || e.policy.HubLimit <= 0 {
+		return nil
+	}
+	hubs, err := tx.HubNodes(ctx, ids, e.policy.HubLimit)
+	if err != nil {
+		return err
+	}
+	for _, id := range hubs {
+		delete(keys, id)
+	}
+	return nil
+}
+
+// sortedKeys returns the members of a set in ascending order: the order in
+// which stores take locks, so that two transactions never wait on each
+// other's.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// keyList returns the ids of nodeIDs that are in keys, in order.
+func keyList(nodeIDs []string, keys map[string]bool) []string {
+	var out []string
+	for _, id := range nodeIDs {
+		if keys[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}

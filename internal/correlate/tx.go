@@ -1,0 +1,157 @@
+package correlate
+
+import (
+	"context"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Store runs the engine's transactions. Both stores implement it with
+// their SQL; the decisions (which incident an observation joins, when a
+// burst fires or grows) are the Engine's.
+type Store interface {
+	// Correlate runs fn in one write transaction whose reads and writes
+	// are all of org's records, committing when fn returns nil. A store
+	// may run fn again when the database aborted the transaction to break
+	// a deadlock, so fn sets its results and never accumulates them.
+	Correlate(ctx context.Context, org string, fn func(Tx) error) error
+}
+
+// Tx is one correlation transaction of one org: every method reads and
+// writes that org's records only. Errors other than those documented are
+// the store's own (wrapped as internal, or transient when the database
+// cannot write now).
+type Tx interface {
+	// CheckRefs returns EINVALID (field node_ids or artifact_ids) naming
+	// the first of nodeIDs, then of artifactIDs, that is no record of the
+	// org.
+	CheckRefs(ctx context.Context, nodeIDs, artifactIDs []string) error
+	// UpsertNodes returns the nodes named by refs, in their order,
+	// creating at now those the org does not have. A ref of an unknown
+	// type or without a value is EINVALID.
+	UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error)
+
+	// LockKeys makes the correlations of observations sharing one of the
+	// key nodes ids run one after the other until the transaction ends,
+	// so that the second sees the incident the first opened.
+	LockKeys(ctx context.Context, ids []string) error
+	// HubNodes returns those of ids that are key nodes of at least limit
+	// open incidents.
+	HubNodes(ctx context.Context, ids []string, limit int) ([]string, error)
+	// OpenIncidents returns the open incidents (new or in progress, not
+	// merged) in which one of keys is a key node and which were active
+	// at or after since, each locked until the transaction ends.
+	OpenIncidents(ctx context.Context, keys []string, since time.Time) ([]Candidate, error)
+	// CreateIncident opens an incident.
+	CreateIncident(ctx context.Context, inc NewIncident) error
+	// MergeIncident moves the observations, nodes and artifacts of
+	// incident from into incident into, leaves from as a pointer to into
+	// with no counts of its own, and refreshes into's counts and computed
+	// severity. Both are locked by OpenIncidents.
+	MergeIncident(ctx context.Context, from, into string, now time.Time) error
+	// RebuildIncident recomputes an incident's nodes and artifacts from its
+	// observations, then its counts and computed severity.
+	RebuildIncident(ctx context.Context, id string, now time.Time) error
+
+	// InsertObservation stores o, in no incident yet, with its nodes in
+	// order (keys[id] marking the key nodes) and its artifacts in order.
+	InsertObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool) error
+	// JoinIncident puts observation o into incident: it adds o's nodes
+	// (a key node stays a key) and artifacts to the incident's, advances
+	// its artifact count by those new to it, and refreshes its node count
+	// and computed severity, active at now unless it was active later.
+	JoinIncident(ctx context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error
+	// LockObservation returns an observation with its refs, locked with
+	// its incident until the transaction ends; ENOTFOUND if the org has
+	// none with id.
+	LockObservation(ctx context.Context, id string) (*vigil.Observation, error)
+	// UpdateObservation writes o's type, description, severity and
+	// UpdatedAt and, when refs, replaces its nodes (keys[id] marking the
+	// key nodes) and artifacts with o.NodeIDs and o.ArtifactIDs.
+	UpdateObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error
+	// DeleteObservation removes an observation (locked by LockObservation).
+	DeleteObservation(ctx context.Context, id string) error
+	// GrowObservation applies g to a detected observation and its
+	// incident, locking the incident first.
+	GrowObservation(ctx context.Context, g Growth) error
+	// ObservationIncidents returns the incident each of the observations
+	// ids is in now.
+	ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error)
+
+	// LockDetections makes the evaluations of the (detector, key) pairs
+	// run one after the other until the transaction ends.
+	LockDetections(ctx context.Context, pairs []DetectionKey) error
+	// RecordSignals records the signals of one (detector, key), once per
+	// artifact, and returns those not recorded before, in their order.
+	RecordSignals(ctx context.Context, k DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error)
+	// Bursts returns the bursts of one (detector, key) whose last signal
+	// is at or after since (Unix nanoseconds), in no particular order.
+	Bursts(ctx context.Context, k DetectionKey, since int64) ([]Burst, error)
+	// SignalsFrom returns the oldest limit signals of one (detector, key)
+	// at or after from, oldest first.
+	SignalsFrom(ctx context.Context, k DetectionKey, from int64, limit int) ([]vigil.SignalPoint, error)
+	// NewestSignals returns the newest limit signals of one (detector,
+	// key) in [from, to], newest first.
+	NewestSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.SignalPoint, error)
+	// WindowSignals returns the first limit signals of one (detector, key)
+	// in [from, to] with their nodes, oldest first (ties by artifact id).
+	WindowSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.Signal, error)
+	// StartBurst records a burst that fired.
+	StartBurst(ctx context.Context, b Burst) error
+	// ExtendBurst sets a grown burst's last signal time and signal count.
+	ExtendBurst(ctx context.Context, k DetectionKey, observationID string, last int64, signals int) error
+}
+
+// Candidate is an open incident an observation may join.
+type Candidate struct {
+	ID        string
+	CreatedAt time.Time
+}
+
+// NewIncident is an incident an observation opens.
+type NewIncident struct {
+	ID       string
+	Title    string
+	Severity string
+	At       time.Time // created, updated and last active
+}
+
+// Growth is what a growing burst adds to its observation and incident:
+// nodes (keys[id] marking key nodes) and artifacts, appended to the
+// observation's (its artifacts up to vigil.MaxObservationArtifacts) and
+// added to the incident's; the observation's new description and
+// severity; the incident's counts and computed severity are refreshed,
+// active at Now.
+type Growth struct {
+	ObservationID string
+	IncidentID    string
+	NodeIDs       []string
+	Keys          map[string]bool
+	ArtifactIDs   []string
+	Description   string
+	Severity      string
+	Now           time.Time
+}
+
+// DetectionKey names the state of one detector's key: its signals and
+// bursts.
+type DetectionKey struct {
+	Detector string
+	Key      string
+}
+
+// Burst is the recorded state of a burst that fired: its observation,
+// the times (Unix nanoseconds) of its first and last signals and their
+// count. Read back, it also says where its observation is: the incident,
+// whether that incident is open, and the observation's severity.
+type Burst struct {
+	DetectionKey
+	ObservationID string
+	First, Last   int64
+	Signals       int
+
+	IncidentID string
+	Open       bool
+	Severity   string
+}

@@ -1,0 +1,210 @@
+// Package pipeline moves artifacts from the API to the store and through
+// parse → enrich → store → detect → correlate: Queued publishes them
+// durably to JetStream, Worker consumes them and runs the Processor, whose
+// stages are the small interfaces declared here.
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
+	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/enrich"
+	"github.com/vigil-soc/vigil/internal/parse"
+	"github.com/vigil-soc/vigil/internal/rules"
+)
+
+// Parser reads one raw line of a source (parse.Parse).
+type Parser func(source string, raw []byte, ref time.Time) parse.Result
+
+// ArtifactWriter stores artifacts, once per ID (a vigil.ArtifactStore).
+type ArtifactWriter interface {
+	InsertArtifacts(ctx context.Context, org string, arts []*vigil.Artifact) error
+}
+
+// Enricher adds what is known of artifacts' nodes before they are stored,
+// and looks further afield once they are (an enrich.Enricher).
+type Enricher interface {
+	Enrich(ctx context.Context, org string, settings *vigil.EnrichmentSettings, arts []*vigil.Artifact, nodes [][]vigil.NodeRef) []enrich.Result
+	Submit(org string, results []enrich.Result) int
+}
+
+// Detector turns parsed events into detections (a detect.Engine).
+type Detector interface {
+	Detections(evs []*detect.Event) []*vigil.Detection
+}
+
+// Recorder evaluates detections, correlates the observations they record
+// or grow and classifies their incidents (a correlate.Engine).
+type Recorder interface {
+	Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]vigil.Detected, error)
+}
+
+// Store is what NewProcessor builds the store stages on: artifacts, the
+// correlation transactions, and what the classification rules read.
+type Store interface {
+	vigil.Store
+	correlate.Store
+}
+
+// Processor runs the stages after the queue on a batch of one org's
+// artifacts: parse, enrich, store (idempotent on artifact id), then
+// detect and record what the detectors find.
+type Processor struct {
+	parse    Parser
+	store    ArtifactWriter
+	enricher Enricher // nil: no enrichment
+	detector Detector // nil: no detection
+	recorder Recorder
+	// recorderFor builds the Recorder of a correlation policy.
+	recorderFor func(vigil.CorrelationPolicy) Recorder
+
+	log     *slog.Logger
+	metrics *Metrics
+	health  writeHealth
+}
+
+// NewProcessor returns a Processor writing to store, without enrichment or
+// detection until WithEnrichment and WithDetection.
+func NewProcessor(store Store, log *slog.Logger, m *Metrics) *Processor {
+	p := newProcessor(store, log, m)
+	p.recorderFor = func(policy vigil.CorrelationPolicy) Recorder {
+		return correlate.NewEngine(store, rules.NewClassifier(store), policy)
+	}
+	return p
+}
+
+// newProcessor returns a Processor over the artifact writer alone.
+func newProcessor(store ArtifactWriter, log *slog.Logger, m *Metrics) *Processor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if m == nil {
+		m = NewMetrics(nil)
+	}
+	return &Processor{parse: parse.Parse, store: store, log: log, metrics: m}
+}
+
+// WithDetection makes the processor run detector after storing, and
+// correlate what it finds under policy.
+func (p *Processor) WithDetection(detector Detector, policy vigil.CorrelationPolicy) *Processor {
+	p.detector, p.recorder = detector, p.recorderFor(policy)
+	return p
+}
+
+// WithEnrichment makes the processor enrich artifacts before storing
+// them, and hand threat-intel hits to the detectors.
+func (p *Processor) WithEnrichment(e Enricher) *Processor {
+	p.enricher = e
+	return p
+}
+
+// Process parses and stores one org's artifacts. Redelivered artifacts
+// are stored once. A transient error (vigil.Transient) means nothing is
+// wrong with the artifacts: the store could not take them now.
+func (p *Processor) Process(ctx context.Context, org string, arts []*vigil.Artifact) error {
+	err := p.process(ctx, org, arts)
+	p.health.record(err)
+	return err
+}
+
+func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artifact) error {
+	start := time.Now()
+	fields := make([]parse.Event, len(arts))
+	for i, a := range arts {
+		fields[i] = p.parseOne(a)
+	}
+	p.metrics.Stage.WithLabelValues("parse").Observe(time.Since(start).Seconds())
+
+	var enriched []enrich.Result
+	if p.enricher != nil {
+		start = time.Now()
+		nodes := make([][]vigil.NodeRef, len(arts))
+		for i, f := range fields {
+			if f != nil {
+				nodes[i] = parse.Nodes(f)
+			}
+		}
+		enriched = p.enricher.Enrich(ctx, org, nil, arts, nodes) // sets each a.Enrichment
+		p.metrics.Stage.WithLabelValues("enrich").Observe(time.Since(start).Seconds())
+	}
+
+	start = time.Now()
+	if err := p.store.InsertArtifacts(ctx, org, arts); err != nil {
+		p.metrics.Failed.WithLabelValues("store").Inc()
+		return fmt.Errorf("store artifacts: %w", err)
+	}
+	p.metrics.Stage.WithLabelValues("store").Observe(time.Since(start).Seconds())
+	if p.enricher != nil {
+		// Outbound look-ups (DNS, RDAP) run in the background, rate-limited,
+		// now that the artifacts exist to receive their results.
+		p.enricher.Submit(org, enriched)
+	}
+	if p.detector == nil {
+		return nil
+	}
+
+	start = time.Now()
+	events := make([]*detect.Event, 0, len(arts))
+	for i, a := range arts {
+		if fields[i] == nil {
+			continue
+		}
+		ev := &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: fields[i]}
+		if i < len(enriched) {
+			for _, h := range enriched[i].Hits {
+				ev.Intel = append(ev.Intel, detect.IntelHit{Feed: h.Feed, Indicator: h.Indicator, NodeType: h.NodeType, Value: h.NodeValue})
+			}
+		}
+		events = append(events, ev)
+	}
+	if ds := p.detector.Detections(events); len(ds) > 0 {
+		if _, err := p.recorder.Detect(ctx, org, ds); err != nil {
+			stage := "detect"
+			if errors.Is(err, correlate.ErrClassify) {
+				stage = "classify"
+			}
+			p.metrics.Failed.WithLabelValues(stage).Inc()
+			return fmt.Errorf("detect: %w", err)
+		}
+	}
+	p.metrics.Stage.WithLabelValues("detect").Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// parseOne returns the artifact's event (the store does not keep it: the
+// API parses it again, see parse.EventJSON) and sets its timestamp to the
+// parsed time when the request gave none. A parser that panics on a
+// hostile line costs that line its event, never the batch.
+func (p *Processor) parseOne(a *vigil.Artifact) (ev parse.Event) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.log.Error("parser panic", slog.String("source", a.Source), slog.String("artifact_id", a.ID), slog.Any("panic", v))
+			p.metrics.Unparsed.WithLabelValues(metricSource(a.Source)).Inc()
+			a.Event, ev = nil, nil
+		}
+	}()
+	res := p.parse(a.Source, []byte(a.Raw), a.Timestamp)
+	if a.TimestampDefaulted && vigil.ValidTimestamp(res.Time) {
+		a.Timestamp = res.Time.UTC()
+	}
+	if res.Parsed {
+		p.metrics.Parsed.WithLabelValues(metricSource(a.Source)).Inc()
+	} else {
+		p.metrics.Unparsed.WithLabelValues(metricSource(a.Source)).Inc()
+	}
+	return res.Event
+}
+
+// metricSource bounds the label values: unknown sources share one label.
+func metricSource(s string) string {
+	if parse.Known(s) {
+		return s
+	}
+	return "other"
+}

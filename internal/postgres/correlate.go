@@ -1,0 +1,398 @@
+package postgres
+
+import (
+	"context"
+	"hash/fnv"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
+)
+
+var _ correlate.Store = (*Store)(nil)
+
+// Correlate runs fn in a READ COMMITTED transaction of org (run again when
+// the server aborts it to break a deadlock).
+//
+// Several processes correlate at once: correlate.Tx's locks are
+// transaction-scoped advisory locks on hashes of what they serialize,
+// taken in ascending order, and the incidents an observation may join are
+// locked (FOR UPDATE) before they are used. Writes are queued and sent
+// with the next read, or at the end, in one round trip (pgx.Batch): a
+// correlation costs a few round trips however many statements it runs.
+func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx) error) error {
+	return wrap("Correlate", s.tx(ctx, func(tx pgx.Tx) error {
+		t := &corrTx{tx: tx, org: org, b: &pgx.Batch{}}
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.flush(ctx)
+	}))
+}
+
+// corrTx is correlate.Tx on a transaction. Every statement names the org:
+// directly where the table has an org_id, through the incident or
+// observation of the org it belongs to where it has not.
+type corrTx struct {
+	tx  pgx.Tx
+	org string
+	b   *pgx.Batch // writes not sent yet
+}
+
+var _ correlate.Tx = (*corrTx)(nil)
+
+// exec queues a write.
+func (t *corrTx) exec(sql string, args ...any) { t.b.Queue(sql, args...) }
+
+// flush sends the queued writes.
+func (t *corrTx) flush(ctx context.Context) error {
+	if t.b.Len() == 0 {
+		return nil
+	}
+	b := t.b
+	t.b = &pgx.Batch{}
+	return t.tx.SendBatch(ctx, b).Close()
+}
+
+// query sends the queued writes and then sql, in one round trip, and
+// hands its rows to scan.
+func (t *corrTx) query(ctx context.Context, scan func(pgx.Rows) error, sql string, args ...any) error {
+	if t.b.Len() == 0 {
+		rows, err := t.tx.Query(ctx, sql, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if err := scan(rows); err != nil {
+			return err
+		}
+		rows.Close()
+		return rows.Err()
+	}
+	b := t.b
+	t.b = &pgx.Batch{}
+	b.Queue(sql, args...).Query(scan)
+	return t.tx.SendBatch(ctx, b).Close()
+}
+
+// queryStrings returns the first column of sql's rows.
+func (t *corrTx) queryStrings(ctx context.Context, sql string, args ...any) ([]string, error) {
+	var out []string
+	err := t.query(ctx, func(rows pgx.Rows) error {
+		var err error
+		out, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	}, sql, args...)
+	return out, err
+}
+
+func (t *corrTx) CheckRefs(ctx context.Context, nodeIDs, artifactIDs []string) error {
+	if err := t.flush(ctx); err != nil {
+		return err
+	}
+	return checkRefs(ctx, t.tx, t.org, nodeIDs, artifactIDs)
+}
+
+func (t *corrTx) UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return upsertNodes(ctx, t.tx, t.org, refs, now)
+}
+
+// advisoryLock queues the advisory locks of keys, sorted so that two
+// transactions never wait on each other's.
+func (t *corrTx) advisoryLock(keys []int64) {
+	if len(keys) == 0 {
+		return
+	}
+	slices.Sort(keys)
+	// unnest yields the keys in array order.
+	t.exec(`SELECT pg_advisory_xact_lock(k) FROM unnest($1::bigint[]) AS k`, slices.Compact(keys))
+}
+
+// lockKey hashes the parts of what a lock serializes to an advisory lock
+// key. A collision of two hashes only serializes two unrelated
+// transactions; it never lets two related ones run at once.
+func lockKey(parts ...string) int64 {
+	h := fnv.New64a()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return int64(h.Sum64())
+}
+
+// LockKeys takes the lock of each key node (org, node): observations that
+// share a key node are correlated one after the other, and the second
+// sees the incident the first opened (READ COMMITTED gives every later
+// statement a snapshot taken after the lock was granted).
+func (t *corrTx) LockKeys(_ context.Context, ids []string) error {
+	keys := make([]int64, len(ids))
+	for i, id := range ids {
+		keys[i] = lockKey("vigil/correlate", t.org, id)
+	}
+	t.advisoryLock(keys)
+	return nil
+}
+
+// LockDetections takes the lock of each (org, detector, key), so that two
+// workers that split one attacker's lines evaluate them one after the
+// other and the burst fires once.
+func (t *corrTx) LockDetections(_ context.Context, pairs []correlate.DetectionKey) error {
+	keys := make([]int64, len(pairs))
+	for i, p := range pairs {
+		keys[i] = lockKey("vigil/detect", t.org, p.Detector, p.Key)
+	}
+	t.advisoryLock(keys)
+	return nil
+}
+
+func (t *corrTx) HubNodes(ctx context.Context, ids []string, limit int) ([]string, error) {
+	return t.queryStrings(ctx, `SELECT n.node_id FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
+		WHERE i.org_id = $1 AND n.key AND i.status IN (1, 2) AND i.merged_into IS NULL AND n.node_id = ANY($2)
+		GROUP BY n.node_id HAVING COUNT(*) >= $3`, t.org, ids, limit)
+}
+
+// OpenIncidents locks the candidates (FOR UPDATE) and then looks them up
+// again, until the lookup finds no candidate it has not locked: the key
+// node locks keep other observations with these keys out, but a concurrent
+// merge (by an observation with other keys) may move one of these key
+// nodes from an incident into another, or a status change may close one.
+// Once every candidate is locked, such a change has either committed, and
+// the next lookup (a new snapshot) sees it, or it waits for this
+// transaction.
+func (t *corrTx) OpenIncidents(ctx context.Context, keys []string, since time.Time) ([]correlate.Candidate, error) {
+	locked := map[string]bool{}
+	for {
+		var out []correlate.Candidate
+		err := t.query(ctx, func(rows pgx.Rows) error {
+			for rows.Next() {
+				var c correlate.Candidate
+				var created int64
+				if err := rows.Scan(&c.ID, &created); err != nil {
+					return err
+				}
+				c.CreatedAt = fromNanos(created)
+				out = append(out, c)
+			}
+			return rows.Err()
+		}, `SELECT i.id, i.created_at FROM incidents i
+			WHERE i.org_id = $1 AND i.status IN (1, 2) AND i.merged_into IS NULL AND i.last_activity_at >= $3
+			AND EXISTS (SELECT 1 FROM incident_nodes n WHERE n.incident_id = i.id AND n.key AND n.node_id = ANY($2))`,
+			t.org, keys, nanos(since))
+		if err != nil {
+			return nil, err
+		}
+		var lock []string
+		for _, c := range out {
+			if !locked[c.ID] {
+				lock = append(lock, c.ID)
+				locked[c.ID] = true
+			}
+		}
+		if len(lock) == 0 {
+			return out, nil
+		}
+		// Sent with the next lookup.
+		t.exec(`SELECT 1 FROM incidents WHERE org_id = $1 AND id = ANY($2) ORDER BY created_at, id FOR UPDATE`, t.org, lock)
+	}
+}
+
+func (t *corrTx) CreateIncident(_ context.Context, inc correlate.NewIncident) error {
+	t.exec(`INSERT INTO incidents (id, org_id, title, severity, computed_severity, status,
+		created_at, updated_at, last_activity_at) VALUES ($1, $2, $3, $4, $4, 1, $5, $5, $5)`,
+		inc.ID, t.org, inc.Title, inc.Severity, nanos(inc.At))
+	return nil
+}
+
+// incidentOfOrg guards a statement on the rows of incident $1: they are
+// written only when it is an incident of org $2.
+const incidentOfOrg = `EXISTS (SELECT 1 FROM incidents WHERE id = $1 AND org_id = $2)`
+
+func (t *corrTx) MergeIncident(_ context.Context, from, into string, now time.Time) error {
+	t.exec(`UPDATE observations SET incident_id = $3 WHERE org_id = $2 AND incident_id = $1`, from, t.org, into)
+	t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
+		SELECT $3, x.node_id, x.key FROM incident_nodes x
+		WHERE x.incident_id = $1 AND `+incidentOfOrg+` AND EXISTS (SELECT 1 FROM incidents WHERE id = $3 AND org_id = $2)
+		ON CONFLICT (incident_id, node_id) DO UPDATE SET key = incident_nodes.key OR excluded.key`, from, t.org, into)
+	t.exec(`INSERT INTO incident_artifacts (incident_id, artifact_id)
+		SELECT $3, x.artifact_id FROM incident_artifacts x
+		WHERE x.incident_id = $1 AND `+incidentOfOrg+` AND EXISTS (SELECT 1 FROM incidents WHERE id = $3 AND org_id = $2)
+		ON CONFLICT DO NOTHING`, from, t.org, into)
+	t.exec(`DELETE FROM incident_nodes WHERE incident_id = $1 AND `+incidentOfOrg, from, t.org)
+	t.exec(`DELETE FROM incident_artifacts WHERE incident_id = $1 AND `+incidentOfOrg, from, t.org)
+	t.exec(`UPDATE incidents SET merged_into = $3, artifact_count = 0, node_count = 0, updated_at = $4
+		WHERE org_id = $2 AND id = $1`, from, t.org, into, nanos(now))
+	t.refresh(into, now, false, true)
+	return nil
+}
+
+func (t *corrTx) RebuildIncident(_ context.Context, id string, now time.Time) error {
+	t.exec(`DELETE FROM incident_nodes WHERE incident_id = $1 AND `+incidentOfOrg, id, t.org)
+	t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
+		SELECT $1, x.node_id, bool_or(x.key) FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+		WHERE o.org_id = $2 AND o.incident_id = $1 GROUP BY x.node_id`, id, t.org)
+	t.exec(`DELETE FROM incident_artifacts WHERE incident_id = $1 AND `+incidentOfOrg, id, t.org)
+	t.exec(`INSERT INTO incident_artifacts (incident_id, artifact_id)
+		SELECT DISTINCT $1, x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
+		WHERE o.org_id = $2 AND o.incident_id = $1`, id, t.org)
+	t.refresh(id, now, false, true)
+	return nil
+}
+
+// refresh queues the statement that recomputes an incident's node count
+// and computed severity (the highest of its observations'), and its
+// severity unless a rule decided it; with recount, its artifact count
+// too (else the statements that added artifacts advanced it). With
+// activity it is marked active at now, unless it was already active
+// later: an observation recorded late must not move the last activity
+// back and close the correlation window early.
+func (t *corrTx) refresh(id string, now time.Time, activity, recount bool) {
+	q := `UPDATE incidents i SET
+		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = $1),`
+	if recount {
+		q += `
+		artifact_count = (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = $1),`
+	}
+	q += `
+		computed_severity = c.sev,
+		severity = CASE WHEN i.classified_by_id IS NULL THEN c.sev ELSE i.severity END,
+		updated_at = $3`
+	if activity {
+		q += `, last_activity_at = GREATEST(i.last_activity_at, $3)`
+	}
+	q += ` FROM (SELECT CASE MAX(CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END)
+			WHEN 4 THEN 'critical' WHEN 3 THEN 'high' WHEN 2 THEN 'medium' ELSE 'low' END
+			FROM observations WHERE org_id = $2 AND incident_id = $1) AS c(sev)
+		WHERE i.org_id = $2 AND i.id = $1`
+	t.exec(q, id, t.org, nanos(now))
+}
+
+func (t *corrTx) InsertObservation(_ context.Context, o *vigil.Observation, keys map[string]bool) error {
+	t.exec(`INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)`, o.ID, t.org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt))
+	t.insertRefs(o.ID, o.NodeIDs, keys, o.ArtifactIDs)
+	return nil
+}
+
+// observationOfOrg guards a statement on the rows of observation $1: they
+// are written only when it is an observation of org $2.
+const observationOfOrg = `EXISTS (SELECT 1 FROM observations WHERE id = $1 AND org_id = $2)`
+
+// insertRefs queues the statements that record the nodes and artifacts of
+// an observation with their positions, so that they read back in the
+// order given.
+func (t *corrTx) insertRefs(obsID string, nodeIDs []string, keys map[string]bool, artifactIDs []string) {
+	if len(nodeIDs) > 0 {
+		t.exec(`INSERT INTO observation_nodes (observation_id, node_id, pos, key)
+			SELECT $1, n, o - 1, n = ANY($4) FROM unnest($3::text[]) WITH ORDINALITY AS t(n, o) WHERE `+observationOfOrg,
+			obsID, t.org, nodeIDs, setKeys(keys))
+	}
+	if len(artifactIDs) > 0 {
+		t.exec(`INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT $1, a, o - 1 FROM unnest($3::text[]) WITH ORDINALITY AS t(a, o) WHERE `+observationOfOrg,
+			obsID, t.org, artifactIDs)
+	}
+}
+
+func (t *corrTx) JoinIncident(_ context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error {
+	t.exec(`UPDATE observations SET incident_id = $1 WHERE org_id = $2 AND id = $3`, incident, t.org, o.ID)
+	t.addToIncident(incident, o.NodeIDs, keys, o.ArtifactIDs)
+	t.refresh(incident, now, true, false)
+	return nil
+}
+
+// addToIncident queues the statements that add nodes (a key stays a key)
+// and artifacts to an incident, advancing its artifact count by those new
+// to it.
+func (t *corrTx) addToIncident(incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) {
+	if len(nodeIDs) > 0 {
+		t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT $1, n, n = ANY($4) FROM unnest($3::text[]) AS n WHERE `+incidentOfOrg+`
+			ON CONFLICT (incident_id, node_id) DO UPDATE SET key = incident_nodes.key OR excluded.key`,
+			incident, t.org, nodeIDs, setKeys(keys))
+	}
+	if len(artifactIDs) > 0 {
+		t.exec(`WITH ins AS (INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT $1, a FROM unnest($3::text[]) AS a WHERE `+incidentOfOrg+` ON CONFLICT DO NOTHING RETURNING 1)
+			UPDATE incidents SET artifact_count = artifact_count + (SELECT COUNT(*) FROM ins) WHERE id = $1 AND org_id = $2`,
+			incident, t.org, artifactIDs)
+	}
+}
+
+func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observation, error) {
+	if err := t.flush(ctx); err != nil {
+		return nil, err
+	}
+	return lockObservation(ctx, t.tx, t.org, id)
+}
+
+func (t *corrTx) UpdateObservation(_ context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error {
+	t.exec(`UPDATE observations SET type = $1, description = $2, severity = $3, updated_at = $4
+		WHERE org_id = $5 AND id = $6`, o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), t.org, o.ID)
+	if refs {
+		t.exec(`DELETE FROM observation_nodes WHERE observation_id = $1 AND `+observationOfOrg, o.ID, t.org)
+		t.exec(`DELETE FROM observation_artifacts WHERE observation_id = $1 AND `+observationOfOrg, o.ID, t.org)
+		t.insertRefs(o.ID, o.NodeIDs, keys, o.ArtifactIDs)
+	}
+	return nil
+}
+
+func (t *corrTx) DeleteObservation(_ context.Context, id string) error {
+	// Its nodes and artifacts go with it (ON DELETE CASCADE).
+	t.exec(`DELETE FROM observations WHERE org_id = $1 AND id = $2`, t.org, id)
+	return nil
+}
+
+// GrowObservation locks the incident first, as every other change to it,
+// after the key node locks the caller took: the order in which Record
+// takes them.
+func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
+	t.exec(`SELECT 1 FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`, t.org, g.IncidentID)
+	if len(g.NodeIDs) > 0 {
+		// New nodes go after the observation's, in order.
+		t.exec(`INSERT INTO observation_nodes (observation_id, node_id, pos, key)
+			SELECT $1, n, p.next + o - 1, n = ANY($4)
+			FROM unnest($3::text[]) WITH ORDINALITY AS t(n, o),
+				(SELECT COALESCE(MAX(pos), -1) + 1 AS next FROM observation_nodes WHERE observation_id = $1) p
+			WHERE `+observationOfOrg+`
+			ON CONFLICT (observation_id, node_id) DO UPDATE SET key = observation_nodes.key OR excluded.key`,
+			g.ObservationID, t.org, g.NodeIDs, setKeys(g.Keys))
+	}
+	if len(g.ArtifactIDs) > 0 {
+		// The observation lists at most MaxObservationArtifacts artifacts,
+		// in the order they came; the incident takes them all.
+		t.exec(`INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT $1, a, (c.n + o - 1)::int
+			FROM unnest($3::text[]) WITH ORDINALITY AS t(a, o),
+				(SELECT COUNT(*) AS n FROM observation_artifacts WHERE observation_id = $1) c
+			WHERE `+observationOfOrg+`
+			AND NOT EXISTS (SELECT 1 FROM observation_artifacts x WHERE x.observation_id = $1 AND x.artifact_id = t.a)
+			ORDER BY o LIMIT GREATEST(0, $4 - (SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = $1))`,
+			g.ObservationID, t.org, g.ArtifactIDs, vigil.MaxObservationArtifacts)
+	}
+	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
+	t.exec(`UPDATE observations SET description = $1, severity = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
+		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID)
+	t.refresh(g.IncidentID, g.Now, true, false)
+	return nil
+}
+
+func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	err := t.query(ctx, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id, incident string
+			if err := rows.Scan(&id, &incident); err != nil {
+				return err
+			}
+			out[id] = incident
+		}
+		return rows.Err()
+	}, `SELECT id, COALESCE(incident_id, '') FROM observations WHERE org_id = $1 AND id = ANY($2)`, t.org, ids)
+	return out, err
+}

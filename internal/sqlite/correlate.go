@@ -1,0 +1,336 @@
+package sqlite
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
+)
+
+var _ correlate.Store = (*Store)(nil)
+
+// Correlate runs fn in a write transaction of org. The single writer
+// connection serializes every transaction, so correlations and
+// detections never run at once: the locks of correlate.Tx are no-ops.
+func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx) error) error {
+	return wrap("Correlate", s.tx(ctx, func(tx *wtx) error {
+		return fn(&corrTx{tx: tx, org: org})
+	}))
+}
+
+// corrTx is correlate.Tx on a write transaction. Every statement names
+// the org: directly where the table has an org_id, through the incident
+// or observation of the org it belongs to where it has not (the node,
+// artifact and history tables of incidents and observations).
+type corrTx struct {
+	tx  *wtx
+	org string
+}
+
+var _ correlate.Tx = (*corrTx)(nil)
+
+func (t *corrTx) CheckRefs(ctx context.Context, nodeIDs, artifactIDs []string) error {
+	return checkRefs(ctx, t.tx, t.org, nodeIDs, artifactIDs)
+}
+
+func (t *corrTx) UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
+	return upsertNodes(ctx, t.tx, t.org, refs, now)
+}
+
+func (t *corrTx) LockKeys(context.Context, []string) error { return nil }
+
+func (t *corrTx) LockDetections(context.Context, []correlate.DetectionKey) error { return nil }
+
+func (t *corrTx) HubNodes(ctx context.Context, ids []string, limit int) ([]string, error) {
+	return queryStrings(ctx, t.tx, `SELECT n.node_id FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
+		WHERE i.org_id = ?1 AND n.key = 1 AND i.status IN (1, 2) AND i.merged_into IS NULL
+		AND n.node_id IN (SELECT value FROM json_each(?2))
+		GROUP BY n.node_id HAVING COUNT(*) >= ?3`, t.org, stringsJSON(ids), limit)
+}
+
+func (t *corrTx) OpenIncidents(ctx context.Context, keys []string, since time.Time) ([]correlate.Candidate, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT DISTINCT i.id, i.created_at FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
+		WHERE i.org_id = ?1 AND n.key = 1 AND n.node_id IN (SELECT value FROM json_each(?3))
+		AND i.status IN (1, 2) AND i.merged_into IS NULL AND i.last_activity_at >= ?2`, t.org, nanos(since), stringsJSON(keys))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []correlate.Candidate
+	for rows.Next() {
+		var c correlate.Candidate
+		var created int64
+		if err := rows.Scan(&c.ID, &created); err != nil {
+			return nil, err
+		}
+		c.CreatedAt = fromNanos(created)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+func (t *corrTx) CreateIncident(ctx context.Context, inc correlate.NewIncident) error {
+	_, err := t.tx.ExecContext(ctx, `INSERT INTO incidents (id, org_id, title, severity, computed_severity, status,
+		created_at, updated_at, last_activity_at) VALUES (?1, ?2, ?3, ?4, ?4, 1, ?5, ?5, ?5)`,
+		inc.ID, t.org, inc.Title, inc.Severity, nanos(inc.At))
+	return err
+}
+
+// incidentOfOrg guards a statement on the rows of incident ?1: they are
+// written only when it is an incident of org ?2.
+const incidentOfOrg = `EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND org_id = ?2)`
+
+func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.Time) error {
+	stmts := []string{
+		`UPDATE observations SET incident_id = ?3 WHERE incident_id = ?1 AND org_id = ?2`,
+		`INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT t.id, x.node_id, x.key FROM incident_nodes x, incidents t
+			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND t.org_id = ?2
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`,
+		`INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT t.id, x.artifact_id FROM incident_artifacts x, incidents t
+			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND t.org_id = ?2
+			ON CONFLICT DO NOTHING`,
+		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
+		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
+		`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
+			WHERE id = ?1 AND org_id = ?2`,
+	}
+	for _, q := range stmts {
+		if _, err := t.tx.ExecContext(ctx, q, from, t.org, into, nanos(now)); err != nil {
+			return err
+		}
+	}
+	return t.refresh(ctx, into, now, false, -1)
+}
+
+func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) error {
+	stmts := []string{
+		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
+		`INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT ?1, x.node_id, MAX(x.key) FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+			WHERE o.incident_id = ?1 AND o.org_id = ?2 GROUP BY x.node_id`,
+		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
+		`INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT DISTINCT ?1, x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
+			WHERE o.incident_id = ?1 AND o.org_id = ?2`,
+	}
+	for _, q := range stmts {
+		if _, err := t.tx.ExecContext(ctx, q, id, t.org); err != nil {
+			return err
+		}
+	}
+	return t.refresh(ctx, id, now, false, -1)
+}
+
+// refresh recomputes an incident's node count and computed severity (the
+// highest of its observations'), and its severity unless a rule decided
+// it. Its artifact count grows by added, or is recounted when added < 0.
+// With activity it is marked active at now, unless it was already active
+// later: an observation recorded late must not move the last activity
+// back and close the correlation window early.
+func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity bool, added int) error {
+	q := `UPDATE incidents SET
+		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = ?1),
+		artifact_count = CASE WHEN ?4 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?4 END,
+		computed_severity = c.sev,
+		severity = CASE WHEN classified_by_id IS NULL THEN c.sev ELSE severity END,
+		updated_at = ?3`
+	if activity {
+		q += `, last_activity_at = MAX(last_activity_at, ?3)`
+	}
+	q += ` FROM (SELECT CASE MAX(` + severityRankSQL + `)
+			WHEN 4 THEN 'critical' WHEN 3 THEN 'high' WHEN 2 THEN 'medium' ELSE 'low' END AS sev
+			FROM observations WHERE incident_id = ?1 AND org_id = ?2) AS c
+		WHERE id = ?1 AND org_id = ?2`
+	_, err := t.tx.ExecContext(ctx, q, id, t.org, nanos(now), added)
+	return err
+}
+
+// severityRankSQL ranks a severity column for MAX().
+const severityRankSQL = `CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END`
+
+func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, o.ID, t.org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt)); err != nil {
+		return err
+	}
+	return t.insertRefs(ctx, o.ID, o.NodeIDs, keys, o.ArtifactIDs)
+}
+
+// observationOfOrg guards a statement on the rows of observation ?1: they
+// are written only when it is an observation of org ?2.
+const observationOfOrg = `EXISTS (SELECT 1 FROM observations WHERE id = ?1 AND org_id = ?2)`
+
+// insertRefs records the nodes and artifacts of an observation with their
+// positions, so that they read back in the order given: one statement
+// each, over the list as a JSON array.
+func (t *corrTx) insertRefs(ctx context.Context, obsID string, nodeIDs []string, keys map[string]bool, artifactIDs []string) error {
+	if len(nodeIDs) > 0 {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key)
+			SELECT ?1, j.value ->> 0, j.key, j.value ->> 1 FROM json_each(?3) j WHERE `+observationOfOrg,
+			obsID, t.org, keyedJSON(nodeIDs, keys)); err != nil {
+			return err
+		}
+	}
+	if len(artifactIDs) > 0 {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT ?1, j.value, j.key FROM json_each(?3) j WHERE `+observationOfOrg,
+			obsID, t.org, stringsJSON(artifactIDs)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND org_id = ?`, incident, o.ID, t.org); err != nil {
+		return err
+	}
+	added, err := t.addToIncident(ctx, incident, o.NodeIDs, keys, o.ArtifactIDs)
+	if err != nil {
+		return err
+	}
+	return t.refresh(ctx, incident, now, true, added)
+}
+
+// addToIncident adds nodes (a key stays a key) and artifacts to an
+// incident and returns how many of the artifacts were new to it.
+func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) (int, error) {
+	if len(nodeIDs) > 0 {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT ?1, j.value ->> 0, j.value ->> 1 FROM json_each(?3) j WHERE `+incidentOfOrg+`
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, incident, t.org, keyedJSON(nodeIDs, keys)); err != nil {
+			return 0, err
+		}
+	}
+	if len(artifactIDs) == 0 {
+		return 0, nil
+	}
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id)
+		SELECT ?1, j.value FROM json_each(?3) j WHERE `+incidentOfOrg+`
+		ON CONFLICT DO NOTHING`, incident, t.org, stringsJSON(artifactIDs))
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observation, error) {
+	return getObservation(ctx, t.tx, t.org, id)
+}
+
+func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+		o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), t.org, o.ID); err != nil {
+		return err
+	}
+	if !refs {
+		return nil
+	}
+	for _, q := range []string{
+		`DELETE FROM observation_nodes WHERE observation_id = ?1 AND ` + observationOfOrg,
+		`DELETE FROM observation_artifacts WHERE observation_id = ?1 AND ` + observationOfOrg,
+	} {
+		if _, err := t.tx.ExecContext(ctx, q, o.ID, t.org); err != nil {
+			return err
+		}
+	}
+	return t.insertRefs(ctx, o.ID, o.NodeIDs, keys, o.ArtifactIDs)
+}
+
+func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
+	// Its nodes and artifacts go with it (ON DELETE CASCADE).
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM observations WHERE org_id = ? AND id = ?`, t.org, id)
+	return err
+}
+
+func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error {
+	if len(g.NodeIDs) > 0 {
+		// New nodes go after the observation's, in order.
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key)
+			SELECT ?1, j.value ->> 0, p.next + j.key, j.value ->> 1
+			FROM json_each(?3) j, (SELECT COALESCE(MAX(pos), -1) + 1 AS next FROM observation_nodes WHERE observation_id = ?1) p
+			WHERE `+observationOfOrg+`
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, g.ObservationID, t.org, keyedJSON(g.NodeIDs, g.Keys)); err != nil {
+			return err
+		}
+	}
+	if len(g.ArtifactIDs) > 0 {
+		// The observation lists at most MaxObservationArtifacts artifacts,
+		// in the order they came; the incident takes them all.
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT ?1, j.value, c.n + j.key
+			FROM json_each(?3) j, (SELECT COUNT(*) AS n FROM observation_artifacts WHERE observation_id = ?1) c
+			WHERE `+observationOfOrg+`
+			AND NOT EXISTS (SELECT 1 FROM observation_artifacts x WHERE x.observation_id = ?1 AND x.artifact_id = j.value)
+			ORDER BY j.key LIMIT max(0, ?4 - (SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?1))`,
+			g.ObservationID, t.org, stringsJSON(g.ArtifactIDs), vigil.MaxObservationArtifacts); err != nil {
+			return err
+		}
+	}
+	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
+	if err != nil {
+		return err
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID); err != nil {
+		return err
+	}
+	return t.refresh(ctx, g.IncidentID, g.Now, true, added)
+}
+
+func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {
+	out := make(map[string]string, len(ids))
+	rows, err := t.tx.QueryContext(ctx, `SELECT o.id, COALESCE(o.incident_id, '') FROM json_each(?2) j
+		JOIN observations o ON o.id = j.value WHERE o.org_id = ?1`, t.org, stringsJSON(ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, incident string
+		if err := rows.Scan(&id, &incident); err != nil {
+			return nil, err
+		}
+		out[id] = incident
+	}
+	return out, rows.Err()
+}
+
+// keyedJSON encodes ids as a JSON array of [id, key] pairs.
+func keyedJSON(ids []string, keys map[string]bool) string {
+	pairs := make([][2]any, len(ids))
+	for i, id := range ids {
+		pairs[i] = [2]any{id, keys[id]}
+	}
+	b, _ := json.Marshal(pairs)
+	return string(b)
+}
+
+// stringsJSON encodes ids as a JSON array.
+func stringsJSON(ids []string) string {
+	b, _ := json.Marshal(ids)
+	return string(b)
+}
+
+// queryStrings returns the first column of q's rows.
+func queryStrings(ctx context.Context, q querier, query string, args ...any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
