@@ -21,6 +21,7 @@ func tenancyTests() []test {
 		{"Rules", testTenancyRules},
 		{"Roles", testTenancyRoles},
 		{"EnrichmentSettings", testTenancySettings},
+		{"WritesLeaveOtherOrgsAlone", testTenancyWritesScoped},
 	}
 }
 
