@@ -161,9 +161,8 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 			b.Queue(`UPDATE incidents SET status = $1, classification = $2, resolved_at = $3, updated_at = $4
 				WHERE org_id = $5 AND id = $6`, status, vigil.StatusClassification(status), res, nanos(now), org, id)
 			b.Queue(`INSERT INTO incident_history (incident_id, seq, actor, at, from_status, to_status)
-				SELECT $1, COALESCE(MAX(h.seq), 0) + 1, $2, $3, $4, $5
-				FROM incident_history h WHERE h.incident_id = $1
-				AND h.incident_id IN (SELECT id FROM incidents WHERE org_id = $6)`, id, actor, nanos(now), cur, status, org)
+				SELECT $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incident_history WHERE incident_id = $1), $2, $3, $4, $5
+				WHERE EXISTS (SELECT 1 FROM incidents WHERE id = $1 AND org_id = $6)`, id, actor, nanos(now), cur, status, org)
 			if err := sendBatch(ctx, tx, b); err != nil {
 				return err
 			}

@@ -171,8 +171,9 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 				return err
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_history (incident_id, seq, actor, at, from_status, to_status)
-				VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incident_history WHERE incident_id = ?), ?, ?, ?, ?)`,
-				id, id, actor, nanos(now), cur, status); err != nil {
+				SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incident_history WHERE incident_id = ?1), ?2, ?3, ?4, ?5
+				WHERE EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND org_id = ?6)`,
+				id, actor, nanos(now), cur, status, org); err != nil {
 				return err
 			}
 		}
