@@ -110,6 +110,8 @@ type Queue struct {
 
 	healthAt  time.Time // of the last look at the embedded server's health
 	healthErr error
+
+	acked *ackedMark // embedded only: the highest sequence acknowledged to a publish
 }
 
 // Open connects to (or starts) the server, checks that the queue name
@@ -150,6 +152,13 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 	}
 	if cfg.Owner != "" {
 		if err := q.claim(ctx); err != nil {
+			q.Close()
+			return nil, err
+		}
+	}
+	if q.ns != nil {
+		// Before ensure, which may reset the consumer's ack floor.
+		if _, err := q.checkLost(ctx); err != nil {
 			q.Close()
 			return nil, err
 		}
@@ -283,6 +292,7 @@ func (q *Queue) Close() {
 		q.ns.Shutdown()
 		q.ns.WaitForShutdown()
 	}
+	q.acked.close()
 }
 
 // envelope is the JSON of one message: a chunk of one org's batch.
@@ -387,11 +397,13 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 		defer tick.Stop()
 		health = tick.C
 	}
+	var last uint64 // the highest stream sequence acknowledged
 	for _, f := range futures {
 	acked:
 		for {
 			select {
-			case <-f.Ok():
+			case pa := <-f.Ok():
+				last = max(last, pa.Sequence)
 				break acked
 			case err := <-f.Err():
 				return false, publishError(err)
@@ -405,6 +417,9 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 				}
 			}
 		}
+	}
+	if q.acked != nil {
+		q.acked.advance(last)
 	}
 	if w == nil {
 		return false, nil
