@@ -181,4 +181,3 @@ func tearAt(path string, cut int64, w *walInfo) error {
 	}
 	return f.Sync()
 }
-
