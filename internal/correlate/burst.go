@@ -10,6 +10,13 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
+// Recorded is an observation that a detection recorded or grew, and the
+// incident it is in.
+type Recorded struct {
+	ObservationID string
+	IncidentID    string
+}
+
 // Detect evaluates detections of org in one transaction and correlates
 // the observations they record or grow, then classifies their incidents.
 // For each detection it records the signals (once per artifact, so that a
@@ -22,9 +29,9 @@ import (
 // burst of that detector for its key is under way. Detect returns the
 // observations recorded or grown, each with the incident it is in once
 // the transaction commits.
-func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]vigil.Detected, error) {
+func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]Recorded, error) {
 	locks := detectionKeys(ds)
-	var out []vigil.Detected
+	var out []Recorded
 	err := e.store.Correlate(ctx, org, func(tx Tx) error {
 		out = out[:0]
 		if err := tx.LockDetections(ctx, locks); err != nil {
@@ -36,7 +43,7 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 				return err
 			}
 			if id != "" {
-				out = append(out, vigil.Detected{ObservationID: id})
+				out = append(out, Recorded{ObservationID: id})
 			}
 		}
 		if len(out) == 0 {
@@ -127,25 +134,25 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 	for _, b := range bursts {
 		floor = max(floor, b.Last+1)
 	}
-	pts, err := tx.SignalsFrom(ctx, k, floor, vigil.MaxBurstScan)
+	sigs, err := tx.SignalsFrom(ctx, k, floor, maxBurstScan)
 	if err != nil {
 		return "", err
 	}
-	from, to, ok := vigil.FindBurst(pts, d.Span, d.MinCount, d.MinDistinct, nanos(oldest), nanos(newest))
+	from, to, ok := findBurst(sigs, d.Span, d.MinCount, d.MinDistinct, oldest, newest)
 	if !ok {
 		return "", nil
 	}
 	var st vigil.WindowState
-	if len(pts) < vigil.MaxBurstScan {
-		// pts holds every signal from floor on, so every signal of the
+	if len(sigs) < maxBurstScan {
+		// sigs holds every signal from floor on, so every signal of the
 		// burst: no need to read them again.
-		st = vigil.SummarizeWindow(slices.DeleteFunc(pts, func(p vigil.SignalPoint) bool { return p.At < from || p.At > to }))
+		st = summarize(slices.DeleteFunc(sigs, func(sg vigil.Signal) bool { return nanos(sg.At) < from || nanos(sg.At) > to }))
 	} else {
-		newestPts, err := tx.NewestSignals(ctx, k, from, to, vigil.MaxBurstScan)
+		newestSigs, err := tx.NewestSignals(ctx, k, from, to, maxBurstScan)
 		if err != nil {
 			return "", err
 		}
-		st = vigil.SummarizeWindow(newestPts)
+		st = summarize(newestSigs)
 	}
 	return e.fire(ctx, tx, d, st, from, to, now)
 }
@@ -174,7 +181,7 @@ func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.W
 	if err != nil {
 		return "", err
 	}
-	refs, artifactIDs := vigil.MergeSignals(window)
+	refs, artifactIDs := mergeSignals(window)
 	st.Nodes = refs
 	f := d.Describe(d.Key, st)
 	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
@@ -199,16 +206,16 @@ func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.W
 // grow adds fresh signals to active burst b: their artifacts and nodes
 // join its observation and incident (a key node that is a hub joins as
 // context only), and the observation is described again. Its members are
-// those of the last Span (at most vigil.MaxGrowScan signals); its count
+// those of the last Span (at most maxGrowScan signals); its count
 // is the burst's running total; its severity never drops as it grows.
 func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, fresh []vigil.Signal, since, newest, now time.Time) error {
-	pts, err := tx.NewestSignals(ctx, b.DetectionKey, max(b.First, nanos(since)), max(nanos(newest), b.Last), vigil.MaxGrowScan)
+	sigs, err := tx.NewestSignals(ctx, b.DetectionKey, max(b.First, nanos(since)), max(nanos(newest), b.Last), maxGrowScan)
 	if err != nil {
 		return err
 	}
-	st := vigil.SummarizeWindow(pts)
+	st := summarize(sigs)
 	st.Count, st.First, st.Grown = b.Signals+len(fresh), fromNanos(b.First), true
-	refs, artifactIDs := vigil.MergeSignals(fresh)
+	refs, artifactIDs := mergeSignals(fresh)
 	st.Nodes = refs
 	f := d.Describe(d.Key, st)
 	nodes, err := tx.UpsertNodes(ctx, refs, now)

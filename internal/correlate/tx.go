@@ -88,12 +88,12 @@ type Tx interface {
 	// Bursts returns the bursts of one (detector, key) whose last signal
 	// is at or after since (Unix nanoseconds), in no particular order.
 	Bursts(ctx context.Context, k DetectionKey, since int64) ([]Burst, error)
-	// SignalsFrom returns the oldest limit signals of one (detector, key)
-	// at or after from, oldest first.
-	SignalsFrom(ctx context.Context, k DetectionKey, from int64, limit int) ([]vigil.SignalPoint, error)
-	// NewestSignals returns the newest limit signals of one (detector,
-	// key) in [from, to], newest first.
-	NewestSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.SignalPoint, error)
+	// SignalsFrom returns the time and member of the oldest limit signals
+	// of one (detector, key) at or after from, oldest first.
+	SignalsFrom(ctx context.Context, k DetectionKey, from int64, limit int) ([]vigil.Signal, error)
+	// NewestSignals returns the time and member of the newest limit
+	// signals of one (detector, key) in [from, to], newest first.
+	NewestSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.Signal, error)
 	// WindowSignals returns the first limit signals of one (detector, key)
 	// in [from, to] with their nodes, oldest first (ties by artifact id).
 	WindowSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.Signal, error)

@@ -1,8 +1,9 @@
 // Package detect turns parsed events into detections: one file per
 // detector. A detector maps an event to signals keyed by the entity it
-// tracks (an attacking address, an account); the store evaluates each
-// (detector, key) window atomically (vigil.Detection), so detections stay
-// correct with several workers and after a redelivery.
+// tracks (an attacking address, an account); the correlation engine
+// (internal/correlate) evaluates each (detector, key) window atomically
+// (vigil.Detection), so detections stay correct with several workers and
+// after a redelivery.
 package detect
 
 import (
@@ -42,22 +43,14 @@ type Window struct {
 	Requires    string
 }
 
-// Keyed is a signal with the key it is counted under.
-type Keyed struct {
-	Key    string
-	Signal vigil.Signal
-	// Context is what a ContextDescriber needs from the event beyond the
-	// window's state (an alert's signature and category); nil otherwise.
-	Context any
-}
-
 // Detector is one detection.
 type Detector interface {
 	// Name identifies the detector in the store's state; never change it.
 	Name() string
 	Window() Window
-	// Signals returns what ev contributes, usually nothing.
-	Signals(ev *Event) []Keyed
+	// Signals returns what ev contributes, usually nothing: signals with
+	// the key each is counted under (ArtifactID and At default to ev's).
+	Signals(ev *Event) []vigil.Signal
 	// Describe builds the observation of a window that fired or grew.
 	Describe(key string, w vigil.WindowState) vigil.Finding
 }
@@ -67,6 +60,9 @@ type Detector interface {
 // and category. A detection is described with the Context of its newest
 // signal that has one.
 type ContextDescriber interface {
+	// Context returns what the description needs of ev beyond the
+	// window (an alert's signature and category), or nil.
+	Context(ev *Event) any
 	DescribeContext(key string, ctx any, w vigil.WindowState) vigil.Finding
 }
 
@@ -82,7 +78,7 @@ func NewEngine(detectors ...Detector) *Engine { return &Engine{detectors: detect
 func (e *Engine) Detectors() []Detector { return e.detectors }
 
 // Detections groups the signals of evs by (detector, key), in a stable
-// order, ready for vigil.Store.Detect. The store evaluates a detection at
+// order, ready for correlate.Engine.Detect, which evaluates a detection at
 // its newest signal, so each key's signals are split, oldest first, into
 // chunks that lie inside that window (see split): a batch that replays
 // hours of logs still fires every burst in it, once, at the signal that
@@ -95,24 +91,28 @@ func (e *Engine) Detections(evs []*Event) []*vigil.Detection {
 	var out, late []*vigil.Detection
 	for _, d := range e.detectors {
 		w := d.Window()
+		cd, _ := d.(ContextDescriber)
 		groups := map[string][]pending{}
 		var keys []string
 		for _, ev := range evs {
-			for _, k := range d.Signals(ev) {
-				sg := k.Signal
+			sigs := d.Signals(ev)
+			var ctx any
+			if cd != nil && len(sigs) > 0 {
+				ctx = cd.Context(ev)
+			}
+			for _, sg := range sigs {
 				if sg.ArtifactID == "" {
 					sg.ArtifactID = ev.ArtifactID
 				}
 				if sg.At.IsZero() {
 					sg.At = ev.At
 				}
-				if _, ok := groups[k.Key]; !ok {
-					keys = append(keys, k.Key)
+				if _, ok := groups[sg.Key]; !ok {
+					keys = append(keys, sg.Key)
 				}
-				groups[k.Key] = append(groups[k.Key], pending{sg, k.Context})
+				groups[sg.Key] = append(groups[sg.Key], pending{sg, ctx})
 			}
 		}
-		cd, _ := d.(ContextDescriber)
 		for _, key := range keys {
 			g := groups[key]
 			sort.SliceStable(g, func(i, j int) bool { return g[i].sig.At.Before(g[j].sig.At) })

@@ -39,7 +39,7 @@ func (d DGA) Window() Window {
 	return Window{Span: orDur(d.Span, time.Hour), MinCount: n, MinDistinct: n}
 }
 
-func (d DGA) Signals(ev *Event) []Keyed {
+func (d DGA) Signals(ev *Event) []vigil.Signal {
 	client, name, ok := dnsLookup(ev.Fields)
 	if !ok {
 		return nil
@@ -49,10 +49,10 @@ func (d DGA) Signals(ev *Event) []Keyed {
 		return nil
 	}
 	key, who := dnsClient(ev.Fields, client)
-	return []Keyed{{Key: key, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: key,
 		Member: domain,
 		Nodes:  nodes(who, node(vigil.NodeDomain, domain, false)),
-	}}}
+	}}
 }
 
 // dnsClient returns the key and nodes of a look-up's client: its address

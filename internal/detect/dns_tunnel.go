@@ -40,7 +40,7 @@ func (d DNSTunnel) Window() Window {
 	return Window{Span: orDur(d.Span, 5*time.Minute), MinCount: n, MinDistinct: n}
 }
 
-func (d DNSTunnel) Signals(ev *Event) []Keyed {
+func (d DNSTunnel) Signals(ev *Event) []vigil.Signal {
 	client, name, ok := dnsLookup(ev.Fields)
 	if !ok {
 		return nil
@@ -54,10 +54,10 @@ func (d DNSTunnel) Signals(ev *Event) []Keyed {
 		return nil
 	}
 	key, who := dnsClient(ev.Fields, client)
-	return []Keyed{{Key: key + "|" + parent, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: key + "|" + parent,
 		Member: sub,
 		Nodes:  nodes(who, node(vigil.NodeDomain, parent, true)),
-	}}}
+	}}
 }
 
 // tunnelLike reports whether sub, the labels of name below its parent,

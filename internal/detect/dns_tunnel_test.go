@@ -87,7 +87,7 @@ func TestDNSTunnelDatasets(t *testing.T) {
 				if perKey[k.Key] == nil {
 					perKey[k.Key] = map[string]bool{}
 				}
-				perKey[k.Key][k.Signal.Member] = true
+				perKey[k.Key][k.Member] = true
 			}
 		}
 		most := 0

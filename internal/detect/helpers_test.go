@@ -102,10 +102,10 @@ func runSignalCases(t *testing.T, d Detector, cases []signalCase) {
 				t.Fatalf("%d signals %+v, want 1", len(got), got)
 			}
 			k := got[0]
-			if k.Key != c.key || k.Signal.Member != c.member {
-				t.Errorf("key %q member %q, want %q %q", k.Key, k.Signal.Member, c.key, c.member)
+			if k.Key != c.key || k.Member != c.member {
+				t.Errorf("key %q member %q, want %q %q", k.Key, k.Member, c.key, c.member)
 			}
-			if ns := nodeStrings(k.Signal.Nodes); strings.Join(ns, " ") != strings.Join(c.nodes, " ") {
+			if ns := nodeStrings(k.Nodes); strings.Join(ns, " ") != strings.Join(c.nodes, " ") {
 				t.Errorf("nodes %v, want %v", ns, c.nodes)
 			}
 		})
@@ -125,7 +125,7 @@ func countSignals(d Detector, evs []*Event) (int, map[string]bool) {
 	for _, ev := range evs {
 		for _, k := range d.Signals(ev) {
 			n++
-			members[k.Signal.Member] = true
+			members[k.Member] = true
 		}
 	}
 	return n, members

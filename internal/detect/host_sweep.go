@@ -30,7 +30,7 @@ func (d HostSweep) Window() Window {
 	return Window{Span: orDur(d.Span, time.Minute), MinCount: n, MinDistinct: n}
 }
 
-func (d HostSweep) Signals(ev *Event) []Keyed {
+func (d HostSweep) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
 	src, ok := deniedSource(f)
 	if !ok {
@@ -48,10 +48,10 @@ func (d HostSweep) Signals(ev *Event) []Keyed {
 	} else {
 		return nil
 	}
-	return []Keyed{{Key: src + "|" + port, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: src + "|" + port,
 		Member: dst,
 		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, false), node(vigil.NodeHost, str(f, "host.name"), false)),
-	}}}
+	}}
 }
 
 func (d HostSweep) Describe(key string, w vigil.WindowState) vigil.Finding {

@@ -31,7 +31,7 @@ func (d PortScan) Window() Window {
 	return Window{Span: orDur(d.Span, time.Minute), MinCount: n, MinDistinct: n}
 }
 
-func (d PortScan) Signals(ev *Event) []Keyed {
+func (d PortScan) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
 	src, ok := deniedSource(f)
 	if !ok {
@@ -42,10 +42,10 @@ func (d PortScan) Signals(ev *Event) []Keyed {
 		return nil
 	}
 	dst, _ := validIP(str(f, "destination.ip"))
-	return []Keyed{{Key: src, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: src,
 		Member: strconv.FormatInt(port, 10),
 		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, false), node(vigil.NodeHost, str(f, "host.name"), false)),
-	}}}
+	}}
 }
 
 func (d PortScan) Describe(key string, w vigil.WindowState) vigil.Finding {

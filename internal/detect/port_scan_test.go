@@ -101,7 +101,7 @@ func TestPortScanDatasets(t *testing.T) {
 				if ports[k.Key] == nil {
 					ports[k.Key] = map[string]bool{}
 				}
-				ports[k.Key][k.Signal.Member] = true
+				ports[k.Key][k.Member] = true
 			}
 		}
 		if c.scanner == "" {

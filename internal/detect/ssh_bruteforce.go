@@ -36,7 +36,7 @@ func (d SSHBruteForce) Window() Window {
 	return Window{Span: orDur(d.Span, 5*time.Minute), MinCount: orInt(d.Count, 5)}
 }
 
-func (d SSHBruteForce) Signals(ev *Event) []Keyed {
+func (d SSHBruteForce) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
 	action := str(f, "event.action")
 	if !bruteForceActions[action] || str(f, "event.outcome") != "failure" {
@@ -47,10 +47,10 @@ func (d SSHBruteForce) Signals(ev *Event) []Keyed {
 		return nil
 	}
 	user := str(f, "user.name")
-	return []Keyed{{Key: src, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: src,
 		Member: user,
 		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeUser, user, false), node(vigil.NodeHost, str(f, "host.name"), false)),
-	}}}
+	}}
 }
 
 func (d SSHBruteForce) Describe(key string, w vigil.WindowState) vigil.Finding {

@@ -25,7 +25,7 @@ func (d SSHSuccess) Window() Window {
 	return Window{Span: orDur(d.Span, time.Hour), MinCount: 1, Requires: NameSSHBruteForce}
 }
 
-func (d SSHSuccess) Signals(ev *Event) []Keyed {
+func (d SSHSuccess) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
 	if str(f, "event.action") != "ssh_login" || str(f, "event.outcome") != "success" {
 		return nil
@@ -35,10 +35,10 @@ func (d SSHSuccess) Signals(ev *Event) []Keyed {
 		return nil
 	}
 	account := userAtHost(str(f, "user.name"), str(f, "host.name"))
-	return []Keyed{{Key: src, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: src,
 		Member: account,
 		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeUser, account, true), node(vigil.NodeHost, str(f, "host.name"), false)),
-	}}}
+	}}
 }
 
 func (d SSHSuccess) Describe(key string, w vigil.WindowState) vigil.Finding {

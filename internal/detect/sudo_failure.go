@@ -40,7 +40,7 @@ var sudoFailures = map[string]string{
 	"account_locked":           "account locked",
 }
 
-func (d SudoFailure) Signals(ev *Event) []Keyed {
+func (d SudoFailure) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
 	action := str(f, "event.action")
 	what, ok := sudoFailures[action]
@@ -59,11 +59,11 @@ func (d SudoFailure) Signals(ev *Event) []Keyed {
 	if account == "" {
 		return nil
 	}
-	return []Keyed{{Key: account, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: account,
 		Member: what,
 		Nodes: nodes(node(vigil.NodeUser, account, true), node(vigil.NodeHost, host, false),
 			node(vigil.NodeUser, userAtHost(str(f, "user.target.name"), host), false)),
-	}}}
+	}}
 }
 
 func (d SudoFailure) Describe(key string, w vigil.WindowState) vigil.Finding {

@@ -40,33 +40,52 @@ type alertInfo struct {
 	typ                      string
 }
 
-func (d SuricataAlert) Signals(ev *Event) []Keyed {
+// alert reads what an alert event says, or ok false when ev is none.
+func alert(ev *Event) (info alertInfo, src string, ok bool) {
 	f := ev.Fields
 	if str(f, "event.kind") != "alert" || (str(f, "rule.name") == "" && str(f, "rule.id") == "") {
-		return nil
+		return info, "", false
 	}
-	src, ok := validIP(str(f, "source.ip"))
-	if !ok {
-		return nil
+	if src, ok = validIP(str(f, "source.ip")); !ok {
+		return info, "", false
 	}
-	info := alertInfo{sid: str(f, "rule.id"), signature: str(f, "rule.name"), category: str(f, "rule.category")}
-	info.severity, ok = num(f, "event.severity")
-	if !ok {
+	info = alertInfo{sid: str(f, "rule.id"), signature: str(f, "rule.name"), category: str(f, "rule.category")}
+	var known bool
+	if info.severity, known = num(f, "event.severity"); !known {
 		info.severity = 3
 	}
 	info.typ = alertType(info.signature, info.category)
+	return info, src, true
+}
+
+func (d SuricataAlert) Signals(ev *Event) []vigil.Signal {
+	info, src, ok := alert(ev)
+	if !ok {
+		return nil
+	}
+	f := ev.Fields
 	id := info.sid
 	if id == "" {
 		id = info.signature
 	}
 	beacon := info.typ == "malware"
 	dst, _ := validIP(str(f, "destination.ip"))
-	return []Keyed{{Key: id + "|" + src, Context: info, Signal: vigil.Signal{
+	return []vigil.Signal{{Key: id + "|" + src,
 		Member: dst,
 		Nodes: nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, beacon),
 			node(vigil.NodeDomain, str(f, "url.domain"), beacon), node(vigil.NodeDomain, str(f, "tls.client.server_name"), beacon),
 			node(vigil.NodeHost, str(f, "host.name"), false)),
-	}}}
+	}}
+}
+
+// Context returns what the alert says beyond the window's counts: its
+// signature, category and severity.
+func (d SuricataAlert) Context(ev *Event) any {
+	info, _, ok := alert(ev)
+	if !ok {
+		return nil
+	}
+	return info
 }
 
 // alertType classifies an alert by its category and signature, as the

@@ -97,7 +97,7 @@ func TestSuricataAlertDatasets(t *testing.T) {
 		for _, ev := range evs {
 			for _, k := range (SuricataAlert{}).Signals(ev) {
 				n++
-				keys[k.Key] = k.Context.(alertInfo)
+				keys[k.Key] = (SuricataAlert{}).Context(ev).(alertInfo)
 			}
 		}
 		if n != c.alerts || (c.keys > 0 && len(keys) != c.keys) {

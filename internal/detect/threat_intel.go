@@ -27,7 +27,7 @@ func (d ThreatIntel) Window() Window {
 	return Window{Span: orDur(d.Span, time.Hour), MinCount: 1}
 }
 
-func (d ThreatIntel) Signals(ev *Event) []Keyed {
+func (d ThreatIntel) Signals(ev *Event) []vigil.Signal {
 	if len(ev.Intel) == 0 {
 		return nil
 	}
@@ -61,7 +61,7 @@ func (d ThreatIntel) Signals(ev *Event) []Keyed {
 		m.feeds = append(m.feeds, feed)
 	}
 	f := ev.Fields
-	var out []Keyed
+	var out []vigil.Signal
 	for _, key := range order {
 		m := matches[key]
 		sort.Strings(m.feeds)
@@ -72,10 +72,10 @@ func (d ThreatIntel) Signals(ev *Event) []Keyed {
 				ctx = append(ctx, node(vigil.NodeIP, ip, false)...)
 			}
 		}
-		out = append(out, Keyed{Key: key, Signal: vigil.Signal{
+		out = append(out, vigil.Signal{Key: key,
 			Member: strings.Join(m.feeds, ", "),
 			Nodes:  nodes([]vigil.NodeRef{m.ref}, ctx, node(vigil.NodeHost, str(f, "host.name"), false)),
-		}})
+		})
 	}
 	return out
 }

@@ -35,7 +35,7 @@ func TestThreatIntelSignals(t *testing.T) {
 			ev.Intel = c.hits
 			var got []string
 			for _, k := range (ThreatIntel{}).Signals(ev) {
-				got = append(got, k.Key+" | "+k.Signal.Member+" | "+strings.Join(nodeStrings(k.Signal.Nodes), " "))
+				got = append(got, k.Key+" | "+k.Member+" | "+strings.Join(nodeStrings(k.Nodes), " "))
 			}
 			if c.empty {
 				if len(got) != 0 {

@@ -42,7 +42,7 @@ type Detector interface {
 // Recorder evaluates detections, correlates the observations they record
 // or grow and classifies their incidents (a correlate.Engine).
 type Recorder interface {
-	Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]vigil.Detected, error)
+	Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]correlate.Recorded, error)
 }
 
 // Store is what NewProcessor builds the store stages on: artifacts, the

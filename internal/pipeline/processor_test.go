@@ -77,7 +77,7 @@ type fakeRecorder struct {
 	ds   []*vigil.Detection
 }
 
-func (r *fakeRecorder) Detect(_ context.Context, org string, ds []*vigil.Detection) ([]vigil.Detected, error) {
+func (r *fakeRecorder) Detect(_ context.Context, org string, ds []*vigil.Detection) ([]correlate.Recorded, error) {
 	r.orgs = append(r.orgs, org)
 	r.ds = append(r.ds, ds...)
 	return nil, r.err

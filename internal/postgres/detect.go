@@ -81,27 +81,29 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 	return out, err
 }
 
-func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.SignalPoint, error) {
+func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.Signal, error) {
 	return t.points(ctx, `SELECT at, member FROM detect_signals
 		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 ORDER BY at LIMIT $5`,
 		t.org, k.Detector, k.Key, from, limit)
 }
 
-func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.SignalPoint, error) {
+func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
 	// Served by the covering index detect_signals_window alone.
 	return t.points(ctx, `SELECT at, member FROM detect_signals
 		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 ORDER BY at DESC LIMIT $6`,
 		t.org, k.Detector, k.Key, from, to, limit)
 }
 
-func (t *corrTx) points(ctx context.Context, sql string, args ...any) ([]vigil.SignalPoint, error) {
-	var out []vigil.SignalPoint
+func (t *corrTx) points(ctx context.Context, sql string, args ...any) ([]vigil.Signal, error) {
+	var out []vigil.Signal
 	err := t.query(ctx, func(rows pgx.Rows) error {
 		var err error
-		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.SignalPoint, error) {
-			var p vigil.SignalPoint
-			err := r.Scan(&p.At, &p.Member)
-			return p, err
+		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Signal, error) {
+			var sg vigil.Signal
+			var at int64
+			err := r.Scan(&at, &sg.Member)
+			sg.At = fromNanos(at)
+			return sg, err
 		})
 		return err
 	}, sql, args...)

@@ -223,7 +223,7 @@ func TestConcurrentDetectFiresOnce(t *testing.T) {
 	base := vigil.Now()
 	start := make(chan struct{})
 	errs := make([]error, workers)
-	fired := make([][]vigil.Detected, workers)
+	fired := make([][]correlate.Recorded, workers)
 	var wg sync.WaitGroup
 	for i := range workers {
 		wg.Go(func() {

@@ -55,32 +55,34 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 	return out, rows.Err()
 }
 
-func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.SignalPoint, error) {
+func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.Signal, error) {
 	return t.points(ctx, `SELECT at, member FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at LIMIT ?`,
 		t.org, k.Detector, k.Key, from, limit)
 }
 
-func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.SignalPoint, error) {
+func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
 	// Served by the covering index detect_signals_window alone.
 	return t.points(ctx, `SELECT at, member FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC LIMIT ?`,
 		t.org, k.Detector, k.Key, from, to, limit)
 }
 
-func (t *corrTx) points(ctx context.Context, q string, args ...any) ([]vigil.SignalPoint, error) {
+func (t *corrTx) points(ctx context.Context, q string, args ...any) ([]vigil.Signal, error) {
 	rows, err := t.tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []vigil.SignalPoint
+	var out []vigil.Signal
 	for rows.Next() {
-		var p vigil.SignalPoint
-		if err := rows.Scan(&p.At, &p.Member); err != nil {
+		var sg vigil.Signal
+		var at int64
+		if err := rows.Scan(&at, &sg.Member); err != nil {
 			return nil, err
 		}
-		out = append(out, p)
+		sg.At = fromNanos(at)
+		out = append(out, sg)
 	}
 	return out, rows.Err()
 }

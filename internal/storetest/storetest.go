@@ -201,7 +201,7 @@ func recordObservation(ctx context.Context, s Store, org string, o *vigil.Observ
 	return correlate.NewEngine(s, nil, p).Record(ctx, org, o, title)
 }
 
-func detect(ctx context.Context, s Store, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]vigil.Detected, error) {
+func detect(ctx context.Context, s Store, org string, ds []*vigil.Detection, p vigil.CorrelationPolicy) ([]correlate.Recorded, error) {
 	return correlate.NewEngine(s, nil, p).Detect(ctx, org, ds)
 }
 

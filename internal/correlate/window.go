@@ -1,0 +1,120 @@
+package correlate
+
+import (
+	"slices"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// maxBurstScan bounds the recorded signals one burst search reads.
+const maxBurstScan = 20000
+
+// maxGrowScan bounds the signals read to describe a growing burst: its
+// newest ones. A burst that goes on for minutes at live rates holds tens
+// of thousands of signals, and rereading them on every growth was half of
+// detection's cost; its count stays exact (a running total), the distinct
+// members are those of the newest maxGrowScan, and its severity never
+// drops as it grows.
+const maxGrowScan = 1000
+
+// summarize describes a window from its signals (their times and
+// members): their count, distinct non-empty members (the first 20 in
+// order in Members), and the times of the first and last.
+func summarize(sigs []vigil.Signal) vigil.WindowState {
+	var st vigil.WindowState
+	if len(sigs) == 0 {
+		return st
+	}
+	st.Count = len(sigs)
+	first, last := sigs[0].At, sigs[0].At
+	seen := map[string]bool{}
+	for _, s := range sigs {
+		first, last = minTime(first, s.At), maxTime(last, s.At)
+		if s.Member != "" && !seen[s.Member] {
+			seen[s.Member] = true
+			st.Members = append(st.Members, s.Member)
+		}
+	}
+	st.Distinct = len(st.Members)
+	slices.Sort(st.Members)
+	if len(st.Members) > 20 {
+		st.Members = st.Members[:20]
+	}
+	st.First, st.Last = first.UTC(), last.UTC()
+	return st
+}
+
+// findBurst finds, among the recorded signals of one (detector, key)
+// sorted by time, the first window of span that ends at or after oldest
+// (the oldest signal just recorded) while it can still hold a signal up to
+// newest, and holds at least minCount signals and minDistinct distinct
+// members. Signals recorded by another worker or an earlier late batch
+// may lie on either side of the new ones, so windows ending at them count
+// too. The burst runs from that window's first signal through the signals
+// after its last that follow each other within span; from and to are Unix
+// nanoseconds.
+func findBurst(sigs []vigil.Signal, span time.Duration, minCount, minDistinct int, oldest, newest time.Time) (from, to int64, ok bool) {
+	sp, minCount := int64(span), max(minCount, 1)
+	lo, hi := nanos(oldest), nanos(newest)
+	members := map[string]int{}
+	end := -1
+	for i, j := 0, 0; j < len(sigs); j++ {
+		at := nanos(sigs[j].At)
+		if at > hi+sp {
+			break // no later window holds a new signal
+		}
+		if m := sigs[j].Member; m != "" {
+			members[m]++
+		}
+		for nanos(sigs[i].At) < at-sp {
+			if m := sigs[i].Member; m != "" {
+				if members[m]--; members[m] == 0 {
+					delete(members, m)
+				}
+			}
+			i++
+		}
+		if at >= lo && j-i+1 >= minCount && len(members) >= minDistinct {
+			from, end = nanos(sigs[i].At), j
+			break
+		}
+	}
+	if end < 0 {
+		return 0, 0, false
+	}
+	to = nanos(sigs[end].At)
+	for _, s := range sigs[end+1:] {
+		if nanos(s.At)-to > sp {
+			break
+		}
+		to = nanos(s.At)
+	}
+	return from, to, true
+}
+
+// mergeSignals returns the distinct nodes of signals (a node is a key if
+// any signal names it as one) and their distinct artifact ids, in
+// first-seen order.
+func mergeSignals(signals []vigil.Signal) ([]vigil.NodeRef, []string) {
+	var refs []vigil.NodeRef
+	idx := map[[2]string]int{}
+	var ids []string
+	seen := map[string]bool{}
+	for _, sg := range signals {
+		if !seen[sg.ArtifactID] {
+			seen[sg.ArtifactID] = true
+			ids = append(ids, sg.ArtifactID)
+		}
+		for _, n := range sg.Nodes {
+			k := [2]string{n.Type, n.Value}
+			if i, ok := idx[k]; ok {
+				refs[i].Key = refs[i].Key || n.Key
+				continue
+			}
+			idx[k] = len(refs)
+			refs = append(refs, n)
+		}
+	}
+	return refs, ids
+}
