@@ -76,7 +76,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		defer lock.Release() // after everything else closed (deferred first)
 	}
-	store, err := openStore(ctx, &c)
+	store, err := openStore(ctx, &c, log)
 	if err != nil {
 		return err
 	}
@@ -329,12 +329,12 @@ type store interface {
 
 // openStore opens the configured store: PostgreSQL when a database URL is
 // set, else SQLite in the data dir.
-func openStore(ctx context.Context, c *config) (store, error) {
+func openStore(ctx context.Context, c *config, log *slog.Logger) (store, error) {
 	if c.DatabaseURL != "" {
 		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always"})
+	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always", Log: log})
 }

@@ -19,7 +19,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if len(arts) == 0 {
 		return nil
 	}
-	return wrap("InsertArtifacts", s.tx(ctx, func(tx *wtx) error {
+	err := s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
@@ -53,7 +53,11 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			}
 		}
 		return nil
-	}))
+	})
+	if err == nil {
+		s.markInserted(org, arts)
+	}
+	return wrap("InsertArtifacts", err)
 }
 
 // nullJSON returns b as text, or NULL when empty.
@@ -314,6 +318,7 @@ func missingIDs(ctx context.Context, q interface {
 // timestamp is before t, with its full-text entry, in chunks so that the
 // writer is never held for long. It returns how many were deleted.
 func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
+	s.tail.forgetBefore(t) // its artifact may go: no evidence of a lost WAL then
 	total := 0
 	for {
 		var n int64

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"net/url"
 	"path/filepath"
 	"runtime"
@@ -35,6 +36,7 @@ type Store struct {
 	plan searchPlan
 
 	applied []string // migrations applied by Open
+	tail    *tailMark
 
 	stopCheckpoint chan struct{}
 	checkpointDone chan struct{}
@@ -47,6 +49,8 @@ type Options struct {
 	// FsyncAlways selects synchronous=FULL: every commit reaches the disk
 	// before it returns, at a cost measured in docs/benchmarks.md.
 	FsyncAlways bool
+	// Log receives the report of a WAL whose end was lost (see tail.go).
+	Log *slog.Logger
 }
 
 // Open opens (creating if needed) the database file at path and applies
@@ -95,6 +99,15 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
+	if s.tail, err = openTail(abs + "-last"); err != nil {
+		w.Close()
+		return nil, err
+	}
+	if _, err := s.checkTail(ctx, opt.Log); err != nil {
+		w.Close()
+		s.tail.close()
+		return nil, err
+	}
 	// Readers keep 16 MiB of pages each (the writer 64), the checkpointer 2.
 	r, err := sql.Open("sqlite", dsn("", "query_only(1)", "cache_size(-16384)"))
 	if err != nil {
@@ -140,6 +153,7 @@ func (s *Store) Close() error {
 		<-s.checkpointDone
 		errs = append(errs, s.c.Close())
 	}
+	errs = append(errs, s.tail.close())
 	return errors.Join(errs...)
 }
 
