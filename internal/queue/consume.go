@@ -141,7 +141,7 @@ func (q *Queue) handle(stop context.Context, raw []jetstream.Msg, opt ConsumeOpt
 		if len(held) == 0 {
 			if try > 0 {
 				q.log.Info("queue: held messages processed; the failure has passed",
-					slog.Int("tries", try+1), slog.Duration("after", time.Since(since).Round(time.Millisecond)))
+					slog.Int("tries", try+1), slog.String("after", time.Since(since).Round(time.Millisecond).String()))
 			}
 			return
 		}
@@ -151,7 +151,7 @@ func (q *Queue) handle(stop context.Context, raw []jetstream.Msg, opt ConsumeOpt
 				slog.Int("messages", len(held)), slog.String("error", cause.Error()))
 		} else if try%20 == 0 {
 			q.log.Warn("queue: still failing; messages held", slog.Int("messages", len(held)),
-				slog.Duration("for", time.Since(since).Round(time.Second)), slog.String("error", cause.Error()))
+				slog.String("for", time.Since(since).Round(time.Second).String()), slog.String("error", cause.Error()))
 		}
 		for _, m := range held {
 			m.msg.InProgress() // restarts AckWait: not redelivered elsewhere meanwhile

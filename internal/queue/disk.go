@@ -62,27 +62,32 @@ func (q *Queue) embeddedHealth() error {
 		return nil
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if time.Since(q.healthAt) < time.Second {
-		return q.healthErr
+		err := q.healthErr
+		q.mu.Unlock()
+		return err
 	}
-	q.healthAt = time.Now()
-	h := q.ns.Healthz(&server.HealthzOptions{})
-	if h.Status == "ok" || h.Status == "" {
-		q.healthErr = nil
-		return nil
+	q.healthAt = time.Now() // callers meanwhile get the last answer
+	was := q.healthErr
+	q.mu.Unlock()
+
+	var err error
+	if h := q.ns.Healthz(&server.HealthzOptions{}); h.Status != "ok" && h.Status != "" {
+		if was == nil {
+			q.log.Error("queue: the embedded JetStream server failed; ingest is refused until vigil restarts",
+				slog.String("status", h.Status), slog.String("error", h.Error))
+		}
+		code := vigil.EUNAVAILABLE
+		if free, size, serr := diskSpace(q.cfg.Dir); serr == nil && free < diskReserve(size) {
+			code = vigil.ENOSPACE
+		}
+		err = &vigil.Error{Code: code, Err: errors.New(h.Error),
+			Message: "the ingest queue failed to write its files (the log says why); free space on the data directory's disk, then restart vigil"}
 	}
-	if q.healthErr == nil {
-		q.log.Error("queue: the embedded JetStream server failed; ingest is refused until vigil restarts",
-			slog.String("status", h.Status), slog.String("error", h.Error))
-	}
-	code := vigil.EUNAVAILABLE
-	if free, size, err := diskSpace(q.cfg.Dir); err == nil && free < diskReserve(size) {
-		code = vigil.ENOSPACE
-	}
-	q.healthErr = &vigil.Error{Code: code, Err: errors.New(h.Error),
-		Message: "the ingest queue failed to write its files (the log says why); free space on the data directory's disk, then restart vigil"}
-	return q.healthErr
+	q.mu.Lock()
+	q.healthErr = err
+	q.mu.Unlock()
+	return err
 }
 
 // serverLog passes the embedded server's warnings and errors (a failed
