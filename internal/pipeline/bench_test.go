@@ -50,6 +50,12 @@ func datasetArtifacts(tb testing.TB) []vigil.Artifact {
 	return out
 }
 
+// benchStore is a store the benchmark opens and closes.
+type benchStore interface {
+	pipeline.Store
+	Close() error
+}
+
 // BenchmarkProcess runs the worker's stages (parse, store with FTS, detect,
 // correlate, classify) on batches of 1000 real dataset lines, in a SQLite
 // store and in a PostgreSQL one (a fresh database on the server of
@@ -60,16 +66,16 @@ func BenchmarkProcess(b *testing.B) {
 	lines := datasetArtifacts(b)
 	stores := []struct {
 		name string
-		open func(b *testing.B) pipeline.Store
+		open func(b *testing.B) benchStore
 	}{
-		{"sqlite", func(b *testing.B) pipeline.Store {
+		{"sqlite", func(b *testing.B) benchStore {
 			s, err := sqlite.Open(b.Context(), filepath.Join(b.TempDir(), "v.db"), sqlite.Options{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			return s
 		}},
-		{"postgres", func(b *testing.B) pipeline.Store {
+		{"postgres", func(b *testing.B) benchStore {
 			s, err := postgres.Open(b.Context(), pgtest.FreshDB(b), postgres.Options{})
 			if err != nil {
 				b.Fatal(err)

@@ -48,8 +48,9 @@ type Recorder interface {
 // Store is what NewProcessor builds the store stages on: artifacts, the
 // correlation transactions, and what the classification rules read.
 type Store interface {
-	vigil.Store
+	ArtifactWriter
 	correlate.Store
+	rules.Store
 }
 
 // Processor runs the stages after the queue on a batch of one org's

@@ -18,12 +18,20 @@ import (
 // so that disabling or deleting a rule undoes what it did. The rules as
 // users see them are described in docs/detections.md.
 type Classifier struct {
-	store vigil.Store
+	store Store
 	now   func() time.Time
 }
 
+// Store is what classification reads and records: an org's rules and
+// internal networks, and what rules see and decide of its incidents.
+type Store interface {
+	vigil.ClassificationStore
+	ListRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.Rule, int, error)
+	EnrichmentSettings(ctx context.Context, org string) (*vigil.EnrichmentSettings, error)
+}
+
 // NewClassifier returns a Classifier over store.
-func NewClassifier(store vigil.Store) *Classifier {
+func NewClassifier(store Store) *Classifier {
 	return &Classifier{store: store, now: vigil.Now}
 }
 
