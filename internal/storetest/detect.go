@@ -13,6 +13,7 @@ func detectTests() []test {
 		{"BelowThresholdRecordsNothing", testDetectBelowThreshold},
 		{"FiresOnceThenGrows", testDetectFiresOnceThenGrows},
 		{"RedeliveryCountsOnce", testDetectRedelivery},
+		{"RepeatWithinBatchCountsOnce", testDetectRepeatInBatch},
 		{"DistinctMembers", testDetectDistinct},
 		{"ClosedIncidentStartsNewBurst", testDetectClosedIncident},
 		{"Requires", testDetectRequires},
@@ -107,6 +108,25 @@ func testDetectRedelivery(t *testing.T, s Store) {
 	incs, n := mustListIncidents(t, s, "org-a", vigil.IncidentFilter{})
 	if n != 1 || incs[0].ArtifactCount != 6 {
 		t.Fatalf("incidents %d (first has %d artifacts), want 1 with 6", n, incs[0].ArtifactCount)
+	}
+}
+
+// testDetectRepeatInBatch: a signal repeated within one detection (one
+// artifact twice) counts once.
+func testDetectRepeatInBatch(t *testing.T, s Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 5)
+	fifth := d.Signals[4]
+	d.Signals[4] = d.Signals[0]
+	if ids := mustDetect(t, s, "org-a", d); len(ids) != 0 {
+		t.Fatalf("4 artifacts, one of them twice, fired %v; want nothing below MinCount 5", ids)
+	}
+	d.Signals = []vigil.Signal{fifth, fifth}
+	ids := mustDetect(t, s, "org-a", d)
+	if len(ids) != 1 {
+		t.Fatalf("the fifth artifact fired %v, want one observation", ids)
+	}
+	if o := mustObservation(t, s, "org-a", ids[0]); len(o.ArtifactIDs) != 5 || o.Description != "5 failures from 203.0.113.7, grown=false" {
+		t.Fatalf("observation of %d artifacts, %q; want 5", len(o.ArtifactIDs), o.Description)
 	}
 }
 
