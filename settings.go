@@ -7,9 +7,13 @@ import (
 )
 
 // EnrichmentSettings are one org's switches and limits for enrichment.
+// Each switch turns one provider of internal/enrich on or off.
 type EnrichmentSettings struct {
-	GeoIPEnabled       bool      `json:"geoip_enabled"`
-	DNSEnabled         bool      `json:"dns_enabled"`
+	GeoIPEnabled bool `json:"geoip_enabled"`
+	DNSEnabled   bool `json:"dns_enabled"`
+	// WhoisEnabled turns on registration data of addresses and domains:
+	// WHOIS data, fetched over RDAP, the protocol that replaced WHOIS
+	// (the "rdap" provider).
 	WhoisEnabled       bool      `json:"whois_enabled"`
 	ThreatIntelEnabled bool      `json:"threat_intel_enabled"`
 	RateLimit          int       `json:"rate_limit"`

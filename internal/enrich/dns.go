@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+	"github.com/vigil-soc/vigil"
 )
 
 // DNSInfo is what the resolvers answered about a node value: PTR names of
@@ -66,6 +67,26 @@ func newResolver(servers []string, timeout time.Duration) *resolver {
 		r.servers = append(r.servers, s)
 	}
 	return r
+}
+
+// ProviderDNS names the DNS provider (metric label, cache key).
+const ProviderDNS = "dns"
+
+func (r *resolver) name() string { return ProviderDNS }
+
+func (r *resolver) enabled(s *vigil.EnrichmentSettings) bool { return s.DNSEnabled }
+
+// begin resolves the addresses and names of a pass that may be sent out:
+// PTR of an address, A and AAAA of a name.
+func (r *resolver) begin() step { return r.step }
+
+func (r *resolver) step(p *pass, out *nodeOutcome, t *target) int {
+	if t.send {
+		if v, ok := p.cached(out, ProviderDNS, t.key); ok {
+			out.info.DNS = v
+		}
+	}
+	return 0
 }
 
 // errNoAnswer is returned when no server gave a usable answer.

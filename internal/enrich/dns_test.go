@@ -150,7 +150,7 @@ func TestDNSCacheAvoidsRepeatAndExpires(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.q.maxWait = 20 * time.Millisecond
+	other.lookups.maxWait = 20 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	defer other.Close()
 	defer cancel()
@@ -195,8 +195,8 @@ func TestDNSRateLimitHolds(t *testing.T) {
 	waitFor(t, "two queries and a rate-limited wait", func() bool {
 		return srv.queries.Load() == 2 && counter(t, h.e.m.rateLimited, ProviderDNS) == 1
 	})
-	scans := h.e.q.scans.Load()
-	waitFor(t, "workers to look again", func() bool { return h.e.q.scans.Load() > scans+3 })
+	scans := h.e.lookups.scans.Load()
+	waitFor(t, "workers to look again", func() bool { return h.e.lookups.scans.Load() > scans+3 })
 	if n := srv.queries.Load(); n != 2 {
 		t.Fatalf("queries within the minute = %d, want 2", n)
 	}
@@ -207,8 +207,8 @@ func TestDNSRateLimitHolds(t *testing.T) {
 	// A minute later two more may go.
 	h.clock.Advance(time.Minute)
 	waitFor(t, "two more queries", func() bool { return srv.queries.Load() == 4 })
-	scans = h.e.q.scans.Load()
-	waitFor(t, "workers to look again", func() bool { return h.e.q.scans.Load() > scans+3 })
+	scans = h.e.lookups.scans.Load()
+	waitFor(t, "workers to look again", func() bool { return h.e.lookups.scans.Load() > scans+3 })
 	if n := srv.queries.Load(); n != 4 {
 		t.Fatalf("queries within the second minute = %d, want 4", n)
 	}
@@ -240,8 +240,8 @@ func TestDNSPausedThenResumed(t *testing.T) {
 	if res[0].Pending != 1 {
 		t.Fatalf("pending = %d, want 1 (paused look-ups wait, they are not dropped)", res[0].Pending)
 	}
-	scans := h.e.q.scans.Load()
-	waitFor(t, "workers to look", func() bool { return h.e.q.scans.Load() > scans+3 })
+	scans := h.e.lookups.scans.Load()
+	waitFor(t, "workers to look", func() bool { return h.e.lookups.scans.Load() > scans+3 })
 	if n := srv.queries.Load(); n != 0 {
 		t.Fatalf("rate_limit 0 sent %d queries", n)
 	}
@@ -269,8 +269,8 @@ func TestDNSDisabledDropsQueued(t *testing.T) {
 	h.ingest(off, nodes(ip("89.160.20.112")))
 	waitFor(t, "queue emptied", func() bool { return gauge(t, h.e.m.queued) == 0 })
 	h.e.noteSettings(context.Background(), testOrg, dnsOnly(60, 24))
-	scans := h.e.q.scans.Load()
-	waitFor(t, "workers to look", func() bool { return h.e.q.scans.Load() > scans+3 })
+	scans := h.e.lookups.scans.Load()
+	waitFor(t, "workers to look", func() bool { return h.e.lookups.scans.Load() > scans+3 })
 	if n := srv.queries.Load(); n != 0 {
 		t.Errorf("disabled provider sent %d queries", n)
 	}

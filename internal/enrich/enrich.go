@@ -1,9 +1,11 @@
 // Package enrich adds context to the nodes of parsed artifacts: location
 // and AS number from MaxMind databases, matches against threat-intelligence
-// feeds, reverse and forward DNS, and RDAP registration data. One file per
-// provider (geoip.go, intel.go with feed_*.go, dns.go, rdap.go), the cache
-// over the store (cache.go), the bounded look-up queue (queue.go) and the
-// per-org rate limiter (ratelimit.go).
+// feeds, reverse and forward DNS, and registration data (WHOIS, over RDAP).
+// Each provider implements one interface (provider.go) in a file of its
+// own (geoip.go, intel.go with feed_*.go, dns.go, rdap.go); beside them
+// sit the cache over the store (cache.go), the bounded in-memory queue of
+// outbound look-ups (lookups.go) and the per-org rate limiter
+// (ratelimit.go).
 //
 // Local providers (GeoIP, threat intel) run inline in Enrich. Outbound
 // ones (DNS, RDAP) never block it: a fresh cache entry is used at once,
@@ -20,7 +22,6 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -144,10 +145,12 @@ type Enricher struct {
 
 	geo   *geoip
 	intel *intel
-	dns   *resolver
-	rdap  *rdapClient
-	mem   *memCache
-	q     *lookupQueue
+	// providers in the order they enrich a node value; outbound are
+	// those of them looked up over the network.
+	providers []provider
+	outbound  []outboundProvider
+	mem       *memCache
+	lookups   *lookupQueue
 
 	settingsMu sync.RWMutex
 	settings   map[string]*vigil.EnrichmentSettings
@@ -191,8 +194,9 @@ func New(cfg Config, store vigil.Store, reg prometheus.Registerer, log *slog.Log
 		return nil, fmt.Errorf("enrich: %w", err)
 	}
 	e.geo = geo
-	e.dns = newResolver(cfg.DNSServers, cfg.DNSTimeout)
-	if e.rdap, err = newRDAPClient(cfg.RDAPBaseURL, cfg.RDAPTimeout); err != nil {
+	dns := newResolver(cfg.DNSServers, cfg.DNSTimeout)
+	rdap, err := newRDAPClient(cfg.RDAPBaseURL, cfg.RDAPTimeout)
+	if err != nil {
 		return nil, fmt.Errorf("enrich: %w", err)
 	}
 	e.intel = newIntel(cfg.ThreatIntelDir, cfg.ThreatIntelURLs, e.m, log)
@@ -201,9 +205,15 @@ func New(cfg Config, store vigil.Store, reg prometheus.Registerer, log *slog.Log
 			return nil, fmt.Errorf("enrich: %w", err)
 		}
 	}
-	e.q = newLookupQueue(cfg.QueueSize, e.m, e.now)
-	e.q.policy = e.policy
-	e.q.cached = e.memFresh
+	e.providers = []provider{geo, e.intel, dns, rdap}
+	for _, p := range e.providers {
+		if o, ok := p.(outboundProvider); ok {
+			e.outbound = append(e.outbound, o)
+		}
+	}
+	e.lookups = newLookupQueue(cfg.QueueSize, e.m, e.now)
+	e.lookups.policy = e.policy
+	e.lookups.cached = e.memFresh
 	for _, s := range []*geoSlot{&geo.city, &geo.asn} {
 		if db := s.db.Load(); db != nil {
 			e.m.reloads.WithLabelValues(s.name).Inc()
@@ -354,7 +364,7 @@ func (e *Enricher) Submit(org string, results []Result) int {
 		}
 		ref := &artRef{org: org, id: r.ArtifactID, nodes: r.nodes, since: now}
 		for _, l := range r.pending {
-			if !e.q.add(ref, l) {
+			if !e.lookups.add(ref, l) {
 				e.m.dropped.WithLabelValues(l.provider).Inc()
 				dropped++
 			}
@@ -380,11 +390,24 @@ func (e *Enricher) noteSettings(ctx context.Context, org string, s *vigil.Enrich
 	prev := e.settings[org]
 	e.settings[org] = &cp
 	e.settingsMu.Unlock()
-	if prev != nil && (prev.DNSEnabled != cp.DNSEnabled || prev.WhoisEnabled != cp.WhoisEnabled ||
-		prev.RateLimit != cp.RateLimit || prev.CacheTTLHours != cp.CacheTTLHours) {
-		e.q.notify()
+	if prev != nil && e.outboundChanged(prev, &cp) {
+		e.lookups.notify()
 	}
 	return &cp
+}
+
+// outboundChanged reports whether the queued look-ups are to be handled
+// differently under s than under prev.
+func (e *Enricher) outboundChanged(prev, s *vigil.EnrichmentSettings) bool {
+	if prev.RateLimit != s.RateLimit || prev.CacheTTLHours != s.CacheTTLHours {
+		return true
+	}
+	for _, o := range e.outbound {
+		if o.enabled(prev) != o.enabled(s) {
+			return true
+		}
+	}
+	return false
 }
 
 func (e *Enricher) orgSettings(org string) *vigil.EnrichmentSettings {
@@ -400,26 +423,33 @@ func (e *Enricher) orgSettings(org string) *vigil.EnrichmentSettings {
 
 // refreshSettings re-reads the settings of the orgs with queued look-ups.
 func (e *Enricher) refreshSettings(ctx context.Context) {
-	for _, org := range e.q.orgs() {
+	for _, org := range e.lookups.orgs() {
 		s, err := e.store.EnrichmentSettings(ctx, org)
 		if err != nil || s == nil {
 			continue
 		}
 		e.noteSettings(ctx, org, s)
 	}
-	e.q.notify()
+	e.lookups.notify()
 }
 
 // policy tells the queue whether provider is on for org and its limit.
 func (e *Enricher) policy(org, provider string) (bool, int) {
-	s := e.orgSettings(org)
-	switch provider {
-	case ProviderDNS:
-		return s.DNSEnabled, s.RateLimit
-	case ProviderRDAP:
-		return s.WhoisEnabled, s.RateLimit
+	o := e.outboundNamed(provider)
+	if o == nil {
+		return false, 0
 	}
-	return false, 0
+	s := e.orgSettings(org)
+	return o.enabled(s), s.RateLimit
+}
+
+func (e *Enricher) outboundNamed(name string) outboundProvider {
+	for _, o := range e.outbound {
+		if o.name() == name {
+			return o
+		}
+	}
+	return nil
 }
 
 // memFresh tells the queue whether the in-memory cache answers l for org.
@@ -434,7 +464,7 @@ func (e *Enricher) freshness(s *vigil.EnrichmentSettings) freshness {
 // worker runs queued look-ups until ctx ends.
 func (e *Enricher) worker(ctx context.Context) {
 	for {
-		j, mode, ok := e.q.next(ctx)
+		j, mode, ok := e.lookups.next(ctx)
 		if !ok {
 			return
 		}
@@ -453,18 +483,18 @@ func (e *Enricher) run(ctx context.Context, j *job, mode jobMode) {
 	case modeCheck:
 		if _, fresh := e.cacheGet(ctx, j.provider, j.key, e.freshness(e.orgSettings(j.lane.org))); !fresh {
 			if ctx.Err() != nil {
-				e.q.finish(j)
+				e.lookups.finish(j)
 				return
 			}
-			e.q.requeue(j)
+			e.lookups.requeue(j)
 			return
 		}
 		e.m.cacheHits.WithLabelValues(j.provider).Inc()
 	case modeFetch:
 		e.m.lookups.WithLabelValues(j.provider).Inc()
-		val, err := e.outbound(ctx, j.lookup)
+		val, err := e.send(ctx, j.lookup)
 		if err != nil && ctx.Err() != nil {
-			e.q.finish(j) // shutting down: not the provider's failure
+			e.lookups.finish(j) // shutting down: not the provider's failure
 			return
 		}
 		ent := &vigil.CacheEntry{Provider: j.provider, Key: j.key, Value: val, FetchedAt: e.now()}
@@ -475,25 +505,23 @@ func (e *Enricher) run(ctx context.Context, j *job, mode jobMode) {
 		}
 		e.cachePut(ctx, ent)
 	}
-	arts := e.q.finish(j)
+	arts := e.lookups.finish(j)
 	e.refresh(ctx, j.lane.org, arts)
 }
 
-// outbound runs a provider, turning a panic on a hostile answer into a
+// send runs an outbound provider's look-up, turning a panic on a hostile answer into a
 // failure.
-func (e *Enricher) outbound(ctx context.Context, l lookup) (val json.RawMessage, err error) {
+func (e *Enricher) send(ctx context.Context, l lookup) (val json.RawMessage, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%s look-up panicked: %v", l.provider, v)
 		}
 	}()
-	switch l.provider {
-	case ProviderDNS:
-		return e.dns.lookup(ctx, l.key)
-	case ProviderRDAP:
-		return e.rdap.lookup(ctx, l.key)
+	o := e.outboundNamed(l.provider)
+	if o == nil {
+		return nil, fmt.Errorf("unknown provider %q", l.provider)
 	}
-	return nil, fmt.Errorf("unknown provider %q", l.provider)
+	return o.lookup(ctx, l.key)
 }
 
 // refresh rebuilds and stores the enrichment of artifacts of org from the
@@ -520,7 +548,7 @@ func (e *Enricher) refresh(ctx context.Context, org string, arts []*artRef) {
 	p.flush()
 }
 
-// nodeInfo is the enrichment of one node value.
+// nodeInfo is the enrichment of one node value, a field per provider.
 type nodeInfo struct {
 	Geo   *Geo            `json:"geo,omitempty"`
 	ASN   *ASN            `json:"asn,omitempty"`
@@ -546,22 +574,26 @@ type nodeMatch struct {
 }
 
 // pass is one enrichment run over artifacts of one org: the settings, the
-// database versions and the clock are fixed for its duration, and each
+// providers' data and the clock are fixed for its duration, and each
 // distinct node value is enriched once.
 type pass struct {
 	e          *Enricher
 	ctx        context.Context
 	s          *vigil.EnrichmentSettings
 	internal   []netip.Prefix
-	geo        geoView
-	intel      *intelIndex
 	fresh      freshness
 	background bool // rebuilding stored artifacts: nothing is queued
 	memo       map[nodeKey]*nodeOutcome
 
-	geoLookups, intelLookups int
-	cacheHits                map[string]int
-	intelHits                map[string]int
+	// steps are the parts of the providers on for the org, in order;
+	// names[i] is the provider of steps[i], lookups[i] its local
+	// look-ups so far.
+	steps   []step
+	names   []string
+	lookups []int
+
+	cacheHits map[string]int
+	intelHits map[string]int
 }
 
 func (e *Enricher) newPass(ctx context.Context, org string, s *vigil.EnrichmentSettings) *pass {
@@ -575,25 +607,26 @@ func (e *Enricher) newPass(ctx context.Context, org string, s *vigil.EnrichmentS
 		cacheHits: map[string]int{},
 		intelHits: map[string]int{},
 	}
-	if s.GeoIPEnabled {
-		p.geo = e.geo.view()
-	}
-	if s.ThreatIntelEnabled {
-		if x := e.intel.idx.Load(); x.size() > 0 {
-			p.intel = x
+	for _, prov := range e.providers {
+		if !prov.enabled(s) {
+			continue
+		}
+		if st := prov.begin(); st != nil {
+			p.steps = append(p.steps, st)
+			p.names = append(p.names, prov.name())
 		}
 	}
+	p.lookups = make([]int, len(p.steps))
 	return p
 }
 
 // flush adds the pass's counts to the metrics.
 func (p *pass) flush() {
 	m := p.e.m
-	if p.geoLookups > 0 {
-		m.lookups.WithLabelValues(ProviderGeoIP).Add(float64(p.geoLookups))
-	}
-	if p.intelLookups > 0 {
-		m.lookups.WithLabelValues(ProviderIntel).Add(float64(p.intelLookups))
+	for i, n := range p.lookups {
+		if n > 0 {
+			m.lookups.WithLabelValues(p.names[i]).Add(float64(n))
+		}
 	}
 	for prov, n := range p.cacheHits {
 		m.cacheHits.WithLabelValues(prov).Add(float64(n))
@@ -630,103 +663,30 @@ func (p *pass) artifact(refs []vigil.NodeRef) (json.RawMessage, []lookup, []node
 	return b, pending, matches
 }
 
-// node enriches one node value, once per pass.
+// node enriches one node value, once per pass: each provider in turn.
 func (p *pass) node(ref vigil.NodeRef) *nodeOutcome {
 	k := nodeKey{ref.Type, ref.Value}
 	if out, ok := p.memo[k]; ok {
 		return out
 	}
-	out := &nodeOutcome{}
-	switch ref.Type {
-	case vigil.NodeIP:
-		a, err := netip.ParseAddr(ref.Value)
-		if err != nil {
-			out = nil
-			break
+	var out *nodeOutcome
+	if t, ok := p.target(ref); ok {
+		out = &nodeOutcome{}
+		for i, st := range p.steps {
+			p.lookups[i] += st(p, out, &t)
 		}
-		p.ip(out, a.Unmap(), true)
-	case vigil.NodeDomain:
-		d := normDomain(ref.Value)
-		if d == "" {
-			out = nil
-			break
-		}
-		p.domain(out, d, true)
-	case vigil.NodeURL:
-		u, host := parseURL(ref.Value)
-		if p.intel != nil && u != "" {
-			p.intelLookups++
-			out.info.Intel = p.intel.matchURL(out.info.Intel, u)
-		}
-		// The host is matched and located, not sent out: URL hosts also
-		// appear as their own Domain or IP nodes when they matter.
-		if a, d := hostOf(host); a.IsValid() {
-			p.ip(out, a, false)
-		} else if d != "" {
-			p.domain(out, d, false)
-		}
-	case vigil.NodeHash:
-		if p.intel != nil {
-			p.intelLookups++
-			out.info.Intel = p.intel.matchHash(out.info.Intel, strings.ToLower(strings.TrimSpace(ref.Value)))
-		}
-	default:
-		out = nil
 	}
 	p.memo[k] = out
 	return out
 }
 
-func (p *pass) ip(out *nodeOutcome, a netip.Addr, outbound bool) {
-	public := isPublic(a)
-	if public && !p.geo.empty() {
-		p.geoLookups++
-		out.info.Geo, out.info.ASN = p.geo.lookup(a)
-	}
-	if p.intel != nil {
-		p.intelLookups++
-		out.info.Intel = p.intel.matchIP(out.info.Intel, a)
-	}
-	// Private, reserved and the org's own addresses are never sent out.
-	if !outbound || !public || containedIn(a, p.internal) {
-		return
-	}
-	key := a.String()
-	if p.s.DNSEnabled {
-		p.outbound(out, ProviderDNS, key)
-	}
-	if p.s.WhoisEnabled {
-		p.outbound(out, ProviderRDAP, key)
-	}
-}
-
-func (p *pass) domain(out *nodeOutcome, d string, outbound bool) {
-	if p.intel != nil {
-		p.intelLookups++
-		out.info.Intel = p.intel.matchDomain(out.info.Intel, d)
-	}
-	// Only names under an ICANN suffix exist in the public DNS and have
-	// registration data; internal names (host.corp.local) are not sent.
-	if !outbound || !icannDomain(d) {
-		return
-	}
-	if p.s.DNSEnabled {
-		p.outbound(out, ProviderDNS, d)
-	}
-	if p.s.WhoisEnabled {
-		if r := registrable(d); r != "" {
-			p.outbound(out, ProviderRDAP, r)
-		}
-	}
-}
-
-// outbound uses a fresh cache entry of (provider, key), or notes the
-// look-up as pending. Inline (Enrich) only the in-process cache is
-// consulted: a store read per new value would cost as much as storing the
-// artifact. The workers look in the store before sending anything. The
-// background rebuild reads the store too.
-func (p *pass) outbound(out *nodeOutcome, provider, key string) {
-	l := lookup{provider, key}
+// cached returns the value of a fresh cache entry of (provider, key), or
+// notes the look-up as pending in out. Inline (Enrich) only the in-process
+// cache is consulted: a store read per new value would cost as much as
+// storing the artifact. The workers look in the store before sending
+// anything. The background rebuild reads the store too. A fresh failure
+// or empty answer returns false and is not pending.
+func (p *pass) cached(out *nodeOutcome, provider, key string) (json.RawMessage, bool) {
 	var ent *vigil.CacheEntry
 	var fresh bool
 	if p.background {
@@ -737,28 +697,15 @@ func (p *pass) outbound(out *nodeOutcome, provider, key string) {
 	}
 	if !fresh {
 		if !p.background {
-			out.pending = append(out.pending, l)
+			out.pending = append(out.pending, lookup{provider, key})
 		}
-		return
+		return nil, false
 	}
 	if !p.background {
 		p.cacheHits[provider]++
 	}
 	if ent.Negative || len(ent.Value) == 0 {
-		return
+		return nil, false
 	}
-	switch provider {
-	case ProviderDNS:
-		out.info.DNS = ent.Value
-	case ProviderRDAP:
-		var r RDAPInfo
-		if json.Unmarshal(ent.Value, &r) != nil {
-			return
-		}
-		if r.Created != nil {
-			days := int(p.fresh.now.Sub(*r.Created) / (24 * time.Hour))
-			r.AgeDays = &days
-		}
-		out.info.RDAP = &r
-	}
+	return ent.Value, true
 }

@@ -82,7 +82,7 @@ func newHarness(tb testing.TB, cfg Config) *harness {
 		tb.Fatalf("New: %v", err)
 	}
 	tb.Cleanup(func() { e.Close() })
-	e.q.maxWait = 20 * time.Millisecond // idle workers look often: tests move the clock
+	e.lookups.maxWait = 20 * time.Millisecond // idle workers look often: tests move the clock
 	h.e = e
 	return h
 }

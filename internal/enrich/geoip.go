@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oschwald/maxminddb-golang/v2"
+	"github.com/vigil-soc/vigil"
 )
 
 // Geo is the location of a public address (ECS geo.* names).
@@ -191,6 +192,29 @@ func (g *geoip) reload() (reloaded []string, err error) {
 		reloaded = append(reloaded, s.name)
 	}
 	return reloaded, errors.Join(errs...)
+}
+
+// ProviderGeoIP names the GeoIP provider (metric label).
+const ProviderGeoIP = "geoip"
+
+func (g *geoip) name() string { return ProviderGeoIP }
+
+func (g *geoip) enabled(s *vigil.EnrichmentSettings) bool { return s.GeoIPEnabled }
+
+// begin locates the public addresses of a pass (IP nodes and URL hosts)
+// in the databases loaded when it began.
+func (g *geoip) begin() step {
+	v := g.view()
+	if v.empty() {
+		return nil
+	}
+	return func(_ *pass, out *nodeOutcome, t *target) int {
+		if !t.public {
+			return 0
+		}
+		out.info.Geo, out.info.ASN = v.lookup(t.addr)
+		return 1
+	}
 }
 
 // geoView is the pair of databases one enrichment pass uses, loaded once

@@ -19,6 +19,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/vigil-soc/vigil"
 )
 
 // IndicatorType is the kind of a threat-intelligence indicator.
@@ -494,6 +496,47 @@ func parseFeed(name string, data []byte) (inds []Indicator, skipped int, format 
 	}
 	inds, skipped = parseList(data)
 	return inds, skipped, formatList, nil
+}
+
+// ProviderIntel names the threat-intelligence provider (metric label).
+const ProviderIntel = "intel"
+
+func (in *intel) name() string { return ProviderIntel }
+
+func (in *intel) enabled(s *vigil.EnrichmentSettings) bool { return s.ThreatIntelEnabled }
+
+// begin matches the node values of a pass against the index loaded when
+// it began.
+func (in *intel) begin() step {
+	x := in.idx.Load()
+	if x.size() == 0 {
+		return nil
+	}
+	return x.step()
+}
+
+// step matches a node value against x: a URL node by its URL, then its
+// host as an address or name.
+func (x *intelIndex) step() step {
+	return func(_ *pass, out *nodeOutcome, t *target) int {
+		if t.kind == vigil.NodeHash {
+			out.info.Intel = x.matchHash(out.info.Intel, strings.ToLower(strings.TrimSpace(t.value)))
+			return 1
+		}
+		n := 0
+		if t.url != "" {
+			n++
+			out.info.Intel = x.matchURL(out.info.Intel, t.url)
+		}
+		if t.addr.IsValid() {
+			n++
+			out.info.Intel = x.matchIP(out.info.Intel, t.addr)
+		} else if t.domain != "" {
+			n++
+			out.info.Intel = x.matchDomain(out.info.Intel, t.domain)
+		}
+		return n
+	}
 }
 
 // intel loads the feeds — the files of a directory and URLs — and keeps

@@ -43,9 +43,7 @@ func copyDir(tb testing.TB, src string) string {
 
 // matchNode matches a node the way an enrichment pass does.
 func matchNode(x *intelIndex, ref vigil.NodeRef) []IntelMatch {
-	p := &pass{intel: x, memo: map[nodeKey]*nodeOutcome{}, s: settings(func(s *vigil.EnrichmentSettings) {
-		s.DNSEnabled, s.WhoisEnabled = false, false
-	})}
+	p := &pass{memo: map[nodeKey]*nodeOutcome{}, steps: []step{x.step()}, names: []string{ProviderIntel}, lookups: []int{0}}
 	out := p.node(ref)
 	if out == nil {
 		return nil

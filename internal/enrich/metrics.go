@@ -2,14 +2,6 @@ package enrich
 
 import "github.com/prometheus/client_golang/prometheus"
 
-// Provider names, used as metric labels and cache provider keys.
-const (
-	ProviderGeoIP = "geoip"
-	ProviderIntel = "intel"
-	ProviderDNS   = "dns"
-	ProviderRDAP  = "rdap"
-)
-
 // metrics of the enrichment stage. Labels are bounded: provider names and
 // feed names (the files of the intel directory and the configured URLs).
 type metrics struct {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openrdap/rdap"
 	"github.com/openrdap/rdap/bootstrap"
+	"github.com/vigil-soc/vigil"
 )
 
 // RDAPInfo is the registration data of an IP network or a registrable
@@ -35,6 +36,48 @@ type RDAPInfo struct {
 	// NotFound is set when the registry answered 404: for a domain, it is
 	// not registered.
 	NotFound bool `json:"not_found,omitempty"`
+}
+
+// ProviderRDAP names the registration-data provider (metric label, cache
+// key). RDAP is the protocol that replaced WHOIS: the provider is the
+// whois_enabled setting (vigil.EnrichmentSettings.WhoisEnabled).
+const ProviderRDAP = "rdap"
+
+func (c *rdapClient) name() string { return ProviderRDAP }
+
+// enabled: WHOIS data is what the whois_enabled setting asks for; RDAP is
+// how it is fetched.
+func (c *rdapClient) enabled(s *vigil.EnrichmentSettings) bool { return s.WhoisEnabled }
+
+// begin asks who registered the addresses of a pass that may be sent out,
+// and the registrable domain (example.com for www.example.com) of its
+// names.
+func (c *rdapClient) begin() step { return c.step }
+
+func (c *rdapClient) step(p *pass, out *nodeOutcome, t *target) int {
+	if !t.send {
+		return 0
+	}
+	key := t.key
+	if !t.addr.IsValid() {
+		if key = registrable(t.domain); key == "" {
+			return 0
+		}
+	}
+	v, ok := p.cached(out, ProviderRDAP, key)
+	if !ok {
+		return 0
+	}
+	var r RDAPInfo
+	if json.Unmarshal(v, &r) != nil {
+		return 0
+	}
+	if r.Created != nil {
+		days := int(p.fresh.now.Sub(*r.Created) / (24 * time.Hour))
+		r.AgeDays = &days
+	}
+	out.info.RDAP = &r
+	return 0
 }
 
 // maxRDAPBody bounds a response body; RDAP objects are a few KB.
