@@ -72,6 +72,8 @@ func newResolver(servers []string, timeout time.Duration) *resolver {
 // ProviderDNS names the DNS provider (metric label, cache key).
 const ProviderDNS = "dns"
 
+var _ outboundProvider = (*resolver)(nil)
+
 func (r *resolver) name() string { return ProviderDNS }
 
 func (r *resolver) enabled(s *vigil.EnrichmentSettings) bool { return s.DNSEnabled }

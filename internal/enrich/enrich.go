@@ -585,15 +585,22 @@ type pass struct {
 	background bool // rebuilding stored artifacts: nothing is queued
 	memo       map[nodeKey]*nodeOutcome
 
-	// steps are the parts of the providers on for the org, in order;
-	// names[i] is the provider of steps[i], lookups[i] its local
-	// look-ups so far.
-	steps   []step
-	names   []string
-	lookups []int
+	// steps are the parts of the providers on for the org, in order.
+	steps []passStep
+	// cur is the node value the steps are given: held here, not on the
+	// stack, since a pointer passed to a func value escapes, which cost
+	// an allocation per node value.
+	cur target
 
 	cacheHits map[string]int
 	intelHits map[string]int
+}
+
+// passStep is a provider's step in a pass and the local look-ups it made.
+type passStep struct {
+	run      step
+	provider string
+	lookups  int
 }
 
 func (e *Enricher) newPass(ctx context.Context, org string, s *vigil.EnrichmentSettings) *pass {
@@ -607,25 +614,24 @@ func (e *Enricher) newPass(ctx context.Context, org string, s *vigil.EnrichmentS
 		cacheHits: map[string]int{},
 		intelHits: map[string]int{},
 	}
+	p.steps = make([]passStep, 0, len(e.providers))
 	for _, prov := range e.providers {
 		if !prov.enabled(s) {
 			continue
 		}
-		if st := prov.begin(); st != nil {
-			p.steps = append(p.steps, st)
-			p.names = append(p.names, prov.name())
+		if run := prov.begin(); run != nil {
+			p.steps = append(p.steps, passStep{run: run, provider: prov.name()})
 		}
 	}
-	p.lookups = make([]int, len(p.steps))
 	return p
 }
 
 // flush adds the pass's counts to the metrics.
 func (p *pass) flush() {
 	m := p.e.m
-	for i, n := range p.lookups {
-		if n > 0 {
-			m.lookups.WithLabelValues(p.names[i]).Add(float64(n))
+	for _, st := range p.steps {
+		if st.lookups > 0 {
+			m.lookups.WithLabelValues(st.provider).Add(float64(st.lookups))
 		}
 	}
 	for prov, n := range p.cacheHits {
@@ -670,10 +676,11 @@ func (p *pass) node(ref vigil.NodeRef) *nodeOutcome {
 		return out
 	}
 	var out *nodeOutcome
-	if t, ok := p.target(ref); ok {
+	if p.target(&p.cur, ref) {
 		out = &nodeOutcome{}
-		for i, st := range p.steps {
-			p.lookups[i] += st(p, out, &t)
+		for i := range p.steps {
+			st := &p.steps[i]
+			st.lookups += st.run(p, out, &p.cur)
 		}
 	}
 	p.memo[k] = out

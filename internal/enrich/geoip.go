@@ -197,6 +197,8 @@ func (g *geoip) reload() (reloaded []string, err error) {
 // ProviderGeoIP names the GeoIP provider (metric label).
 const ProviderGeoIP = "geoip"
 
+var _ provider = (*geoip)(nil)
+
 func (g *geoip) name() string { return ProviderGeoIP }
 
 func (g *geoip) enabled(s *vigil.EnrichmentSettings) bool { return s.GeoIPEnabled }

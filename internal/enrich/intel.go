@@ -501,6 +501,8 @@ func parseFeed(name string, data []byte) (inds []Indicator, skipped int, format 
 // ProviderIntel names the threat-intelligence provider (metric label).
 const ProviderIntel = "intel"
 
+var _ provider = (*intel)(nil)
+
 func (in *intel) name() string { return ProviderIntel }
 
 func (in *intel) enabled(s *vigil.EnrichmentSettings) bool { return s.ThreatIntelEnabled }

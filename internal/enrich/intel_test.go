@@ -43,7 +43,7 @@ func copyDir(tb testing.TB, src string) string {
 
 // matchNode matches a node the way an enrichment pass does.
 func matchNode(x *intelIndex, ref vigil.NodeRef) []IntelMatch {
-	p := &pass{memo: map[nodeKey]*nodeOutcome{}, steps: []step{x.step()}, names: []string{ProviderIntel}, lookups: []int{0}}
+	p := &pass{memo: map[nodeKey]*nodeOutcome{}, steps: []passStep{{run: x.step(), provider: ProviderIntel}}}
 	out := p.node(ref)
 	if out == nil {
 		return nil

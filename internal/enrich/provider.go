@@ -60,15 +60,15 @@ type target struct {
 	key  string
 }
 
-// target parses ref for the providers; false: nothing can be said of it
-// (an unknown node type, an address or name that does not parse).
-func (p *pass) target(ref vigil.NodeRef) (target, bool) {
-	t := target{kind: ref.Type, value: ref.Value}
+// target parses ref into t for the providers; false: nothing can be said
+// of it (an unknown node type, an address or name that does not parse).
+func (p *pass) target(t *target, ref vigil.NodeRef) bool {
+	*t = target{kind: ref.Type, value: ref.Value}
 	switch ref.Type {
 	case vigil.NodeIP:
 		a, err := netip.ParseAddr(ref.Value)
 		if err != nil {
-			return t, false
+			return false
 		}
 		t.addr = a.Unmap()
 		t.public = isPublic(t.addr)
@@ -77,7 +77,7 @@ func (p *pass) target(ref vigil.NodeRef) (target, bool) {
 		}
 	case vigil.NodeDomain:
 		if t.domain = normDomain(ref.Value); t.domain == "" {
-			return t, false
+			return false
 		}
 		if icannDomain(t.domain) {
 			t.send, t.key = true, t.domain
@@ -90,7 +90,7 @@ func (p *pass) target(ref vigil.NodeRef) (target, bool) {
 		}
 	case vigil.NodeHash:
 	default:
-		return t, false
+		return false
 	}
-	return t, true
+	return true
 }

@@ -43,6 +43,8 @@ type RDAPInfo struct {
 // whois_enabled setting (vigil.EnrichmentSettings.WhoisEnabled).
 const ProviderRDAP = "rdap"
 
+var _ outboundProvider = (*rdapClient)(nil)
+
 func (c *rdapClient) name() string { return ProviderRDAP }
 
 // enabled: WHOIS data is what the whois_enabled setting asks for; RDAP is
