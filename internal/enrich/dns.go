@@ -83,8 +83,8 @@ func (r *resolver) enabled(s *vigil.EnrichmentSettings) bool { return s.DNSEnabl
 func (r *resolver) begin() step { return r.step }
 
 func (r *resolver) step(p *pass, out *nodeOutcome, t *target) int {
-	if t.send {
-		if v, ok := p.cached(out, ProviderDNS, t.key); ok {
+	if key, ok := p.sendKey(t); ok {
+		if v, ok := p.cached(out, ProviderDNS, key); ok {
 			out.info.DNS = v
 		}
 	}

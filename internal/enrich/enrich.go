@@ -676,7 +676,7 @@ func (p *pass) node(ref vigil.NodeRef) *nodeOutcome {
 		return out
 	}
 	var out *nodeOutcome
-	if p.target(&p.cur, ref) {
+	if parseTarget(&p.cur, ref) {
 		out = &nodeOutcome{}
 		for i := range p.steps {
 			st := &p.steps[i]

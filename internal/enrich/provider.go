@@ -49,20 +49,48 @@ type target struct {
 	domain string
 	url    string
 	public bool // addr is publicly routable
-	// send: the value may be sent to outbound providers. Private,
-	// reserved and the org's own addresses never are; nor are names
-	// outside the ICANN suffixes (host.corp.local), which the public DNS
-	// and the registries do not know; nor a URL's host, which is matched
-	// and located but not sent (when it matters it is also a node of its
-	// own). key is then the value to send: the address in canonical form
-	// or the name.
-	send bool
-	key  string
+	// own: an IP or Domain node, not a URL's host (which is matched and
+	// located but never sent: when it matters it is a node of its own).
+	own bool
+	// sendable and key: what sendKey decided, once asked.
+	sendable sendable
+	key      string
 }
 
-// target parses ref into t for the providers; false: nothing can be said
-// of it (an unknown node type, an address or name that does not parse).
-func (p *pass) target(t *target, ref vigil.NodeRef) bool {
+type sendable uint8
+
+const (
+	sendUnknown sendable = iota
+	sendNo
+	sendYes
+)
+
+// sendKey returns the value outbound providers may send for t — the
+// address in canonical form, or the name — or false when it must not
+// leave. Private, reserved and the org's own addresses never do; nor do
+// names outside the ICANN suffixes (host.corp.local), which the public
+// DNS and the registries do not know. It is decided on first use: with
+// no outbound provider on, a pass never pays for it.
+func (p *pass) sendKey(t *target) (string, bool) {
+	if t.sendable == sendUnknown {
+		t.sendable = sendNo
+		switch {
+		case !t.own:
+		case t.addr.IsValid():
+			if t.public && !containedIn(t.addr, p.internal) {
+				t.sendable, t.key = sendYes, t.addr.String()
+			}
+		case icannDomain(t.domain):
+			t.sendable, t.key = sendYes, t.domain
+		}
+	}
+	return t.key, t.sendable == sendYes
+}
+
+// parseTarget parses ref into t for the providers; false: nothing can be
+// said of it (an unknown node type, an address or name that does not
+// parse).
+func parseTarget(t *target, ref vigil.NodeRef) bool {
 	*t = target{kind: ref.Type, value: ref.Value}
 	switch ref.Type {
 	case vigil.NodeIP:
@@ -72,16 +100,12 @@ func (p *pass) target(t *target, ref vigil.NodeRef) bool {
 		}
 		t.addr = a.Unmap()
 		t.public = isPublic(t.addr)
-		if t.public && !containedIn(t.addr, p.internal) {
-			t.send, t.key = true, t.addr.String()
-		}
+		t.own = true
 	case vigil.NodeDomain:
 		if t.domain = normDomain(ref.Value); t.domain == "" {
 			return false
 		}
-		if icannDomain(t.domain) {
-			t.send, t.key = true, t.domain
-		}
+		t.own = true
 	case vigil.NodeURL:
 		var host string
 		t.url, host = parseURL(ref.Value)

@@ -57,10 +57,10 @@ func (c *rdapClient) enabled(s *vigil.EnrichmentSettings) bool { return s.WhoisE
 func (c *rdapClient) begin() step { return c.step }
 
 func (c *rdapClient) step(p *pass, out *nodeOutcome, t *target) int {
-	if !t.send {
+	key, ok := p.sendKey(t)
+	if !ok {
 		return 0
 	}
-	key := t.key
 	if !t.addr.IsValid() {
 		if key = registrable(t.domain); key == "" {
 			return 0
