@@ -80,9 +80,9 @@ func (r *resolver) enabled(s *vigil.EnrichmentSettings) bool { return s.DNSEnabl
 
 // begin resolves the addresses and names of a pass that may be sent out:
 // PTR of an address, A and AAAA of a name.
-func (r *resolver) begin() step { return r.step }
+func (r *resolver) begin() step { return dnsStep }
 
-func (r *resolver) step(p *pass, out *nodeOutcome, t *target) int {
+func dnsStep(p *pass, out *nodeOutcome, t *target) int {
 	if key, ok := p.sendKey(t); ok {
 		if v, ok := p.cached(out, ProviderDNS, key); ok {
 			out.info.DNS = v

@@ -54,9 +54,9 @@ func (c *rdapClient) enabled(s *vigil.EnrichmentSettings) bool { return s.WhoisE
 // begin asks who registered the addresses of a pass that may be sent out,
 // and the registrable domain (example.com for www.example.com) of its
 // names.
-func (c *rdapClient) begin() step { return c.step }
+func (c *rdapClient) begin() step { return rdapStep }
 
-func (c *rdapClient) step(p *pass, out *nodeOutcome, t *target) int {
+func rdapStep(p *pass, out *nodeOutcome, t *target) int {
 	key, ok := p.sendKey(t)
 	if !ok {
 		return 0
