@@ -46,6 +46,12 @@ type config struct {
 	QueueReplicas int
 	QueueName     string
 
+	// Bounds on the work of one API request (docs/security.md).
+	RequestTimeout time.Duration
+	SearchTimeout  time.Duration
+	MaxSearches    int
+	MaxOrgSearches int
+
 	GeoIPCityDB   string
 	GeoIPASNDB    string
 	DNSServers    string
@@ -103,6 +109,15 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 		"(1 to 32 letters, digits, - or _; the default keeps the names VIGIL_ARTIFACTS etc.)")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
+	c.boundFlags(fs)
+}
+
+// boundFlags registers the bounds on the work of one API request.
+func (c *config) boundFlags(fs *flag.FlagSet) {
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "deadline of every API request but ingest and searches: the database work is stopped and the request answered 503")
+	fs.DurationVar(&c.SearchTimeout, "search-timeout", 10*time.Second, "deadline of an artifact search (GET /v1/artifacts): the query is stopped and answered 503")
+	fs.IntVar(&c.MaxSearches, "max-searches", 0, "artifact searches this process runs at once, on database connections of their own so that other reads never wait for them (0: the number of CPUs, at least 2; PostgreSQL: half the pool)")
+	fs.IntVar(&c.MaxOrgSearches, "max-org-searches", 2, "artifact searches one org may run at once in this process; more are answered 429")
 }
 
 // newFlagSet returns the flag set of a subcommand, whose -h prints a usage
@@ -220,6 +235,12 @@ func (c *config) validate() error {
 	}
 	if c.AckWait < time.Second {
 		errs = append(errs, errors.New("--ack-wait must be at least 1s"))
+	}
+	if c.RequestTimeout < time.Second || c.SearchTimeout < 100*time.Millisecond {
+		errs = append(errs, errors.New("--request-timeout must be at least 1s, --search-timeout at least 100ms"))
+	}
+	if c.MaxSearches < 0 || c.MaxOrgSearches < 1 {
+		errs = append(errs, errors.New("--max-searches must not be negative, --max-org-searches at least 1"))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)

@@ -202,6 +202,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
 		Ready: []api.Readiness{q, proc}, Logger: log, Registry: reg,
 		Correlation: policy, AccessLog: c.AccessLog,
+		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -331,10 +332,10 @@ type store interface {
 // set, else SQLite in the data dir.
 func openStore(ctx context.Context, c *config, log *slog.Logger) (store, error) {
 	if c.DatabaseURL != "" {
-		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{})
+		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{MaxSearches: c.MaxSearches})
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always", Log: log})
+	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always", Log: log, MaxSearches: c.MaxSearches})
 }

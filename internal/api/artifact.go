@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/parse"
+	"github.com/vigil-soc/vigil/internal/search"
 )
 
 type artifactItem struct {
@@ -161,13 +162,25 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 			q.bad("source", issue)
 		}
 	}
+	if _, err := search.Parse(f.Query); err != nil {
+		// Before a slot is taken: a query too costly is refused as such.
+		q.issues = append(q.issues, vigil.ErrorDetails(err)...)
+	}
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	arts, total, err := s.store.SearchArtifacts(r.Context(), principal(r.Context()).OrgID, f)
+	org := principal(r.Context()).OrgID
+	if !s.searches.acquire(org) {
+		s.fail(w, r, vigil.Errorf(vigil.ERATELIMITED,
+			"your organization already has %d searches in progress; retry when one has finished", s.searches.max))
+		return
+	}
+	defer s.searches.release(org)
+	arts, total, err := s.store.SearchArtifacts(r.Context(), org, f)
 	if err != nil {
-		s.fail(w, r, err)
+		s.fail(w, r, timedOut(r.Context(), err, fmt.Sprintf("the search did not finish within %s and was stopped: "+
+			"narrow it (rarer or fewer terms, a source, a time range) and retry", s.searchTimeout)))
 		return
 	}
 	for _, a := range arts {

@@ -39,6 +39,13 @@ type env struct {
 // does, instead of storing them in the request.
 func newEnv(t testing.TB) *env {
 	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with the server's configuration changed by
+// configure (which may wrap the store) before the server is built.
+func newEnvWith(t testing.TB, configure func(*api.Config)) *env {
+	t.Helper()
 	ctx := context.Background()
 	var store api.Store
 	var err error
@@ -62,8 +69,11 @@ func newEnv(t testing.TB) *env {
 	if os.Getenv("VIGIL_TEST_API_QUEUE") == "jetstream" {
 		ingester = queuedIngester(t, store)
 	}
-	h := api.New(api.Config{Store: store, Verifier: v, Ingester: ingester})
-	srv := httptest.NewServer(h)
+	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester}
+	if configure != nil {
+		configure(&cfg)
+	}
+	srv := httptest.NewServer(api.New(cfg))
 	t.Cleanup(srv.Close)
 	return &env{t: t, srv: srv, store: store}
 }

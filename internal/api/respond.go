@@ -64,6 +64,7 @@ func ok(w http.ResponseWriter, status int, msg string, data any) {
 // fail writes err in the error envelope. Internal errors are logged with
 // the request id and shown only as "internal error".
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	err = timedOut(r.Context(), err, "the request did not finish in time and was stopped; retry later")
 	code := vigil.ErrorCode(err)
 	status, known := statusOf[code]
 	if !known {

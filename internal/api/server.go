@@ -4,6 +4,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -54,6 +55,15 @@ type Config struct {
 	AccessLog bool
 	// Now returns the current time; tests may fix it.
 	Now func() time.Time
+
+	// Bounds on the work of one request (0: the Default… values).
+	// RequestTimeout is the deadline of every request but ingest (whose
+	// waits the queue bounds) and searches, which have SearchTimeout;
+	// MaxOrgSearches is how many searches one org may run at once in this
+	// process (more are 429).
+	RequestTimeout time.Duration
+	SearchTimeout  time.Duration
+	MaxOrgSearches int
 }
 
 // Server is the HTTP handler of the API.
@@ -68,6 +78,10 @@ type Server struct {
 	now         func() time.Time
 	mux         *http.ServeMux
 	handler     http.Handler
+
+	requestTimeout time.Duration
+	searchTimeout  time.Duration
+	searches       *orgSlots // searches in flight per org
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -96,6 +110,9 @@ func New(cfg Config) *Server {
 	if cfg.AccessLog {
 		s.accessLevel = slog.LevelInfo
 	}
+	s.requestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
+	s.searchTimeout = cmp.Or(cfg.SearchTimeout, DefaultSearchTimeout)
+	s.searches = newOrgSlots(cmp.Or(cfg.MaxOrgSearches, DefaultMaxOrgSearches))
 	reg := cfg.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -164,7 +181,7 @@ func (s *Server) routes(metrics http.Handler) {
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		for _, rt := range rs {
 			p := prefix + rt.path
-			s.mux.Handle(rt.method+" "+p, s.authorize(rt.perm, rt.h))
+			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, rt.h)))
 			if prefix == "/v1" {
 				allowed[rt.path] = append(allowed[rt.path], rt.method)
 			}
@@ -193,6 +210,20 @@ func (s *Server) routes(metrics http.Handler) {
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})
+}
+
+// bound gives a route's requests their deadline: ingest none (the queue
+// bounds its waits, and a batch cut off mid-publish would leave the
+// client unsure whether it was kept), searches SearchTimeout (set by the
+// handler, which says what to do about it), others RequestTimeout.
+func (s *Server) bound(rt route, h http.Handler) http.Handler {
+	switch {
+	case rt.method == "POST" && rt.path == "/artifacts":
+		return h
+	case rt.method == "GET" && rt.path == "/artifacts":
+		return withDeadline(s.searchTimeout, h.ServeHTTP)
+	}
+	return withDeadline(s.requestTimeout, h.ServeHTTP)
 }
 
 // methodNotAllowed answers 405 in the error envelope, naming the methods

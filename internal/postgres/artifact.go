@@ -282,12 +282,40 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	}
 	limit, pageArgs := c.page(f.Page)
 
-	// Both queries in one round trip.
+	select {
+	case s.searches <- struct{}{}:
+		defer func() { <-s.searches }()
+	case <-ctx.Done():
+		return nil, 0, wrap("SearchArtifacts", ctx.Err())
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, 0, wrap("SearchArtifacts", err)
+	}
+	defer conn.Release()
+	if s.searchHook != nil {
+		s.searchHook(ctx)
+	}
+
+	// Both queries in one round trip (one implicit transaction).
 	b := &pgx.Batch{}
+	timeout := ""
+	if d, ok := ctx.Deadline(); ok {
+		// The server stops the statements itself shortly after the
+		// deadline: pgx gives up on the connection at the deadline, which
+		// the server notices only when it next writes to it.
+		timeout = strconv.FormatInt(max(1, time.Until(d.Add(500*time.Millisecond)).Milliseconds()), 10)
+		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, timeout)
+	}
 	b.Queue(`SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args...)
 	b.Queue(`SELECT `+artifactCols+` FROM artifacts WHERE `+c.where+` ORDER BY ts DESC, id DESC`+limit, pageArgs...)
-	br := s.pool.SendBatch(ctx, b)
+	br := conn.SendBatch(ctx, b)
 	defer br.Close()
+	if timeout != "" {
+		if _, err := br.Exec(); err != nil {
+			return nil, 0, wrap("SearchArtifacts", err)
+		}
+	}
 	var total int
 	if err := br.QueryRow().Scan(&total); err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)

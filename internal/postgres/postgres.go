@@ -60,6 +60,13 @@ type Store struct {
 	// catalog only for months it has not seen yet.
 	mu     sync.Mutex
 	months map[int]bool // year*100 + month
+
+	// searches holds a token per artifact search running, so that
+	// searches never take every connection of the pool.
+	searches chan struct{}
+	// searchHook, when set (tests), runs inside each search while it
+	// holds its token and connection.
+	searchHook func(context.Context)
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -71,6 +78,10 @@ type Options struct {
 	// MaxConns bounds the pool; 0 keeps pgxpool's default (4 or the number
 	// of CPUs, whichever is more).
 	MaxConns int32
+	// MaxSearches is how many artifact searches run at once; more wait
+	// (within their deadline), so that searches, however costly, leave
+	// connections to every other read. 0: half the pool, at least 1.
+	MaxSearches int
 }
 
 // Open connects to the database at url (postgres://…) and applies pending
@@ -87,7 +98,11 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %w", err)
 	}
-	s := &Store{pool: pool, months: map[int]bool{}}
+	searches := opt.MaxSearches
+	if searches <= 0 {
+		searches = max(1, int(cfg.MaxConns)/2)
+	}
+	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches)}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -59,6 +59,15 @@ func TestConformance(t *testing.T) {
 	})
 }
 
+// TestSearchesLeaveReads: at most MaxSearches searches hold connections
+// of the pool, so that however many run, the others serve every other
+// read.
+func TestSearchesLeaveReads(t *testing.T) {
+	requirePostgres(t)
+	s := mustOpen(t, freshDB(t), postgres.Options{})
+	storetest.SearchesLeaveReads(t, s, func(hook func(context.Context)) int { return postgres.SetSearchHook(s, hook) })
+}
+
 // Several processes starting at once against an empty database apply each
 // migration exactly once.
 func TestConcurrentMigrations(t *testing.T) {

@@ -14,18 +14,50 @@
 package search
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
 )
 
 // Limits on a query, so that one request cannot build an unbounded match
-// expression.
+// expression, nor one that costs seconds of database time. Each token is
+// a look-up in the full-text index (and, in a phrase, a comparison of
+// positions), so the work grows with the number of tokens: on 91,000
+// artifacts a phrase of 500 one-letter tokens took 6 s, one term 22 ms.
+// A prefix reads every indexed word it begins, the more the shorter it is
+// (measured: a 1-character prefix costs about as much as 20 tokens).
 const (
 	MaxQueryLen = 1024
 	MaxTerms    = 32
+	// MaxPhraseTokens bounds the tokens of one term: a full IPv6 address
+	// has 8, a URL or a signature name rarely more than 16.
+	MaxPhraseTokens = 16
+	// MaxQueryCost bounds the sum of the terms' costs (Cost), excluded
+	// terms included.
+	MaxQueryCost = 64
 )
+
+// Cost is what a term costs in index look-ups: one per token, and for a
+// prefix 16, 8 or 4 for its last token when it has 1, 2, or more
+// characters.
+func (t Term) Cost() int {
+	n := len(t.Tokens)
+	if t.Prefix && n > 0 {
+		n--
+		switch utf8.RuneCountInString(t.Tokens[len(t.Tokens)-1]) {
+		case 1:
+			n += 16
+		case 2:
+			n += 8
+		default:
+			n += 4
+		}
+	}
+	return n
+}
 
 // Term is one word, phrase or prefix, as its tokens.
 type Term struct {
@@ -43,7 +75,8 @@ type Query struct {
 func (q *Query) Empty() bool { return len(q.Any) == 0 && len(q.Not) == 0 }
 
 // Parse parses s. An empty or blank query parses to an empty Query. A query
-// that names only punctuation, an unterminated quote or too many terms is
+// that names only punctuation, an unterminated quote, too many terms, a
+// term of too many tokens or a query costing more than MaxQueryCost is
 // EINVALID naming the field "query".
 func Parse(s string) (*Query, error) {
 	if len(s) > MaxQueryLen {
@@ -52,7 +85,7 @@ func Parse(s string) (*Query, error) {
 	q := &Query{}
 	var group []Term
 	pendingOr := false
-	n := 0
+	n, cost := 0, 0
 	for i := 0; i < len(s); {
 		c := s[i]
 		if c == ' ' || c == '\t' || c == '\n' || c == '\r' {
@@ -105,7 +138,17 @@ func Parse(s string) (*Query, error) {
 		if n > MaxTerms {
 			return nil, vigil.InvalidField("query", "must have at most 32 terms")
 		}
+		if len(toks) > MaxPhraseTokens {
+			return nil, vigil.InvalidField("query", fmt.Sprintf(
+				"a term may have at most %d words (an address, a domain or a quoted phrase counts each of its parts): %q has %d",
+				MaxPhraseTokens, clip(text), len(toks)))
+		}
 		t := Term{Tokens: toks, Prefix: prefix}
+		if cost += t.Cost(); cost > MaxQueryCost {
+			return nil, vigil.InvalidField("query", fmt.Sprintf(
+				"is too expensive: at most %d index look-ups (one per word of each term; a prefix* 4, or 8 and 16 with 2 and 1 characters)",
+				MaxQueryCost))
+		}
 		if neg {
 			q.Not = append(q.Not, t)
 			continue
@@ -128,6 +171,18 @@ func Parse(s string) (*Query, error) {
 		q.Any = append(q.Any, group)
 	}
 	return q, nil
+}
+
+// clip shortens text quoted back in an error message.
+func clip(text string) string {
+	if len(text) <= 40 {
+		return text
+	}
+	cut := 40
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	return text[:cut] + "…"
 }
 
 // Tokens splits text the way the full-text indexes do: lower-cased runs of

@@ -53,6 +53,39 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestCostBounds(t *testing.T) {
+	// The most a query may cost is accepted.
+	for _, s := range []string{
+		`"` + strings.Repeat("a ", MaxPhraseTokens) + `"`,
+		strings.Repeat(`"`+strings.Repeat("a ", MaxPhraseTokens)+`" `, MaxQueryCost/MaxPhraseTokens),
+		strings.Repeat("a* ", MaxQueryCost/16),
+		strings.Repeat("ab* ", MaxQueryCost/8),
+		strings.Repeat("abc* ", MaxQueryCost/4),
+		strings.Repeat("a OR ", MaxTerms-1) + "a",
+		"2001:db8:85a3:0:0:8a2e:370:7334",
+	} {
+		if _, err := Parse(s); err != nil {
+			t.Errorf("Parse(%q): %v", s, err)
+		}
+	}
+	for _, tt := range []struct {
+		t    Term
+		cost int
+	}{
+		{Term{Tokens: []string{"a"}}, 1},
+		{Term{Tokens: []string{"203", "0", "113", "7"}}, 4},
+		{Term{Tokens: []string{"a"}, Prefix: true}, 16},
+		{Term{Tokens: []string{"ab"}, Prefix: true}, 8},
+		{Term{Tokens: []string{"abc"}, Prefix: true}, 4},
+		{Term{Tokens: []string{"größe"}, Prefix: true}, 4},
+		{Term{Tokens: []string{"10", "0", "0", "1"}, Prefix: true}, 3 + 16},
+	} {
+		if got := tt.t.Cost(); got != tt.cost {
+			t.Errorf("%+v.Cost() = %d, want %d", tt.t, got, tt.cost)
+		}
+	}
+}
+
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ name, in string }{
 		{"unterminated quote", `"failed password`},
@@ -64,6 +97,13 @@ func TestParseErrors(t *testing.T) {
 		{"only punctuation", "!!! :"},
 		{"too long", strings.Repeat("a", MaxQueryLen+1)},
 		{"too many terms", strings.Repeat("a ", MaxTerms+1)},
+		{"phrase of 500 tokens", `"` + strings.Repeat("a ", 500) + `"`},
+		{"phrase of 17 tokens", `"` + strings.Repeat("a ", MaxPhraseTokens+1) + `"`},
+		{"address of 17 parts", strings.Repeat("1.", MaxPhraseTokens) + "1"},
+		{"excluded phrase of 17 tokens", `-"` + strings.Repeat("a ", MaxPhraseTokens+1) + `"`},
+		{"cost over the bound", strings.Repeat(`"`+strings.Repeat("a ", MaxPhraseTokens)+`" `, MaxQueryCost/MaxPhraseTokens) + "b"},
+		{"short prefixes over the bound", strings.Repeat("a* ", MaxQueryCost/16) + "b"},
+		{"excluded terms count", strings.Repeat(`-"`+strings.Repeat("a ", MaxPhraseTokens)+`" `, MaxQueryCost/MaxPhraseTokens) + "-b"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

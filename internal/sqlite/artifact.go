@@ -104,12 +104,16 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	if err != nil {
 		return nil, 0, err
 	}
-	// One snapshot for the counts and the page.
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	// One snapshot for the counts and the page, on a connection of the
+	// searches' own pool.
+	tx, err := s.search.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
 	defer tx.Rollback()
+	if s.searchHook != nil {
+		s.searchHook(ctx)
+	}
 	base := []string{"a.org_id = ?"}
 	baseArgs := []any{org}
 	if f.Source != "" {

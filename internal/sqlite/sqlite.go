@@ -29,9 +29,14 @@ var migrations embed.FS
 
 // Store is a vigil.Store on SQLite.
 type Store struct {
-	w *sql.DB // the one writer connection
-	r *sql.DB // readers
-	c *sql.DB // the checkpointer's connection
+	w      *sql.DB // the one writer connection
+	r      *sql.DB // readers
+	search *sql.DB // readers of artifact searches only
+	c      *sql.DB // the checkpointer's connection
+
+	// searchHook, when set (tests), runs inside each search while it
+	// holds its connection.
+	searchHook func(context.Context)
 
 	plan searchPlan
 
@@ -51,6 +56,12 @@ type Options struct {
 	FsyncAlways bool
 	// Log receives the report of a WAL whose end was lost (see tail.go).
 	Log *slog.Logger
+	// MaxSearches is how many artifact searches run at once; more wait
+	// (within their deadline). They have connections of their own, so
+	// that searches, however costly, never hold the readers that every
+	// other read (incidents, observations, /readyz) uses. 0: the number
+	// of CPUs, at least 2.
+	MaxSearches int
 }
 
 // Open opens (creating if needed) the database file at path and applies
@@ -118,10 +129,24 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	s.r = r
+	search, err := sql.Open("sqlite", dsn("", "query_only(1)", "cache_size(-16384)"))
+	if err != nil {
+		w.Close()
+		r.Close()
+		return nil, fmt.Errorf("sqlite: open search readers: %w", err)
+	}
+	n = opt.MaxSearches
+	if n <= 0 {
+		n = max(2, runtime.GOMAXPROCS(0))
+	}
+	search.SetMaxOpenConns(n)
+	search.SetMaxIdleConns(n)
+	s.search = search
 	c, err := sql.Open("sqlite", dsn("", "cache_size(-2048)"))
 	if err != nil {
 		w.Close()
 		r.Close()
+		search.Close()
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
 	c.SetMaxOpenConns(1)
@@ -145,7 +170,7 @@ func Migrate(ctx context.Context, path string) ([]string, error) {
 func (s *Store) Close() error {
 	var errs []error
 	if s.r != nil {
-		errs = append(errs, s.r.Close())
+		errs = append(errs, s.r.Close(), s.search.Close())
 	}
 	errs = append(errs, s.w.Close())
 	if s.c != nil {

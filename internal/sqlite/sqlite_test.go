@@ -42,3 +42,10 @@ func TestSearchPlans(t *testing.T) {
 		})
 	}
 }
+
+// TestSearchesLeaveReads: searches have connections of their own, so that
+// however many run, the readers stay free for every other read.
+func TestSearchesLeaveReads(t *testing.T) {
+	s := open(t)
+	storetest.SearchesLeaveReads(t, s, func(hook func(context.Context)) int { return sqlite.SetSearchHook(s, hook) })
+}
