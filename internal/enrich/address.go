@@ -161,13 +161,8 @@ func registrable(domain string) string {
 	return d
 }
 
-// urlHost returns the host of a URL node value: an address or a domain,
-// whichever it is ("" when the value names no host, e.g. a bare path).
-func urlHost(raw string) (netip.Addr, string) {
-	_, host := parseURL(raw)
-	return hostOf(host)
-}
-
+// hostOf returns a URL's host as an address or a domain, whichever it is
+// ("" when there is no host).
 func hostOf(host string) (netip.Addr, string) {
 	if host == "" {
 		return netip.Addr{}, ""

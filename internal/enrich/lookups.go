@@ -68,16 +68,15 @@ const defaultMaxWait = time.Second
 // checked against the store's cache but sends nothing until the limit is
 // raised.
 type lookupQueue struct {
-	mu       sync.Mutex
-	lanes    map[[2]string]*lane
-	order    []*lane
-	rr       int
-	inflight map[lookup]int // jobs queued or running per look-up, over all lanes
-	total    int            // (look-up, artifact) pairs queued or running
-	max      int
-	wake     chan struct{}
-	scans    atomic.Int64 // pickLocked calls: lets tests see that workers looked
-	maxWait  time.Duration
+	mu      sync.Mutex
+	lanes   map[[2]string]*lane
+	order   []*lane
+	rr      int
+	total   int // (look-up, artifact) pairs queued or running
+	max     int
+	wake    chan struct{}
+	scans   atomic.Int64 // pickLocked calls: lets tests see that workers looked
+	maxWait time.Duration
 
 	// policy returns whether provider is enabled for org and its rate limit.
 	policy func(org, provider string) (bool, int)
@@ -89,13 +88,12 @@ type lookupQueue struct {
 
 func newLookupQueue(max int, m *metrics, now func() time.Time) *lookupQueue {
 	return &lookupQueue{
-		lanes:    map[[2]string]*lane{},
-		inflight: map[lookup]int{},
-		max:      max,
-		wake:     make(chan struct{}),
-		maxWait:  defaultMaxWait,
-		now:      now,
-		m:        m,
+		lanes:   map[[2]string]*lane{},
+		max:     max,
+		wake:    make(chan struct{}),
+		maxWait: defaultMaxWait,
+		now:     now,
+		m:       m,
 	}
 }
 
@@ -109,13 +107,6 @@ func (q *lookupQueue) notify() {
 func (q *lookupQueue) notifyLocked() {
 	close(q.wake)
 	q.wake = make(chan struct{})
-}
-
-// has reports whether l is queued or in flight for some org.
-func (q *lookupQueue) has(l lookup) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return q.inflight[l] > 0
 }
 
 // add queues l for ref's artifact. It returns false, queuing nothing, when
@@ -142,7 +133,6 @@ func (q *lookupQueue) add(ref *artRef, l lookup) bool {
 	j := &job{lookup: l, lane: ln, arts: []*artRef{ref}}
 	ln.unchecked = append(ln.unchecked, j)
 	ln.byKey[l.key] = j
-	q.inflight[l]++
 	q.notifyLocked()
 	return true
 }
@@ -249,10 +239,6 @@ func (q *lookupQueue) dropLocked(ln *lane) {
 	for _, list := range [][]*job{ln.unchecked, ln.ready} {
 		for _, j := range list {
 			delete(ln.byKey, j.key)
-			q.inflight[j.lookup]--
-			if q.inflight[j.lookup] <= 0 {
-				delete(q.inflight, j.lookup)
-			}
 			q.total -= len(j.arts)
 		}
 	}
@@ -283,10 +269,6 @@ func (q *lookupQueue) finish(j *job) []*artRef {
 	defer q.mu.Unlock()
 	if j.lane.byKey[j.key] == j {
 		delete(j.lane.byKey, j.key)
-	}
-	q.inflight[j.lookup]--
-	if q.inflight[j.lookup] <= 0 {
-		delete(q.inflight, j.lookup)
 	}
 	arts := j.arts
 	q.total -= len(arts)

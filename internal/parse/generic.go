@@ -322,7 +322,7 @@ func (f *jsonFlattener) array(full bool) {
 // jsonNumber converts JSON number text to int64 when it is an integer
 // that fits, else float64.
 func jsonNumber(t []byte) any {
-	if bytes.IndexAny(t, ".eE") < 0 {
+	if !bytes.ContainsAny(t, ".eE") {
 		if n, err := strconv.ParseInt(string(t), 10, 64); err == nil {
 			return n
 		}

@@ -99,14 +99,13 @@ type Queue struct {
 
 	maxChunk int
 
-	mu       sync.Mutex
-	pending  uint64 // last known backlog
-	checked  time.Time
-	waiters  map[string]*waiter
-	sub      *nats.Subscription
-	subOnce  sync.Once
-	subErr   error
-	overflow uint64
+	mu      sync.Mutex
+	pending uint64 // last known backlog
+	checked time.Time
+	waiters map[string]*waiter
+	sub     *nats.Subscription
+	subOnce sync.Once
+	subErr  error
 
 	healthAt  time.Time // of the last look at the embedded server's health
 	healthErr error
