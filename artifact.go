@@ -35,7 +35,8 @@ type ArtifactFilter struct {
 	Page   Page
 }
 
-// Artifact limits (DESIGN §6).
+// Artifact limits promised to API users (docs/api.md, Artifacts): an item
+// breaking one is rejected on its own, a batch breaking one is a 400.
 const (
 	MaxRawBytes     = 1 << 20
 	MaxBatchItems   = 10000

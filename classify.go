@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// IncidentFacts is what classification rules see of an incident
-// (DESIGN §9).
+// IncidentFacts is what classification rules see of an incident: the
+// incident.* fields of a rule's conditions (docs/detections.md).
 type IncidentFacts struct {
 	Severity      string // the computed severity, before any rule
 	ArtifactCount int

@@ -2,7 +2,8 @@ package vigil
 
 import "time"
 
-// Incident statuses (contract §3).
+// Incident statuses, as the API carries them: 1 and 2 are open (an
+// incident may still grow), 3, 4 and 5 closed.
 const (
 	StatusNew           = 1
 	StatusInvestigating = 2

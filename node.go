@@ -41,7 +41,8 @@ type Node struct {
 
 // NodeRef names a node by type and value, with its role in an observation:
 // a key node joins observations into one incident, a context node is only
-// recorded (DESIGN §8).
+// recorded, so that two attackers hitting the same server stay two
+// incidents (docs/detections.md, Correlation).
 type NodeRef struct {
 	Type  string `json:"type"`
 	Value string `json:"value"`

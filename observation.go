@@ -20,7 +20,7 @@ type Observation struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 
 	// KeyNodeIDs is the subset of NodeIDs that may join this observation to
-	// an incident (DESIGN §8). Not stored as a field of its own in responses.
+	// an incident (docs/detections.md, Correlation). Not shown in responses.
 	KeyNodeIDs []string `json:"-"`
 	// Nodes names further nodes by type and value (normalized, see
 	// NormalizeNodeValue). RecordObservation creates those the org does not
@@ -58,8 +58,8 @@ func (u ObservationUpdate) ChangesRefs() bool {
 
 // KeySet returns which of nodeIDs (as returned by Apply) are key nodes
 // after the update, before u.Nodes are added: all of them when u names
-// the nodes (nodes named through the API are keys, DESIGN §8), else those
-// that were keys of o.
+// the nodes (an analyst naming a node means it to join), else those that
+// were keys of o.
 func (u ObservationUpdate) KeySet(o *Observation, nodeIDs []string) map[string]bool {
 	keys := map[string]bool{}
 	if u.NodeIDs != nil {
@@ -114,7 +114,8 @@ func set[T any](dst *T, v *T) {
 
 var observationTypeRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
 
-// Limits of observation fields (DESIGN §6).
+// Limits of observation fields (docs/api.md, Observations): they bound
+// what one request may make the store write.
 const (
 	MaxDescriptionLen = 10000
 	MaxRefsPerRecord  = 10000
@@ -138,7 +139,8 @@ type Page struct {
 	Limit, Offset int
 }
 
-// List paging defaults and bounds (DESIGN §5).
+// List paging defaults and bounds (docs/api.md, Lists): a limit outside
+// 1..MaxLimit is a 400, not silently clamped.
 const (
 	DefaultLimit = 50
 	MaxLimit     = 1000

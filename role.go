@@ -2,8 +2,8 @@ package vigil
 
 import "time"
 
-// Permission names (contract §5). Catalog lists every permission a role
-// may grant.
+// Permission names, as tokens and roles spell them. Catalog lists every
+// permission a role may grant.
 const (
 	PermObservationsRead   = "observations:read"
 	PermObservationsWrite  = "observations:write"

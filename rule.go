@@ -6,7 +6,8 @@ import (
 )
 
 // Rule is a classification rule: when its conditions match an incident,
-// it sets the incident's severity (DESIGN §9).
+// it sets the incident's severity (docs/detections.md, Classification
+// rules).
 type Rule struct {
 	ID                   string          `json:"id"`
 	OrgID                string          `json:"org_id"`

@@ -22,7 +22,8 @@ type EnrichmentSettings struct {
 	UpdatedAt          time.Time `json:"updated_at"`
 }
 
-// Ranges of the numeric settings (DESIGN §6).
+// Ranges of the numeric settings, checked on PUT: rate_limit is look-ups
+// per minute per provider (0 pauses it), cache_ttl_hours at most a year.
 const (
 	MaxRateLimit     = 100000
 	MaxCacheTTLHours = 8760

@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// CorrelationPolicy tunes how observations join incidents (DESIGN §8).
+// CorrelationPolicy tunes how observations join incidents
+// (docs/detections.md, Correlation).
 type CorrelationPolicy struct {
 	// Window is how long after its last activity an open incident still
 	// takes new observations.
@@ -16,7 +17,9 @@ type CorrelationPolicy struct {
 	HubLimit int
 }
 
-// DefaultCorrelationPolicy returns the defaults of DESIGN §8.
+// DefaultCorrelationPolicy returns the defaults: an incident quiet for an
+// hour takes no more observations, and a key node shared by 25 open
+// incidents (a NAT gateway, a public resolver) stops joining.
 func DefaultCorrelationPolicy() CorrelationPolicy {
 	return CorrelationPolicy{Window: time.Hour, HubLimit: 25}
 }

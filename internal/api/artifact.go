@@ -26,7 +26,8 @@ type itemError struct {
 	Reason string `json:"reason"`
 }
 
-// parseArtifact validates one item of a batch (DESIGN §6).
+// parseArtifact validates one item of a batch against the limits of
+// docs/api.md (Artifacts); a bad item is rejected alone, the rest kept.
 func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.FieldIssue) {
 	// null would decode into an empty item and be reported as a missing
 	// source; it is not an object.

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestRulesClassifyIncidents checks DESIGN §9 end to end: the first
+// TestRulesClassifyIncidents checks classification end to end: the first
 // matching enabled rule by priority sets an open incident's severity and
 // is recorded; changing or deleting rules re-evaluates open incidents.
 func TestRulesClassifyIncidents(t *testing.T) {

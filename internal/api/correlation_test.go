@@ -23,7 +23,7 @@ func obsIDs(inc map[string]any) []string {
 }
 
 // TestCorrelationThroughAPI: observations created through the API are
-// correlated exactly as detected ones (DESIGN §6, §8; docs/api.md).
+// correlated exactly as detected ones (docs/api.md, Observations).
 func TestCorrelationThroughAPI(t *testing.T) {
 	e := newEnv(t)
 	tok := e.token("org-a", "admin")

@@ -30,7 +30,8 @@ func detail(i *vigil.Incident) incidentDetail {
 	return incidentDetail{Incident: i, Nodes: i.Nodes, Observations: i.Observations, History: i.History}
 }
 
-// incidentID reads the id path value; a malformed UUID is a 400 (contract §7).
+// incidentID reads the id path value; a malformed UUID is a 400 naming
+// field id, as API users were promised (other resources answer 404).
 func incidentID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !vigil.ValidID(id) {

@@ -37,8 +37,8 @@ type nodeBody struct {
 func (b *observationBody) namesNodes() bool { return b.NodeIDs != nil || b.Nodes != nil }
 
 // validate checks the fields present; create also requires type and
-// description. It returns the nodes named by value, normalized, as keys
-// (nodes named through the API are keys, DESIGN §8).
+// description. It returns the nodes named by value, normalized, as keys:
+// an analyst naming a node means it to join incidents.
 func (b *observationBody) validate(create bool) ([]vigil.NodeRef, error) {
 	var issues []vigil.FieldIssue
 	bad := func(f, i string) { issues = append(issues, vigil.FieldIssue{Field: f, Issue: i}) }
@@ -189,8 +189,9 @@ func (s *Server) createObservation(w http.ResponseWriter, r *http.Request) {
 	if b.ArtifactIDs != nil {
 		o.ArtifactIDs = *b.ArtifactIDs
 	}
-	// Nodes named through the API are all keys (DESIGN §8); the entities
-	// of the artifacts are added with the roles a detector gives them.
+	// Nodes named through the API are all keys (the analyst chose them);
+	// the entities of the artifacts are added with the roles a detector
+	// gives them.
 	o.KeyNodeIDs = slices.Clone(o.NodeIDs)
 	derived, err := s.artifactNodes(r.Context(), org, o.ArtifactIDs)
 	if err != nil {

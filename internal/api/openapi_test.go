@@ -21,8 +21,8 @@ import (
 	"github.com/vigil-soc/vigil/internal/auth"
 )
 
-// contractRoutes are the endpoints of the contract (service-interface.md
-// §4), written as there, with the permission each requires.
+// contractRoutes are the 22 endpoints promised to API users, with paths in
+// the promise's ":id" form and the permission each requires.
 var contractRoutes = []struct {
 	method, path, perm string
 	weaker             string // a permission that must not be enough
@@ -914,5 +914,5 @@ type oasDown struct{}
 func (oasDown) Ready(context.Context) error { return errors.New("unreachable") }
 func (oasDown) Name() string                { return "queue" }
 
-// oasBodyLimit is the body limit of DESIGN §4.
+// oasBodyLimit is the body limit the API promises (413 above it).
 const oasBodyLimit = 10 << 20

@@ -99,7 +99,7 @@ var catalog = []string{
 }
 
 // grantedBy lists, per required permission, every catalog permission that
-// grants it (DESIGN §3): itself, admin, the stronger actions of the same
+// grants it (docs/api.md): itself, admin, the stronger actions of the same
 // resource, and observer:read for every *:read.
 var grantedBy = map[string][]string{
 	"observations:read":  {"observations:read", "observations:write", "observations:manage", "observer:read", "admin"},
@@ -183,8 +183,9 @@ func TestPermissionMatrix(t *testing.T) {
 	}
 }
 
-// TestNegativeImplications names the refusals DESIGN §3 singles out, and
-// checks that a refused request changed nothing.
+// TestNegativeImplications names the implications that do not hold
+// (nothing is implied beyond admin, manage ⊇ write ⊇ read and
+// observer:read), and checks that a refused request changed nothing.
 func TestNegativeImplications(t *testing.T) {
 	e := newEnv(t)
 	admin := e.token("org-a", "admin")

@@ -12,7 +12,8 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
-// MaxBodyBytes bounds every request body (DESIGN §4).
+// MaxBodyBytes bounds every request body (413 above it), so that what one
+// request makes the server hold in memory is bounded.
 const MaxBodyBytes = 10 << 20
 
 // statusOf is the one map from error code to HTTP status.

@@ -18,8 +18,8 @@ import (
 // prefixes are the two path prefixes every endpoint is served under.
 var prefixes = []string{"/v1", "/api/v1"}
 
-// codeOfStatus is the error code every error status must carry (DESIGN §4,
-// docs/api.md).
+// codeOfStatus is the error code every error status must carry
+// (docs/api.md).
 var codeOfStatus = map[int]string{
 	http.StatusBadRequest:            "invalid_argument",
 	http.StatusUnauthorized:          "unauthenticated",

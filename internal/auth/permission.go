@@ -15,7 +15,7 @@ var actionRank = map[string]int{"read": 1, "write": 2, "manage": 3}
 const observerResource = "observer"
 
 // Implies reports whether holding the permission granted also grants
-// required (DESIGN §3):
+// required (docs/api.md, Authentication and permissions):
 //   - equal permissions imply each other;
 //   - admin grants everything;
 //   - within one resource, manage grants write and read, write grants read;

@@ -2,8 +2,9 @@ package detect
 
 import "time"
 
-// Config holds every detector's thresholds; zero values take the defaults
-// of DESIGN §8 and issue 6, given beside each field.
+// Config holds every detector's thresholds; zero values take the
+// defaults given beside each field (docs/detections.md lists them with
+// the --detect names that set them).
 type Config struct {
 	BruteForceCount int           // failed SSH logins from one source: 5
 	BruteForceSpan  time.Duration // within 5 minutes

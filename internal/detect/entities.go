@@ -9,8 +9,8 @@ import (
 )
 
 // Entities returns the nodes of one parsed event with the roles the
-// detectors give them (DESIGN §8), for an observation that names the
-// event's artifact without a detector: an analyst's finding. The nodes
+// detectors give them (docs/detections.md), for an observation that names
+// the event's artifact without a detector: an analyst's finding. The nodes
 // are those enrichment sees (parse.Nodes); the keys are the acting
 // entities and indicators:
 //   - the source (or client) address: the attacker, the scanning or

@@ -297,8 +297,10 @@ func scanLines(start time.Time, src, dst string, ports int) []string {
 	return out
 }
 
-// TestScenarioScripted covers the correlation stories of DESIGN §8 with
-// scripted lines.
+// TestScenarioScripted covers the correlation stories with scripted lines:
+// several attackers of one host stay apart, one attacker's scan, brute
+// force and alert become one incident, a closed incident never grows, and
+// the like (docs/detections.md, Correlation).
 func TestScenarioScripted(t *testing.T) {
 	t.Run("SeveralAttackersOfOneHost", func(t *testing.T) {
 		e := newEnv(t, detect.Config{})

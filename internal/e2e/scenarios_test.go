@@ -15,7 +15,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/client"
 )
 
-// TestScenariosScaleOut runs the correlation scenarios of issue #6 (the
+// TestScenariosScaleOut runs the correlation scenarios (the
 // in-process versions are TestScenarioScripted in internal/detect) on the
 // deployment of docs/operations.md: one API-only process and two worker
 // processes sharing one PostgreSQL and one external NATS. Each scenario's

@@ -9,7 +9,7 @@ import (
 )
 
 // Correlation: how RecordObservation turns observations into incidents
-// (DESIGN §8).
+// (docs/detections.md, Correlation).
 
 func correlationTests() []test {
 	return []test{
