@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"time"
+	"unicode/utf8"
 )
 
 // Artifact is one raw security signal as received, plus what the pipeline
@@ -25,6 +26,18 @@ type Artifact struct {
 	Event json.RawMessage `json:"event"`
 	// Enrichment holds per-node-value context once enriched; null before.
 	Enrichment json.RawMessage `json:"enrichment"`
+
+	// What a preview (ArtifactFilter.Preview) left out, so that a list
+	// of large artifacts stays small; the artifact read by its id has
+	// everything. RawTruncated: Raw is the first PreviewRawBytes of the
+	// RawBytes bytes stored; EventTruncated: Event is null because the
+	// event is larger than PreviewEventBytes or was parsed from a raw
+	// that was cut; MetadataTruncated: Metadata is {} in place of an
+	// object larger than PreviewMetadataBytes.
+	RawTruncated      bool `json:"raw_truncated,omitempty"`
+	RawBytes          int  `json:"raw_bytes,omitempty"`
+	EventTruncated    bool `json:"event_truncated,omitempty"`
+	MetadataTruncated bool `json:"metadata_truncated,omitempty"`
 }
 
 // ArtifactFilter selects artifacts of one org.
@@ -33,6 +46,32 @@ type ArtifactFilter struct {
 	Query  string
 	Range  TimeRange
 	Page   Page
+	// Preview bounds what each artifact of the page holds: Raw cut to
+	// PreviewRawBytes, a stored Event and Metadata left out when larger
+	// than PreviewEventBytes and PreviewMetadataBytes; the artifact says
+	// what was left out.
+	Preview bool
+}
+
+// Bounds of an artifact in a preview (lists): with 1,000 artifacts a page,
+// a list of 1 MiB lines would otherwise be gigabytes.
+const (
+	PreviewRawBytes      = 16 << 10
+	PreviewEventBytes    = 64 << 10
+	PreviewMetadataBytes = 16 << 10
+)
+
+// TrimPartialRune drops the end of s that is an incomplete rune: s is
+// the first bytes of a longer text, cut without regard to runes.
+func TrimPartialRune(s string) string {
+	i := len(s) - 1
+	for i > 0 && i > len(s)-utf8.UTFMax && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	if i >= 0 && !utf8.FullRuneInString(s[i:]) {
+		return s[:i]
+	}
+	return s
 }
 
 // Artifact limits promised to API users (docs/api.md, Artifacts): an item

@@ -1,9 +1,11 @@
 package api
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 	"time"
@@ -178,16 +180,82 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer s.searches.release(org)
+	f.Preview = true
 	arts, total, err := s.store.SearchArtifacts(r.Context(), org, f)
 	if err != nil {
 		s.fail(w, r, timedOut(r.Context(), err, fmt.Sprintf("the search did not finish within %s and was stopped: "+
 			"narrow it (rarer or fewer terms, a source, a time range) and retry", s.searchTimeout)))
 		return
 	}
-	for _, a := range arts {
-		if len(a.Event) == 0 { // not stored (all but artifacts of older versions)
-			a.Event = parse.EventJSON(a.Source, a.Raw, a.Timestamp)
+	s.writeArtifacts(w, r, arts, total, f.Page)
+}
+
+// writeArtifacts writes a page of artifact previews as the list envelope,
+// encoding one artifact at a time (its event parsed just before, dropped
+// just after), so that what a response holds in memory is the page of
+// previews and one artifact's encoding, never the whole response.
+func (s *Server) writeArtifacts(w http.ResponseWriter, r *http.Request, arts []*vigil.Artifact, total int, p vigil.Page) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	bw.WriteString(`{"success":true,"message":"Artifacts retrieved successfully","data":{"artifacts":[`)
+	for i, a := range arts {
+		previewEvent(a)
+		buf.Reset()
+		if err := enc.Encode(a); err != nil {
+			// The status is sent: cut the response off rather than end it
+			// as if it were whole.
+			s.log.ErrorContext(r.Context(), "encode artifact", slog.String("request_id", requestID(r.Context())),
+				slog.String("artifact_id", a.ID), slog.String("error", err.Error()))
+			bw.Flush()
+			panic(http.ErrAbortHandler)
 		}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		a.Event, arts[i] = nil, nil
 	}
-	ok(w, http.StatusOK, "Artifacts retrieved successfully", listData("artifacts", arts, total, f.Page))
+	fmt.Fprintf(bw, `],"total":%d,"limit":%d,"offset":%d}}`+"\n", total, p.Limit, p.Offset)
+	bw.Flush()
+}
+
+// previewEvent gives a preview its event, parsed from its raw (the store
+// keeps no events but those of older versions) unless the raw was cut,
+// and left out (EventTruncated) when larger than vigil.PreviewEventBytes.
+func previewEvent(a *vigil.Artifact) {
+	if len(a.Event) > 0 || a.EventTruncated {
+		return
+	}
+	if a.RawTruncated {
+		a.EventTruncated = true
+		return
+	}
+	if ev := parse.EventJSON(a.Source, a.Raw, a.Timestamp); len(ev) > vigil.PreviewEventBytes {
+		a.EventTruncated = true
+	} else {
+		a.Event = ev
+	}
+}
+
+// getArtifact returns one artifact whole: raw, metadata and event,
+// whatever their size (a list shows previews of them).
+func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
+	arts, err := s.store.GetArtifacts(r.Context(), principal(r.Context()).OrgID, []string{r.PathValue("id")})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if len(arts) == 0 {
+		s.fail(w, r, vigil.NotFound("artifact"))
+		return
+	}
+	a := arts[0]
+	if len(a.Event) == 0 {
+		a.Event = parse.EventJSON(a.Source, a.Raw, a.Timestamp)
+	}
+	ok(w, http.StatusOK, "Artifact retrieved successfully", a)
 }

@@ -2,8 +2,10 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -155,4 +157,61 @@ type slowIncidents struct{ api.Store }
 func (s slowIncidents) ListIncidents(ctx context.Context, org string, f vigil.IncidentFilter) ([]*vigil.Incident, int, error) {
 	<-ctx.Done()
 	return s.Store.ListIncidents(ctx, org, f)
+}
+
+// TestArtifactListBounded: 108 Suricata lines with 1 MiB URLs made a
+// 340 MB response, built whole in memory (1.3 GB of heap). A list now
+// shows previews (raw cut to 16 KiB, the event of a cut raw left out) and
+// encodes them one at a time: the response and what the server allocates
+// to answer it are bounded by the page, not by what is stored; the
+// artifact by id is whole.
+func TestArtifactListBounded(t *testing.T) {
+	e := newEnv(t)
+	tok := e.token("org-a", "signals:read")
+	const n = 40
+	longURL := "/" + strings.Repeat("A", vigil.MaxRawBytes-200)
+	var arts []*vigil.Artifact
+	for i := range n {
+		raw := `{"timestamp":"2024-05-01T10:00:00.000000+0000","event_type":"http","src_ip":"203.0.113.7","dest_ip":"10.0.0.5",` +
+			`"http":{"hostname":"evil.example","url":"` + longURL + `","status":200}}`
+		arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), Source: "suricata", Raw: raw, Metadata: []byte("{}"),
+			Timestamp: time.Date(2024, 5, 1, 10, 0, i, 0, time.UTC), CreatedAt: time.Now()})
+	}
+	if err := e.store.InsertArtifacts(context.Background(), "org-a", arts); err != nil {
+		t.Fatal(err)
+	}
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	r := must(t, e.do("GET", "/v1/artifacts?limit=1000", tok, nil), http.StatusOK)
+	runtime.ReadMemStats(&after)
+	allocated := after.TotalAlloc - before.TotalAlloc
+	t.Logf("response %d bytes, %d KiB allocated", len(r.Raw), allocated>>10)
+
+	// Per artifact: 16 KiB of raw and a little JSON around it.
+	if limit := n * (vigil.PreviewRawBytes + 2<<10); len(r.Raw) > limit {
+		t.Fatalf("response of %d bytes for %d artifacts, want at most %d", len(r.Raw), n, limit)
+	}
+	// The server's work and the client's reading of the body (decoded
+	// twice by the harness): a few times the response, never the
+	// 40 MiB stored.
+	if limit := uint64(16 << 20); allocated > limit {
+		t.Fatalf("answering allocated %d MiB, want at most %d MiB", allocated>>20, limit>>20)
+	}
+	list := r.data()["artifacts"].([]any)
+	if len(list) != n || r.data()["total"] != float64(n) {
+		t.Fatalf("%d artifacts of total %v, want %d", len(list), r.data()["total"], n)
+	}
+	for _, x := range list {
+		a := x.(map[string]any)
+		if a["raw_truncated"] != true || a["raw_bytes"] != float64(len(arts[0].Raw)) || a["event_truncated"] != true || a["event"] != nil {
+			t.Fatalf("preview: raw_truncated %v raw_bytes %v event_truncated %v", a["raw_truncated"], a["raw_bytes"], a["event_truncated"])
+		}
+	}
+	whole := must(t, e.do("GET", "/v1/artifacts/"+arts[3].ID, tok, nil), http.StatusOK).data()
+	ev, _ := whole["event"].(map[string]any)
+	if whole["raw"] != arts[3].Raw || ev == nil || !strings.HasSuffix(fmt.Sprint(ev["url.original"]), "AAAA") {
+		t.Fatalf("artifact by id: raw of %d bytes, event %.200v", len(whole["raw"].(string)), ev)
+	}
 }

@@ -59,6 +59,7 @@ var extensionRoutes = []struct {
 }{
 	{"GET", "/v1/nodes", "observations:read", "incidents:read"},
 	{"GET", "/v1/nodes/:id", "observations:read", "signals:read"},
+	{"GET", "/v1/artifacts/:id", "signals:read", "incidents:read"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -593,6 +594,25 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.badQuery("/v1/artifacts", admin, "start", "yesterday", true)
 	o.badQuery("/v1/artifacts", admin, "query", `"unterminated`, false)
 	o.badQuery("/v1/artifacts?end=2024-01-01T00:00:00Z", admin, "start", "2025-01-01T00:00:00Z", false)
+	o.badQuery("/v1/artifacts", admin, "query", `"`+strings.Repeat("a ", 500)+`"`, false)
+	// A large artifact: previewed in lists, whole by id.
+	bigRaw := strings.Repeat("GET /"+strings.Repeat("A", 1000)+" ", 100)
+	bigArt := o.ok("POST", "/v1/artifacts", admin, map[string]any{"artifacts": []any{map[string]any{"source": "generic", "raw": bigRaw,
+		"timestamp": "2030-01-01T00:00:00Z", "metadata": map[string]any{"k": strings.Repeat("m", 20000)}}}}, http.StatusAccepted)
+	bigID := bigArt.data()["ids"].([]any)[0].(string)
+	pv := o.call("GET", "/v1/artifacts?limit=1", admin, nil, http.StatusOK).data()["artifacts"].([]any)[0].(map[string]any)
+	if pv["id"] != bigID || pv["raw_truncated"] != true || pv["raw_bytes"] != float64(len(bigRaw)) || pv["metadata_truncated"] != true ||
+		pv["event_truncated"] != true || len(pv["raw"].(string)) != vigil.PreviewRawBytes {
+		t.Errorf("preview of a large artifact: %v", pv)
+	}
+	whole := o.call("GET", "/v1/artifacts/"+bigID, admin, nil, http.StatusOK).data()
+	if whole["raw"] != bigRaw || whole["raw_truncated"] != nil || whole["event"] == nil {
+		t.Errorf("artifact by id is not whole")
+	}
+	o.call("GET", "/api/v1/artifacts/"+artIDs[0].(string), admin, nil, http.StatusOK)
+	o.call("GET", "/v1/artifacts/"+artIDs[0].(string), other, nil, http.StatusNotFound)
+	o.call("GET", "/v1/artifacts/"+oasMissingID, admin, nil, http.StatusNotFound)
+	o.call("GET", "/v1/artifacts/not-a-uuid", admin, nil, http.StatusNotFound)
 
 	// Observations: two nodes made directly, named by id.
 	nodes, err := e.store.UpsertNodes(context.Background(), "org-a", []vigil.NodeRef{
@@ -867,6 +887,21 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("500 leaks the cause: %s", r.Raw)
 	}
 	f.call("GET", "/readyz", "", nil, http.StatusServiceUnavailable)
+
+	// An org's searches beyond its bound.
+	hold := &holdSearches{Store: e.store, org: "org-a", entered: make(chan struct{}, 1), release: make(chan struct{})}
+	hsrv := httptest.NewServer(api.New(api.Config{Store: hold, Verifier: v, Ingester: stub, MaxOrgSearches: 1}))
+	defer hsrv.Close()
+	h := *o
+	h.e = &env{t: t, srv: hsrv, store: e.store}
+	done := make(chan struct{})
+	go func() { defer close(done); h.e.do("GET", "/v1/artifacts", admin, nil) }()
+	<-hold.entered
+	if ra := h.call("GET", "/v1/artifacts", admin, nil, http.StatusTooManyRequests).Header.Get("Retry-After"); ra == "" {
+		t.Errorf("429 without Retry-After")
+	}
+	close(hold.release)
+	<-done
 
 	// Every operation's success status was exercised; list what was not.
 	var missing, unexercised []string

@@ -161,6 +161,9 @@ func (s *Server) routes(metrics http.Handler) {
 
 		{"POST", "/artifacts", vigil.PermSignalsWrite, s.postArtifacts},
 		{"GET", "/artifacts", vigil.PermSignalsRead, s.searchArtifacts},
+		// An addition to the contract: one artifact whole, where lists
+		// show previews of large ones.
+		{"GET", "/artifacts/{id}", vigil.PermSignalsRead, s.getArtifact},
 
 		{"GET", "/classification-rules", vigil.PermSignalsRead, s.listRules},
 		{"POST", "/classification-rules", vigil.PermSignalsWrite, s.createRule},

@@ -308,7 +308,11 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, timeout)
 	}
 	b.Queue(`SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args...)
-	b.Queue(`SELECT `+artifactCols+` FROM artifacts WHERE `+c.where+` ORDER BY ts DESC, id DESC`+limit, pageArgs...)
+	cols, scan := artifactCols, scanArtifact
+	if f.Preview {
+		cols, scan = previewCols, scanPreview
+	}
+	b.Queue(`SELECT `+cols+` FROM artifacts WHERE `+c.where+` ORDER BY ts DESC, id DESC`+limit, pageArgs...)
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
 	if timeout != "" {
@@ -327,7 +331,7 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	defer rows.Close()
 	out := []*vigil.Artifact{}
 	for rows.Next() {
-		a, err := scanArtifact(rows)
+		a, err := scan(rows)
 		if err != nil {
 			return nil, 0, wrap("SearchArtifacts", err)
 		}
@@ -337,6 +341,45 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
 	return out, total, nil
+}
+
+// previewCols are the columns scanPreview reads: those of artifactCols
+// with raw cut, metadata and event left out when larger than their
+// previews, then the size of raw and whether the others were left out.
+// The cutting happens in the server, so that a page of large artifacts
+// never reaches Go whole.
+var previewCols = fmt.Sprintf(`id, org_id, source, substring(raw from 1 for %[1]d), ts,
+	CASE WHEN octet_length(metadata::text) <= %[2]d THEN metadata::text ELSE '{}' END, created_at,
+	CASE WHEN octet_length(event::text) <= %[3]d THEN event::text END, enrichment::text,
+	octet_length(raw), octet_length(metadata::text) > %[2]d, COALESCE(octet_length(event::text) > %[3]d, false)`,
+	vigil.PreviewRawBytes, vigil.PreviewMetadataBytes, vigil.PreviewEventBytes)
+
+// scanPreview reads a row of previewCols.
+func scanPreview(row pgx.Row) (*vigil.Artifact, error) {
+	var a vigil.Artifact
+	var ts, created int64
+	var raw []byte
+	var meta string
+	var event, enrich *string
+	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &raw, &ts, &meta, &created, &event, &enrich,
+		&a.RawBytes, &a.MetadataTruncated, &a.EventTruncated); err != nil {
+		return nil, err
+	}
+	a.Raw = string(raw)
+	a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
+	a.Metadata = json.RawMessage(meta)
+	if event != nil {
+		a.Event = json.RawMessage(*event)
+	}
+	if enrich != nil {
+		a.Enrichment = json.RawMessage(*enrich)
+	}
+	if a.RawTruncated = a.RawBytes > vigil.PreviewRawBytes; a.RawTruncated {
+		a.Raw = vigil.TrimPartialRune(a.Raw)
+	} else {
+		a.RawBytes = 0
+	}
+	return &a, nil
 }
 
 // scanArtifact reads a row of artifactCols.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -220,14 +221,18 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+artifactCols+` FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+	cols, scan := artifactCols, scanArtifact
+	if f.Preview {
+		cols, scan = previewCols, scanPreview
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
 	if err != nil {
 		return nil, 0, wrap("SearchArtifacts", err)
 	}
 	defer rows.Close()
 	out := []*vigil.Artifact{}
 	for rows.Next() {
-		a, err := scanArtifact(rows)
+		a, err := scan(rows)
 		if err != nil {
 			return nil, 0, wrap("SearchArtifacts", err)
 		}
@@ -238,6 +243,43 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // artifactCols are the columns scanArtifact reads, of artifacts a.
 const artifactCols = `a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.created_at, a.event, a.enrichment`
+
+// previewCols are the columns scanPreview reads: those of artifactCols
+// with raw cut (in bytes), metadata and event left out when larger than
+// their previews, then the size of raw and whether the others were left
+// out. The cutting happens in SQLite, so that a page of large artifacts
+// never reaches Go whole.
+var previewCols = fmt.Sprintf(`a.id, a.org_id, a.source, CAST(substr(CAST(a.raw AS BLOB), 1, %[1]d) AS TEXT), a.ts,
+	CASE WHEN octet_length(a.metadata) <= %[2]d THEN a.metadata ELSE '{}' END, a.created_at,
+	CASE WHEN octet_length(a.event) <= %[3]d THEN a.event END, a.enrichment,
+	octet_length(a.raw), octet_length(a.metadata) > %[2]d, COALESCE(octet_length(a.event) > %[3]d, 0)`,
+	vigil.PreviewRawBytes, vigil.PreviewMetadataBytes, vigil.PreviewEventBytes)
+
+// scanPreview reads a row of previewCols.
+func scanPreview(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
+	var a vigil.Artifact
+	var ts, created int64
+	var meta string
+	var event, enrich sql.NullString
+	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &a.Raw, &ts, &meta, &created, &event, &enrich,
+		&a.RawBytes, &a.MetadataTruncated, &a.EventTruncated); err != nil {
+		return nil, err
+	}
+	a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
+	a.Metadata = json.RawMessage(meta)
+	if event.Valid {
+		a.Event = json.RawMessage(event.String)
+	}
+	if enrich.Valid {
+		a.Enrichment = json.RawMessage(enrich.String)
+	}
+	if a.RawTruncated = a.RawBytes > vigil.PreviewRawBytes; a.RawTruncated {
+		a.Raw = vigil.TrimPartialRune(a.Raw)
+	} else {
+		a.RawBytes = 0
+	}
+	return &a, nil
+}
 
 func scanArtifact(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
 	var a vigil.Artifact

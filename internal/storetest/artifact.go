@@ -25,6 +25,59 @@ func artifactTests() []test {
 		{"QueryRareAndCommonTerms", testArtifactQueryRareAndCommon},
 		{"MalformedQuery", testArtifactMalformedQuery},
 		{"GetArtifacts", testGetArtifacts},
+		{"Preview", testArtifactPreview},
+	}
+}
+
+// testArtifactPreview: a preview cuts raw to PreviewRawBytes on a rune
+// boundary and leaves out larger metadata and stored events, saying so;
+// small artifacts come back whole; without Preview everything does.
+func testArtifactPreview(t *testing.T, s Store) {
+	org := vigil.NewID()
+	small := newArtifact("auth", "sshd: Failed password for root", at(3*time.Second))
+	// A 3-byte rune straddles the cut.
+	bigRaw := strings.Repeat("x", vigil.PreviewRawBytes-1) + "€" + strings.Repeat("y", vigil.MaxRawBytes-vigil.PreviewRawBytes-2)
+	big := newArtifact("suricata", bigRaw, at(2*time.Second))
+	big.Metadata = json.RawMessage(`{"k":"` + strings.Repeat("m", vigil.PreviewMetadataBytes) + `"}`)
+	big.Event = json.RawMessage(`{"url.original":"` + strings.Repeat("u", vigil.PreviewEventBytes) + `"}`)
+	edge := newArtifact("auth", strings.Repeat("e", vigil.PreviewRawBytes), at(time.Second))
+	edge.Metadata = json.RawMessage(`{"k":"` + strings.Repeat("m", vigil.PreviewMetadataBytes-8) + `"}`)
+	edge.Event = json.RawMessage(`{"k":"` + strings.Repeat("v", vigil.PreviewEventBytes-8) + `"}`)
+	mustInsertArtifacts(t, s, org, small, big, edge)
+
+	got, _ := mustSearch(t, s, org, vigil.ArtifactFilter{Preview: true, Page: vigil.Page{Limit: 10}})
+	if len(got) != 3 {
+		t.Fatalf("%d artifacts, want 3", len(got))
+	}
+	byID := map[string]*vigil.Artifact{}
+	for _, a := range got {
+		byID[a.ID] = a
+	}
+	p := byID[big.ID]
+	if !p.RawTruncated || p.RawBytes != len(bigRaw) || p.Raw != bigRaw[:vigil.PreviewRawBytes-1] {
+		t.Fatalf("big raw: truncated %v bytes %d raw of %d bytes ending %q; want the %d bytes before the split rune, of %d",
+			p.RawTruncated, p.RawBytes, len(p.Raw), p.Raw[max(0, len(p.Raw)-4):], vigil.PreviewRawBytes-1, len(bigRaw))
+	}
+	if !p.MetadataTruncated || string(p.Metadata) != "{}" || !p.EventTruncated || p.Event != nil {
+		t.Fatalf("big: metadata %.20s (truncated %v), event %.20s (truncated %v); want {} and null, both truncated",
+			p.Metadata, p.MetadataTruncated, p.Event, p.EventTruncated)
+	}
+	for _, a := range []*vigil.Artifact{small, edge} {
+		p := byID[a.ID]
+		if p.RawTruncated || p.RawBytes != 0 || p.Raw != a.Raw || p.MetadataTruncated || p.EventTruncated {
+			t.Fatalf("%s: truncated raw %v (%d bytes) metadata %v event %v; want it whole", a.Raw[:10], p.RawTruncated, p.RawBytes,
+				p.MetadataTruncated, p.EventTruncated)
+		}
+		if !jsonEqual(p.Metadata, a.Metadata) || (a.Event != nil && !jsonEqual(p.Event, a.Event)) {
+			t.Fatalf("%s: metadata or event changed", a.Raw[:10])
+		}
+	}
+
+	whole, _ := mustSearch(t, s, org, vigil.ArtifactFilter{Page: vigil.Page{Limit: 10}})
+	for _, a := range whole {
+		if a.ID == big.ID && (a.Raw != bigRaw || a.RawTruncated || !jsonEqual(a.Metadata, big.Metadata) || !jsonEqual(a.Event, big.Event)) {
+			t.Fatalf("without preview the big artifact is not whole")
+		}
 	}
 }
 
