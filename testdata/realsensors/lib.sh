@@ -57,6 +57,10 @@ lab_up() {
 }
 
 lab_down() {
+	# An rsyslogd left by a case that failed half-way (it runs outside the
+	# namespaces).
+	[ -f "$RS_WORK/rsyslogd.pid" ] && kill "$(cat "$RS_WORK/rsyslogd.pid")" 2>/dev/null || true
+	rm -f "$RS_WORK/rsyslogd.pid" /dev/log
 	ip netns pids "$VICTIM_NS" 2>/dev/null | xargs -r kill 2>/dev/null || true
 	ip netns pids "$NET_NS" 2>/dev/null | xargs -r kill 2>/dev/null || true
 	sleep 0.5
@@ -120,4 +124,16 @@ sshd_stop() {
 versions() {
 	local out=$1; shift
 	dpkg-query -W -f='${Package} ${Version}\n' "$@" > "$out"
+}
+
+# prune CASE_DIR: removes the files rsyslog wrote that the case's
+# truth.json does not list (syslog holding only rsyslogd's start line, or
+# the kernel lines kern.log already has): the corpus stays small.
+prune() {
+	local dir=$1 f rel
+	for f in "$dir"/syslog "$dir"/kern.log "$dir"/auth.log "$dir"/rfc3339/syslog "$dir"/rfc3339/kern.log "$dir"/rfc3339/auth.log; do
+		[ -e "$f" ] || continue
+		rel=${f#"$dir"/}
+		jq -e --arg f "$rel" '.logs | has($f)' "$dir/truth.json" > /dev/null || rm -f "$f"
+	done
 }

@@ -10,5 +10,6 @@ for s in "${scenarios[@]}"; do
 	log "== $s"
 	bash "$RS_DIR/$s.sh"
 done
+for d in "$RS_CASES"/*/; do prune "${d%/}"; done
 versions "$RS_DIR/versions.txt" openssh-server openssh-client hydra sshpass sudo rsyslog iptables nmap \
 	suricata libhtp2 tcpdump bind9 bind9-dnsutils dnsmasq-base curl python3-pexpect fail2ban crowdsec

@@ -20,7 +20,9 @@ cmd = ["ssh", "-b", bind, "-p", port, "-o", "StrictHostKeyChecking=no",
 child = pexpect.spawn(cmd[0], cmd[1:], encoding="utf-8", timeout=20)
 typed = 0
 while True:
-    i = child.expect(["password:", "Permission denied", pexpect.EOF])
+    # "Permission denied, please try again." precedes a new prompt; ssh
+    # gives up with "Permission denied (publickey,password)."
+    i = child.expect(["password: ", r"Permission denied \(", pexpect.EOF])
     if i == 0:
         if typed == len(passwords):
             break
