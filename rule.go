@@ -1,6 +1,7 @@
 package vigil
 
 import (
+	"bytes"
 	"encoding/json"
 	"time"
 )
@@ -41,8 +42,38 @@ func (u RuleUpdate) Apply(r *Rule) {
 	set(&r.Conditions, u.Conditions)
 }
 
-// Bounds of a rule's name and priority (a 32-bit integer in every store).
+// Bounds of a rule's name and priority (a 32-bit integer in every store),
+// and of an org's rules: every classification reads them all, each
+// incident is matched against each in turn.
 const (
 	MaxRuleNameLen  = 200
 	MaxRulePriority = 1<<31 - 1
+	MaxRules        = 1000
 )
+
+// Same reports whether r and o say the same: every field a rule's author
+// sets (not ids, orgs or times).
+func (r *Rule) Same(o *Rule) bool {
+	return r.Name == o.Name && r.Priority == o.Priority && r.Enabled == o.Enabled && r.Severity == o.Severity &&
+		r.TargetInfrastructure == o.TargetInfrastructure && bytes.Equal(r.Conditions, o.Conditions)
+}
+
+// Reclassifies reports whether a rule write from before to after (nil
+// before for a create, nil after for a delete) can change how incidents
+// are classified: only enabled rules classify.
+func Reclassifies(before, after *Rule) bool {
+	return (before != nil && before.Enabled) || (after != nil && after.Enabled)
+}
+
+// Reclassification is an org's pending re-classification of its open
+// incidents, as claimed by one process: the incidents with ids after
+// Cursor remain; Generation counts the rule writes that asked for it, so
+// that a claim knows whether one came since.
+type Reclassification struct {
+	OrgID      string
+	Generation int64
+	Cursor     string
+	// Until is when the claim expires (another process may then take it);
+	// it also tells this claim from a later one.
+	Until time.Time
+}

@@ -139,15 +139,40 @@ type ClassificationStore interface {
 	ClassifyIncident(ctx context.Context, org, id string, rule *Rule, now time.Time) error
 }
 
-// RuleStore keeps each org's classification rules.
+// RuleStore keeps each org's classification rules, and whether its open
+// incidents await re-classification after they changed: a rule write that
+// can change how incidents are classified (Reclassifies) marks the org in
+// its own transaction, so that the mark survives a crash, and
+// rules.Reclassifier works the marks off in the background, in steps,
+// one org after another. Several writes before a pass make one pass.
 type RuleStore interface {
+	// CreateRule stores r; ECONFLICT when org already has MaxRules rules.
 	CreateRule(ctx context.Context, org string, r *Rule) error
 	// GetRule returns one rule of org; ENOTFOUND if org has none with id.
 	GetRule(ctx context.Context, org, id string) (*Rule, error)
 	// ListRules returns rules by ascending priority, older first on ties.
 	ListRules(ctx context.Context, org string, p Page) ([]*Rule, int, error)
+	// UpdateRule applies u to rule id of org, its UpdatedAt set to now;
+	// an update that changes nothing (Same) writes nothing and returns
+	// the rule as it was. ENOTFOUND if org has no rule id.
 	UpdateRule(ctx context.Context, org, id string, u RuleUpdate, now time.Time) (*Rule, error)
+	// DeleteRule removes rule id of org; ENOTFOUND if org has none.
 	DeleteRule(ctx context.Context, org, id string) error
+
+	// ReclassifyPending reports whether org's open incidents await
+	// re-classification.
+	ReclassifyPending(ctx context.Context, org string) (bool, error)
+	// ClaimReclassify claims until until the re-classification that has
+	// waited longest among those not claimed, or whose claim expired by
+	// now; nil when there is none.
+	ClaimReclassify(ctx context.Context, now, until time.Time) (*Reclassification, error)
+	// ReleaseReclassify ends claim c, which classified the open incidents
+	// up to cursor: done (none after it remains) removes the mark, unless
+	// a rule write came since the claim; else the mark keeps cursor and
+	// goes to the end of the line (at now). A rule write since the claim
+	// restarts the pass from the first incident. A claim that expired and
+	// was taken by another changes nothing.
+	ReleaseReclassify(ctx context.Context, c Reclassification, cursor string, done bool, now time.Time) error
 }
 
 // RoleStore keeps each org's roles and answers what they permit.

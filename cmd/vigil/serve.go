@@ -28,6 +28,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
+	"github.com/vigil-soc/vigil/internal/rules"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
@@ -159,6 +160,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		pruneSignals(wctx, store, log)
 	}()
+	// Re-classification after rule writes, in every process: a pass
+	// claimed by one is not taken by another.
+	reclassify := rules.NewReclassifier(store, log)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		reclassify.Run(wctx)
+	}()
 	if c.RetentionDays > 0 {
 		wg.Add(1)
 		go func() {
@@ -203,6 +212,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Ready: []api.Readiness{q, proc}, Logger: log, Registry: reg,
 		Correlation: policy, AccessLog: c.AccessLog,
 		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
+		Reclassify: reclassify,
 	})
 	srv := &http.Server{
 		Handler:           handler,

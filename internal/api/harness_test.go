@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/queue"
+	"github.com/vigil-soc/vigil/internal/rules"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
@@ -69,9 +70,19 @@ func newEnvWith(t testing.TB, configure func(*api.Config)) *env {
 	if os.Getenv("VIGIL_TEST_API_QUEUE") == "jetstream" {
 		ingester = queuedIngester(t, store)
 	}
-	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester}
+	// Re-classification after rule writes runs in the background, as in
+	// vigil serve; configure may set Reclassify to nil to keep it from
+	// running.
+	rc := rules.NewReclassifier(store, nil)
+	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester, Reclassify: rc}
 	if configure != nil {
 		configure(&cfg)
+	}
+	if cfg.Reclassify == rc {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); rc.Run(ctx) }()
+		t.Cleanup(func() { cancel(); <-done })
 	}
 	srv := httptest.NewServer(api.New(cfg))
 	t.Cleanup(srv.Close)
@@ -94,6 +105,19 @@ func queuedIngester(t testing.TB, store api.Store) api.Ingester {
 	go func() { defer close(done); w.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done; q.Close() })
 	return pipeline.NewQueued(q, 30*time.Second, m)
+}
+
+// eventually polls cond until it holds, failing t after 30 s: for
+// effects of the background re-classification.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within 30 s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // token mints a token of org with perms.

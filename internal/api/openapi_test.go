@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/vigil-soc/vigil"
@@ -791,6 +792,18 @@ func TestOpenAPIConformance(t *testing.T) {
 	}
 	o.badQuery("/v1/classification-rules", admin, "limit", "0", true)
 	o.badQuery("/v1/classification-rules", admin, "offset", "x", true)
+	// An org has at most vigil.MaxRules rules: one more is a 409.
+	for i := range vigil.MaxRules {
+		now := time.Now()
+		if err := e.store.CreateRule(context.Background(), "org-full", &vigil.Rule{ID: vigil.NewID(), Name: fmt.Sprint("r", i),
+			Severity: "low", Conditions: json.RawMessage("{}"), CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if r := o.call("POST", "/v1/classification-rules", e.token("org-full", "admin"), map[string]any{"name": "x", "priority": 1, "severity": "low"},
+		http.StatusConflict); r.errCode() != vigil.ECONFLICT {
+		t.Errorf("rule %d: %s", vigil.MaxRules+1, r.Raw)
+	}
 	o.call("GET", "/v1/classification-rules/"+ruleID, admin, nil, http.StatusOK)
 	o.call("GET", "/v1/classification-rules/"+oasMissingID, admin, nil, http.StatusNotFound)
 	o.call("GET", "/v1/classification-rules/"+ruleID, other, nil, http.StatusNotFound)

@@ -91,11 +91,37 @@ func (s *Server) createRule(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.engine.Reclassify(r.Context(), org); err != nil {
+	s.ruleWritten(w, r, http.StatusCreated, "Classification rule created successfully", rule)
+}
+
+// ruleView is a rule as a write answers it: with whether the org's open
+// incidents await re-classification, which runs in the background.
+type ruleView struct {
+	*vigil.Rule
+	ReclassificationPending bool `json:"reclassification_pending"`
+}
+
+// ruleWritten answers a rule write (rule nil for a delete) once the
+// store has marked the org's re-classification, which it leaves to the
+// background: re-classifying every open incident in the request took
+// seconds per write.
+func (s *Server) ruleWritten(w http.ResponseWriter, r *http.Request, status int, msg string, rule *vigil.Rule) {
+	pending, err := s.store.ReclassifyPending(r.Context(), principal(r.Context()).OrgID)
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ok(w, http.StatusCreated, "Classification rule created successfully", rule)
+	if pending {
+		if s.reclassify != nil {
+			s.reclassify.Notify()
+		}
+		msg += "; open incidents are being re-classified"
+	}
+	if rule == nil {
+		ok(w, status, msg, nil)
+		return
+	}
+	ok(w, status, msg, ruleView{Rule: rule, ReclassificationPending: pending})
 }
 
 func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
@@ -134,28 +160,18 @@ func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) {
 	}
 	u := vigil.RuleUpdate{Name: b.Name, Priority: b.Priority, Enabled: b.Enabled, Severity: b.Severity,
 		TargetInfrastructure: b.TargetInfrastructure, Conditions: b.Conditions}
-	org := principal(r.Context()).OrgID
-	rule, err := s.store.UpdateRule(r.Context(), org, r.PathValue("id"), u, s.now())
+	rule, err := s.store.UpdateRule(r.Context(), principal(r.Context()).OrgID, r.PathValue("id"), u, s.now())
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.engine.Reclassify(r.Context(), org); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "Classification rule updated successfully", rule)
+	s.ruleWritten(w, r, http.StatusOK, "Classification rule updated successfully", rule)
 }
 
 func (s *Server) deleteRule(w http.ResponseWriter, r *http.Request) {
-	org := principal(r.Context()).OrgID
-	if err := s.store.DeleteRule(r.Context(), org, r.PathValue("id")); err != nil {
+	if err := s.store.DeleteRule(r.Context(), principal(r.Context()).OrgID, r.PathValue("id")); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.engine.Reclassify(r.Context(), org); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "Classification rule deleted successfully", nil)
+	s.ruleWritten(w, r, http.StatusOK, "Classification rule deleted successfully", nil)
 }

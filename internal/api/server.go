@@ -64,6 +64,11 @@ type Config struct {
 	RequestTimeout time.Duration
 	SearchTimeout  time.Duration
 	MaxOrgSearches int
+
+	// Reclassify is told when a rule write left an org's open incidents
+	// to re-classify (rules.Reclassifier, which every serve and worker
+	// process runs); nil: the background loops find the marks by polling.
+	Reclassify interface{ Notify() }
 }
 
 // Server is the HTTP handler of the API.
@@ -82,6 +87,7 @@ type Server struct {
 	requestTimeout time.Duration
 	searchTimeout  time.Duration
 	searches       *orgSlots // searches in flight per org
+	reclassify     interface{ Notify() }
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -113,6 +119,7 @@ func New(cfg Config) *Server {
 	s.requestTimeout = cmp.Or(cfg.RequestTimeout, DefaultRequestTimeout)
 	s.searchTimeout = cmp.Or(cfg.SearchTimeout, DefaultSearchTimeout)
 	s.searches = newOrgSlots(cmp.Or(cfg.MaxOrgSearches, DefaultMaxOrgSearches))
+	s.reclassify = cfg.Reclassify
 	reg := cfg.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()

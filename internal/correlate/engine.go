@@ -20,8 +20,6 @@ import (
 type Classifier interface {
 	// Incidents classifies the incidents ids of org.
 	Incidents(ctx context.Context, org string, ids []string) error
-	// Org classifies every open incident of org.
-	Org(ctx context.Context, org string) error
 }
 
 // ErrClassify marks an error of the classification that follows a
@@ -155,18 +153,6 @@ func (e *Engine) Delete(ctx context.Context, org, id string) error {
 		return fmt.Errorf("delete observation: %w", err)
 	}
 	return e.classifyIncidents(ctx, org, []string{incident})
-}
-
-// Reclassify classifies every open incident of org again, after its
-// classification rules changed.
-func (e *Engine) Reclassify(ctx context.Context, org string) error {
-	if e.classify == nil {
-		return nil
-	}
-	if err := e.classify.Org(ctx, org); err != nil {
-		return fmt.Errorf("%w: %w", ErrClassify, err)
-	}
-	return nil
 }
 
 func (e *Engine) classifyIncidents(ctx context.Context, org string, ids []string) error {

@@ -58,15 +58,6 @@ func (c *Classifier) Incidents(ctx context.Context, org string, ids []string) er
 	return nil
 }
 
-// Org classifies every open incident of org again, after its rules changed.
-func (c *Classifier) Org(ctx context.Context, org string) error {
-	ids, err := c.store.OpenIncidentIDs(ctx, org)
-	if err != nil {
-		return err
-	}
-	return c.Incidents(ctx, org, ids)
-}
-
 func (c *Classifier) one(ctx context.Context, org, id string, rs *RuleSet, internal []netip.Prefix) error {
 	if rs.Empty() {
 		return c.store.ClassifyIncident(ctx, org, id, nil, c.now())

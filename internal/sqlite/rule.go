@@ -24,12 +24,43 @@ func scanRule(row interface{ Scan(...any) error }) (*vigil.Rule, error) {
 	return &r, nil
 }
 
-// CreateRule stores a classification rule of org.
+// CreateRule stores a classification rule of org, unless org has
+// vigil.MaxRules already; an enabled rule marks org's re-classification
+// pending.
 func (s *Store) CreateRule(ctx context.Context, org string, r *vigil.Rule) error {
 	r.OrgID = org
-	_, err := s.w.ExecContext(ctx, `INSERT INTO rules (`+ruleCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.ID, org, r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(r.CreatedAt), nanos(r.UpdatedAt))
+	err := s.tx(ctx, func(tx *wtx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rules WHERE org_id = ?`, org).Scan(&n); err != nil {
+			return err
+		}
+		if n >= vigil.MaxRules {
+			return tooManyRules()
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO rules (`+ruleCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.ID, org, r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(r.CreatedAt), nanos(r.UpdatedAt)); err != nil {
+			return err
+		}
+		return markReclassify(ctx, tx, org, nil, r, r.CreatedAt)
+	})
 	return wrap("CreateRule", err)
+}
+
+// tooManyRules is the error of a rule beyond vigil.MaxRules.
+func tooManyRules() error {
+	return vigil.Errorf(vigil.ECONFLICT, "the organization has %d classification rules, the most it may have; delete some first", vigil.MaxRules)
+}
+
+// markReclassify marks org's re-classification pending when a write
+// from before to after can change how incidents are classified; a mark
+// already there counts one more write and restarts its pass.
+func markReclassify(ctx context.Context, tx *wtx, org string, before, after *vigil.Rule, now time.Time) error {
+	if !vigil.Reclassifies(before, after) {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO reclassify (org_id, generation, cursor, queued_at) VALUES (?, 1, '', ?)
+		ON CONFLICT (org_id) DO UPDATE SET generation = generation + 1, cursor = ''`, org, nanos(now))
+	return err
 }
 
 // GetRule returns one rule of org.
@@ -65,7 +96,8 @@ func (s *Store) ListRules(ctx context.Context, org string, p vigil.Page) ([]*vig
 	return out, total, wrap("ListRules", rows.Err())
 }
 
-// UpdateRule applies a partial update to a rule of org.
+// UpdateRule applies a partial update to a rule of org; one that changes
+// nothing writes nothing.
 func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpdate, now time.Time) (*vigil.Rule, error) {
 	var out *vigil.Rule
 	err := s.tx(ctx, func(tx *wtx) error {
@@ -76,25 +108,88 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 		if err != nil {
 			return err
 		}
+		before := *r
 		u.Apply(r)
-		r.UpdatedAt = now
-		_, err = tx.ExecContext(ctx, `UPDATE rules SET name = ?, priority = ?, enabled = ?, severity = ?, target_infrastructure = ?,
-			conditions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-			r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(now), org, id)
 		out = r
-		return err
+		if r.Same(&before) {
+			return nil
+		}
+		r.UpdatedAt = now
+		if _, err = tx.ExecContext(ctx, `UPDATE rules SET name = ?, priority = ?, enabled = ?, severity = ?, target_infrastructure = ?,
+			conditions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+			r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(now), org, id); err != nil {
+			return err
+		}
+		return markReclassify(ctx, tx, org, &before, r, now)
 	})
 	return out, wrap("UpdateRule", err)
 }
 
-// DeleteRule removes a rule of org.
+// DeleteRule removes a rule of org; an enabled one marks org's
+// re-classification pending.
 func (s *Store) DeleteRule(ctx context.Context, org, id string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM rules WHERE org_id = ? AND id = ?`, org, id)
-	if err != nil {
-		return wrap("DeleteRule", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.NotFound("classification rule")
-	}
-	return nil
+	err := s.tx(ctx, func(tx *wtx) error {
+		var enabled bool
+		err := tx.QueryRowContext(ctx, `DELETE FROM rules WHERE org_id = ? AND id = ? RETURNING enabled`, org, id).Scan(&enabled)
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("classification rule")
+		}
+		if err != nil {
+			return err
+		}
+		return markReclassify(ctx, tx, org, &vigil.Rule{Enabled: enabled}, nil, vigil.Now())
+	})
+	return wrap("DeleteRule", err)
+}
+
+// ReclassifyPending reports whether org's open incidents await
+// re-classification.
+func (s *Store) ReclassifyPending(ctx context.Context, org string) (bool, error) {
+	var pending bool
+	err := s.r.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM reclassify WHERE org_id = ?)`, org).Scan(&pending)
+	return pending, wrap("ReclassifyPending", err)
+}
+
+// ClaimReclassify claims the re-classification that has waited longest.
+func (s *Store) ClaimReclassify(ctx context.Context, now, until time.Time) (*vigil.Reclassification, error) {
+	var out *vigil.Reclassification
+	err := s.tx(ctx, func(tx *wtx) error {
+		c := vigil.Reclassification{Until: until}
+		err := tx.QueryRowContext(ctx, `SELECT org_id, generation, cursor FROM reclassify
+			WHERE claimed_until IS NULL OR claimed_until <= ? ORDER BY queued_at, org_id LIMIT 1`, nanos(now)).
+			Scan(&c.OrgID, &c.Generation, &c.Cursor)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE reclassify SET claimed_until = ? WHERE org_id = ?`, nanos(until), c.OrgID); err != nil {
+			return err
+		}
+		out = &c
+		return nil
+	})
+	return out, wrap("ClaimReclassify", err)
+}
+
+// ReleaseReclassify ends a claim.
+func (s *Store) ReleaseReclassify(ctx context.Context, c vigil.Reclassification, cursor string, done bool, now time.Time) error {
+	err := s.tx(ctx, func(tx *wtx) error {
+		if done {
+			res, err := tx.ExecContext(ctx, `DELETE FROM reclassify WHERE org_id = ? AND generation = ? AND claimed_until = ?`,
+				c.OrgID, c.Generation, nanos(c.Until))
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n > 0 {
+				return nil
+			}
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE reclassify SET claimed_until = NULL, queued_at = ?,
+			cursor = CASE WHEN generation = ? THEN ? ELSE cursor END WHERE org_id = ? AND claimed_until = ?`,
+			nanos(now), c.Generation, cursor, c.OrgID, nanos(c.Until))
+		return err
+	})
+	return wrap("ReleaseReclassify", err)
 }

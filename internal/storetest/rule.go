@@ -15,6 +15,175 @@ func ruleTests() []test {
 		{"ListOrder", testRuleListOrder},
 		{"UpdatePartial", testRuleUpdatePartial},
 		{"Delete", testRuleDelete},
+		{"AtMostMaxRules", testRuleCap},
+		{"ReclassifyMarks", testReclassifyMarks},
+		{"ReclassifyWritesChangingNothing", testReclassifyNoop},
+		{"ReclassifyClaims", testReclassifyClaims},
+	}
+}
+
+// testRuleCap: an org has at most vigil.MaxRules rules; others are not
+// counted against it.
+func testRuleCap(t *testing.T, s Store) {
+	org := vigil.NewID()
+	var last *vigil.Rule
+	for i := range vigil.MaxRules {
+		last = mustCreateRule(t, s, org, newRule("r", i, at(time.Duration(i))))
+	}
+	err := s.CreateRule(t.Context(), org, newRule("one too many", 0, at(time.Hour)))
+	wantCode(t, err, vigil.ECONFLICT, "CreateRule beyond MaxRules")
+	mustCreateRule(t, s, vigil.NewID(), newRule("another org's", 0, at(time.Hour)))
+	if err := s.DeleteRule(t.Context(), org, last.ID); err != nil {
+		t.Fatalf("DeleteRule: %v", err)
+	}
+	mustCreateRule(t, s, org, newRule("room again", 0, at(time.Hour)))
+	if _, total := mustListRules(t, s, org, vigil.Page{Limit: 1}); total != vigil.MaxRules {
+		t.Fatalf("%d rules, want %d", total, vigil.MaxRules)
+	}
+}
+
+func mustPending(t *testing.T, s Store, org string) bool {
+	t.Helper()
+	p, err := s.ReclassifyPending(t.Context(), org)
+	if err != nil {
+		t.Fatalf("ReclassifyPending: %v", err)
+	}
+	return p
+}
+
+func mustClaim(t *testing.T, s Store, now, until time.Time) *vigil.Reclassification {
+	t.Helper()
+	c, err := s.ClaimReclassify(t.Context(), now, until)
+	if err != nil {
+		t.Fatalf("ClaimReclassify: %v", err)
+	}
+	return c
+}
+
+func mustRelease(t *testing.T, s Store, c *vigil.Reclassification, cursor string, done bool, now time.Time) {
+	t.Helper()
+	if err := s.ReleaseReclassify(t.Context(), *c, cursor, done, now); err != nil {
+		t.Fatalf("ReleaseReclassify: %v", err)
+	}
+}
+
+// testReclassifyMarks: the writes of enabled rules mark their org in their
+// own transaction, several writes one mark; a pass released done removes
+// it, unless a write came during the pass, which restarts it.
+func testReclassifyMarks(t *testing.T, s Store) {
+	org, other := vigil.NewID(), vigil.NewID()
+	if mustPending(t, s, org) || mustClaim(t, s, at(0), at(time.Minute)) != nil {
+		t.Fatal("a mark before any write")
+	}
+	r := mustCreateRule(t, s, org, newRule("r", 1, at(0)))
+	prio := 2
+	if _, err := s.UpdateRule(t.Context(), org, r.ID, vigil.RuleUpdate{Priority: &prio}, at(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	mustCreateRule(t, s, org, newRule("r2", 1, at(2*time.Second)))
+	if !mustPending(t, s, org) || mustPending(t, s, other) {
+		t.Fatal("pending: want org only")
+	}
+	c := mustClaim(t, s, at(time.Hour), at(time.Hour+time.Minute))
+	if c == nil || c.OrgID != org || c.Cursor != "" {
+		t.Fatalf("claim %+v, want org %s from the start", c, org)
+	}
+	if again := mustClaim(t, s, at(time.Hour), at(time.Hour+time.Minute)); again != nil {
+		t.Fatalf("claimed twice: %+v", again)
+	}
+	// Part of the pass, then the rest: the cursor is kept.
+	mustRelease(t, s, c, "incident-1", false, at(time.Hour+time.Second))
+	c = mustClaim(t, s, at(time.Hour+2*time.Second), at(time.Hour+time.Minute))
+	if c == nil || c.Cursor != "incident-1" {
+		t.Fatalf("claim %+v, want cursor incident-1", c)
+	}
+	// A write during the pass: done does not remove the mark, and the
+	// next pass starts over.
+	if err := s.DeleteRule(t.Context(), org, r.ID); err != nil {
+		t.Fatal(err)
+	}
+	mustRelease(t, s, c, "incident-9", true, at(time.Hour+3*time.Second))
+	if !mustPending(t, s, org) {
+		t.Fatal("a write during the pass was lost")
+	}
+	c = mustClaim(t, s, at(time.Hour+4*time.Second), at(time.Hour+time.Minute))
+	if c == nil || c.Cursor != "" {
+		t.Fatalf("claim %+v, want the pass restarted", c)
+	}
+	mustRelease(t, s, c, "incident-9", true, at(time.Hour+5*time.Second))
+	if mustPending(t, s, org) || mustClaim(t, s, at(2*time.Hour), at(3*time.Hour)) != nil {
+		t.Fatal("a mark left after a whole pass")
+	}
+}
+
+// testReclassifyNoop: writes that cannot change a classification do not
+// mark: a disabled rule created, changed or deleted, an update changing
+// nothing. Enabling or disabling a rule does.
+func testReclassifyNoop(t *testing.T, s Store) {
+	org := vigil.NewID()
+	on := mustCreateRule(t, s, org, newRule("on", 1, at(0)))
+	c := mustClaim(t, s, at(time.Hour), at(2*time.Hour))
+	mustRelease(t, s, c, "", true, at(time.Hour))
+	off := newRule("off", 2, at(0))
+	off.Enabled = false
+	mustCreateRule(t, s, org, off)
+	sev := vigil.SeverityLow
+	name := on.Name
+	for _, step := range []struct {
+		id string
+		u  vigil.RuleUpdate
+	}{{off.ID, vigil.RuleUpdate{Severity: &sev}}, {on.ID, vigil.RuleUpdate{Name: &name}}, {on.ID, vigil.RuleUpdate{}}} {
+		if _, err := s.UpdateRule(t.Context(), org, step.id, step.u, at(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DeleteRule(t.Context(), org, off.ID); err != nil {
+		t.Fatal(err)
+	}
+	if mustPending(t, s, org) {
+		t.Fatal("pending after writes that change no classification")
+	}
+	disabled := false
+	if _, err := s.UpdateRule(t.Context(), org, on.ID, vigil.RuleUpdate{Enabled: &disabled}, at(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if !mustPending(t, s, org) {
+		t.Fatal("disabling a rule marks nothing")
+	}
+}
+
+// testReclassifyClaims: orgs take turns (a released mark goes to the end
+// of the line), a claim past its expiry can be taken by another process,
+// whose claim the first one's release then leaves alone.
+func testReclassifyClaims(t *testing.T, s Store) {
+	a, b := vigil.NewID(), vigil.NewID()
+	mustCreateRule(t, s, a, newRule("a", 1, at(0)))
+	mustCreateRule(t, s, b, newRule("b", 1, at(time.Second)))
+	c := mustClaim(t, s, at(time.Hour), at(time.Hour+time.Minute))
+	if c == nil || c.OrgID != a {
+		t.Fatalf("claim %+v, want the older mark (org a)", c)
+	}
+	mustRelease(t, s, c, "x", false, at(time.Hour+time.Second))
+	c = mustClaim(t, s, at(time.Hour+2*time.Second), at(time.Hour+time.Minute))
+	if c == nil || c.OrgID != b {
+		t.Fatalf("claim %+v, want org b, a having had its turn", c)
+	}
+	// b's claim expires (its process died); another process takes it.
+	stale := c
+	taken := mustClaim(t, s, at(time.Hour+2*time.Minute), at(time.Hour+4*time.Minute))
+	if taken == nil || taken.OrgID != b {
+		t.Fatalf("claim %+v, want b again (its claim expired)", taken)
+	}
+	mustRelease(t, s, stale, "stale", true, at(time.Hour+2*time.Minute+time.Second))
+	if !mustPending(t, s, b) {
+		t.Fatal("an expired claim's release removed the mark another process holds")
+	}
+	mustRelease(t, s, taken, "", true, at(time.Hour+3*time.Minute))
+	if c := mustClaim(t, s, at(time.Hour+3*time.Minute), at(time.Hour+4*time.Minute)); c == nil || c.OrgID != a || c.Cursor != "x" {
+		t.Fatalf("claim %+v, want a where it was", c)
+	}
+	if mustPending(t, s, b) {
+		t.Fatal("b pending after its pass")
 	}
 }
 
@@ -146,11 +315,15 @@ func testRuleUpdatePartial(t *testing.T, s Store) {
 		{vigil.RuleUpdate{Severity: &sev}, func(r *vigil.Rule) { r.Severity = sev }},
 		{vigil.RuleUpdate{TargetInfrastructure: &target}, func(r *vigil.Rule) { r.TargetInfrastructure = target }},
 		{vigil.RuleUpdate{Conditions: &cond}, func(r *vigil.Rule) { r.Conditions = cond }},
-		{vigil.RuleUpdate{}, func(*vigil.Rule) {}},
+		// Updates that change nothing write nothing: updated_at stays.
+		{vigil.RuleUpdate{}, nil},
+		{vigil.RuleUpdate{Name: &name, Severity: &sev, Conditions: &cond}, nil},
 	} {
 		now := at(time.Duration(i+1) * time.Hour)
-		step.apply(&want)
-		want.UpdatedAt = now
+		if step.apply != nil {
+			step.apply(&want)
+			want.UpdatedAt = now
+		}
 		got, err := s.UpdateRule(t.Context(), org, r.ID, step.u, now)
 		if err != nil {
 			t.Fatalf("step %d: UpdateRule: %v", i, err)
