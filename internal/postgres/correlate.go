@@ -96,13 +96,6 @@ func (t *corrTx) CheckRefs(ctx context.Context, nodeIDs, artifactIDs []string) e
 	return checkRefs(ctx, t.tx, t.org, nodeIDs, artifactIDs)
 }
 
-func (t *corrTx) UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
-	if err := t.flush(ctx); err != nil {
-		return nil, err
-	}
-	return upsertNodes(ctx, t.tx, t.org, refs, now)
-}
-
 // advisoryLock queues the advisory locks of keys, sorted so that two
 // transactions never wait on each other's.
 func (t *corrTx) advisoryLock(keys []int64) {

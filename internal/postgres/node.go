@@ -18,7 +18,7 @@ func (s *Store) UpsertNodes(ctx context.Context, org string, refs []vigil.NodeRe
 	var out []vigil.Node
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var err error
-		out, err = upsertNodes(ctx, tx, org, refs, vigil.Now())
+		out, err = (&corrTx{tx: tx, org: org, b: &pgx.Batch{}}).UpsertNodes(ctx, refs, vigil.Now())
 		return err
 	})
 	return out, wrap("UpsertNodes", err)
@@ -26,12 +26,14 @@ func (s *Store) UpsertNodes(ctx context.Context, org string, refs []vigil.NodeRe
 
 type nodeKey struct{ typ, value string }
 
-// upsertNodes inserts the nodes of refs that do not exist (ON CONFLICT DO
+// UpsertNodes inserts the nodes of refs that do not exist (ON CONFLICT DO
 // NOTHING: an existing node is not rewritten, which would leave a dead row
-// version behind on every detection) and then reads them all back. The
-// read is a statement of its own so that its snapshot sees a node that a
-// concurrent transaction committed while the insert waited on it.
-func upsertNodes(ctx context.Context, tx pgx.Tx, org string, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
+// version behind on every detection) and then reads them all back, in one
+// round trip with the writes queued before. The read is a statement of its
+// own so that its snapshot sees a node that a concurrent transaction
+// committed while the insert waited on it.
+func (t *corrTx) UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
+	org := t.org
 	for _, r := range refs {
 		if !vigil.ValidNodeType(r.Type) || r.Value == "" {
 			return nil, vigil.InvalidField("nodes", "unknown node type "+r.Type)
@@ -64,30 +66,25 @@ func upsertNodes(ctx context.Context, tx pgx.Tx, org string, refs []vigil.NodeRe
 	for i, k := range keys {
 		ids[i], types[i], values[i] = newID[k], k.typ, k.value
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at)
+	t.exec(`INSERT INTO nodes (id, org_id, type, value, created_at)
 		SELECT id, $1, type, value, $5 FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(id, type, value, n)
 		ORDER BY n
-		ON CONFLICT (org_id, type, value) DO NOTHING`, org, ids, types, values, nanos(now)); err != nil {
-		return nil, err
-	}
-	rows, err := tx.Query(ctx, `SELECT n.id, n.type, n.value FROM nodes n
+		ON CONFLICT (org_id, type, value) DO NOTHING`, org, ids, types, values, nanos(now))
+	found := map[nodeKey]string{}
+	err := t.query(ctx, func(rows pgx.Rows) error {
+		for rows.Next() {
+			var id string
+			var k nodeKey
+			if err := rows.Scan(&id, &k.typ, &k.value); err != nil {
+				return err
+			}
+			found[k] = id
+		}
+		return rows.Err()
+	}, `SELECT n.id, n.type, n.value FROM nodes n
 		JOIN unnest($2::text[], $3::text[]) AS t(type, value) ON n.type = t.type AND n.value = t.value
 		WHERE n.org_id = $1`, org, types, values)
 	if err != nil {
-		return nil, err
-	}
-	found := map[nodeKey]string{}
-	for rows.Next() {
-		var id string
-		var k nodeKey
-		if err := rows.Scan(&id, &k.typ, &k.value); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		found[k] = id
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	for _, r := range refs {
