@@ -17,6 +17,7 @@ import (
 	"github.com/dustin/go-humanize"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/queue"
+	"github.com/vigil-soc/vigil/internal/syslog"
 )
 
 // config is every setting of the service; flags first, then VIGIL_<FLAG>
@@ -62,6 +63,9 @@ type config struct {
 	EnrichmentOff bool
 	DetectionOff  bool
 	Detect        detect.Config
+
+	// Syslog listeners of vigil serve (docs/ingest.md).
+	SyslogListen syslogListen
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -144,6 +148,41 @@ func (c *config) databaseFlag(fs *flag.FlagSet) {
 
 func (c *config) secretFlag(fs *flag.FlagSet) {
 	fs.StringVar(&c.JWTSecret, "jwt-secret", "", "HS256 shared secret (default: generated once into the data dir)")
+}
+
+// syslogListen is the repeatable --syslog-listen flag; one value (as
+// VIGIL_SYSLOG_LISTEN gives) may also list several URLs separated by
+// commas, which a listener URL never holds.
+type syslogListen []syslog.Config
+
+func (l *syslogListen) String() string {
+	if l == nil {
+		return ""
+	}
+	names := make([]string, len(*l))
+	for i, c := range *l {
+		names[i] = c.Name
+	}
+	return strings.Join(names, ",")
+}
+
+func (l *syslogListen) Set(s string) error {
+	for _, u := range list(s) {
+		c, err := syslog.ParseURL(u)
+		if err != nil {
+			return err
+		}
+		*l = append(*l, c)
+	}
+	return nil
+}
+
+// syslogFlag registers --syslog-listen (vigil serve only: a worker has no
+// ingest).
+func (c *config) syslogFlag(fs *flag.FlagSet) {
+	fs.Var(&c.SyslogListen, "syslog-listen", "a syslog listener as udp://, tcp:// or tls://host:port?org=<org>[&…], repeatable "+
+		"(or comma-separated); parameters: org, name, source, default-source, max-message, max-connections, idle-timeout, "+
+		"and for tls cert, key, client-ca, org-from (docs/ingest.md)")
 }
 
 // byteSize is a size flag: a number of bytes, or one with a unit as people
@@ -241,6 +280,9 @@ func (c *config) validate() error {
 	}
 	if c.MaxSearches < 0 || c.MaxOrgSearches < 1 {
 		errs = append(errs, errors.New("--max-searches must not be negative, --max-org-searches at least 1"))
+	}
+	if err := syslog.CheckNames(c.SyslogListen); err != nil {
+		errs = append(errs, fmt.Errorf("--syslog-listen: %w", err))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)

@@ -30,6 +30,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/rules"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/syslog"
 )
 
 // runServe runs the pipeline workers, and the API when withAPI, until ctx
@@ -48,6 +49,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	var c config
 	if withAPI {
 		c.flags(fs)
+		c.syslogFlag(fs)
 	} else {
 		// A worker serves only /metrics and /healthz, on a port of its own so
 		// that it can run beside vigil serve.
@@ -207,9 +209,24 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		drain()
 		return fmt.Errorf("auth: %w", err)
 	}
+	ready := []api.Readiness{q, proc}
+	var listeners *syslog.Server
+	if len(c.SyslogListen) > 0 {
+		// Syslog has no acknowledgement to hold back: batches are
+		// published as soon as they are durable.
+		listeners, err = syslog.New(c.SyslogListen, pipeline.NewQueued(q, 0, metrics), reg, log)
+		if err == nil {
+			err = listeners.Start()
+		}
+		if err != nil {
+			drain()
+			return err
+		}
+		ready = append(ready, listeners)
+	}
 	handler := api.New(api.Config{
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
-		Ready: []api.Readiness{q, proc}, Logger: log, Registry: reg,
+		Ready: ready, Logger: log, Registry: reg,
 		Correlation: policy, AccessLog: c.AccessLog,
 		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
 		Reclassify: reclassify,
@@ -223,8 +240,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// The syslog listeners stop reading with HTTP, and publish what they
+	// read before the workers drain.
+	stopSyslog := func(ctx context.Context) {
+		if listeners != nil {
+			listeners.Shutdown(ctx)
+		}
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
+		stopSyslog(context.Background())
 		drain()
 		return fmt.Errorf("listen: %w", err)
 	}
@@ -240,9 +265,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	log.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	var stopped sync.WaitGroup
+	stopped.Add(1)
+	go func() {
+		defer stopped.Done()
+		stopSyslog(sctx)
+	}()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("http shutdown", slog.String("error", err.Error()))
 	}
+	stopped.Wait()
 	drain()
 	return serveErr
 }

@@ -27,7 +27,9 @@ type Ingester interface {
 	Ingest(ctx context.Context, org string, arts []*vigil.Artifact) error
 }
 
-// Readiness reports whether a dependency (the queue) is reachable.
+// Readiness reports whether a dependency (the queue) is reachable. One
+// that also has Name() string is reported under that name, and one with
+// Status() string reports that in place of "ok" when ready.
 type Readiness interface {
 	Ready(ctx context.Context) error
 }
@@ -260,6 +262,10 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 			name = n.Name()
 		}
 		checks[name] = "ok"
+		if st, ok := d.(interface{ Status() string }); ok {
+			// Ready, with something to report (the syslog listeners' drops).
+			checks[name] = st.Status()
+		}
 		if err := d.Ready(ctx); err != nil {
 			checks[name] = unready(err)
 			failed = append(failed, vigil.FieldIssue{Field: name, Issue: checks[name]})

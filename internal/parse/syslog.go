@@ -574,3 +574,10 @@ func nilDash(b []byte) string {
 	}
 	return string(b)
 }
+
+// ParseSyslogHeader parses the syslog header of line exactly as the
+// parsers of this package do (see parseSyslog), for callers that choose a
+// source from it: what they read is what the parser will read.
+func ParseSyslogHeader(line []byte, ref time.Time) (h SyslogHeader, msg []byte, ok bool) {
+	return parseSyslog(line, ref)
+}
