@@ -159,7 +159,11 @@ func parse5424(s []byte, h *SyslogHeader) (msg []byte, ok bool) {
 	default:
 		return nil, false
 	}
-	s = trimOneSpace(s)
+	// One space ends the header; rsyslog's RFC 5424 template
+	// (RSYSLOG_SyslogProtocol23Format) adds it to a message that kept the
+	// space it had after the RFC 3164 tag, so blanks are trimmed as after
+	// a tag.
+	s = trimLeftBlank(s)
 	if len(s) >= 3 && s[0] == 0xEF && s[1] == 0xBB && s[2] == 0xBF {
 		s = s[3:]
 	}

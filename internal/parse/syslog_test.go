@@ -77,6 +77,12 @@ func TestParseSyslog(t *testing.T) {
 			msg:  "Failed unknown", ok: true,
 		},
 		{
+			name: "rfc5424 as rsyslog's RSYSLOG_SyslogProtocol23Format writes it: two spaces before the message",
+			line: `<86>1 2026-11-25T10:59:09.742562+00:00 vm sshd 29007 - -  Failed password for root`,
+			want: SyslogHeader{Time: mustTime(t, "2026-11-25T10:59:09.742562Z"), Host: "vm", Program: "sshd", PID: "29007", Priority: 86},
+			msg:  "Failed password for root", ok: true,
+		},
+		{
 			name: "rfc5424 nil values",
 			line: `<134>1 - - filterlog - - - 5,,,`,
 			want: SyslogHeader{Program: "filterlog", Priority: 134},

@@ -127,7 +127,8 @@ func (f *framer) nextOctet() ([]byte, int, error) {
 	}
 	keep := min(n, f.max)
 	var frame []byte
-	if keep <= f.r.Size() {
+	peeked := keep <= f.r.Size()
+	if peeked {
 		b, err := f.r.Peek(keep)
 		if err != nil {
 			return nil, 0, io.ErrUnexpectedEOF
@@ -148,6 +149,11 @@ func (f *framer) nextOctet() ([]byte, int, error) {
 	cut := 0
 	if n > keep {
 		cut = n
+		// Skipping the rest refills the buffer under a peeked frame.
+		if peeked {
+			f.big = append(f.big[:0], frame...)
+			frame = f.big
+		}
 		if _, err := f.r.Discard(n - keep); err != nil {
 			return nil, 0, io.ErrUnexpectedEOF
 		}
