@@ -46,6 +46,8 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the listeners' goroutines
 
+	shutdown sync.Once
+
 	mu      sync.Mutex
 	dropped map[string]map[string]int // listener → reason → messages
 }
@@ -141,9 +143,12 @@ func (s *Server) stop() {
 // senders wrote after the last message read is theirs to resend), then
 // publishes every message already read, until ctx ends at most; messages
 // still unqueued then are counted as dropped (shutdown) and logged.
+// Calls after the first do nothing.
 func (s *Server) Shutdown(ctx context.Context) {
-	s.stop()
-	s.batcher.close(ctx)
+	s.shutdown.Do(func() {
+		s.stop()
+		s.batcher.close(ctx)
+	})
 }
 
 // Name identifies the listeners in readiness reports.
@@ -172,13 +177,13 @@ func (s *Server) Status() string {
 }
 
 func (s *Server) drop(l *listener, reason string, n int) {
-	s.m.dropped.WithLabelValues(l.cfg.Name, reason).Add(float64(n))
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.dropped[l.cfg.Name] == nil {
 		s.dropped[l.cfg.Name] = map[string]int{}
 	}
 	s.dropped[l.cfg.Name][reason] += n
+	s.mu.Unlock()
+	s.m.dropped.WithLabelValues(l.cfg.Name, reason).Add(float64(n))
 }
 
 // listener is one bound address.
