@@ -35,6 +35,13 @@ var knownWrong = []string{
 	// user", "Disconnecting: Too many authentication failures", … beside
 	// the 35 "Failed password" lines: each was counted as a failed login.
 	"ssh_bruteforce: ssh_bruteforce 203.0.113.66 failed",
+	// 8 "Invalid user" probes that tried no password, stated as 8 failed
+	// logins (an observation is optional here: a policy; its count of
+	// failed passwords must be 0).
+	"ssh_user_probe: ssh_bruteforce 203.0.113.67 failed",
+	// su's PAM line names the target (user=deploy): a second observation
+	// blames deploy@bookworm-lab for carol's two failed su.
+	"su_wrong_password: unexpected sudo_failure deploy@bookworm-lab",
 	// "3 incorrect password attempts" counted as 1, its PAM line as 1.
 	"sudo_admin_typos: sudo_failure deploy@bookworm-lab failures",
 	// Per run: a PAM failure, "conversation failed", "could not identify

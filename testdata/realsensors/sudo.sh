@@ -8,7 +8,9 @@
 #   sudo_admin_typos: deploy (group sudo) mistypes 3 times; sudo gives up
 #     after passwd_tries (3);
 #   sudo_admin_typo_then_success: deploy mistypes once, then types the
-#     right password.
+#     right password;
+#   su_wrong_password: carol runs `su - deploy` twice and types a wrong
+#     password each time.
 # Counted from what sudo_type.py typed and what sudo answered.
 source "$(dirname "$0")/lib.sh"
 ensure_user carol 'Carol-Pass-1'
@@ -77,4 +79,16 @@ run deploy 'Deploy-Pass-0' 'Deploy-Pass-9'
 rsyslog_stop
 truth "$dir" sudo_admin_typo_then_success "deploy (group sudo) mistypes once, then types the right password: the command runs" \
 	'Deploy-Pass-9' '[{"detector": "sudo_failure", "key": "deploy@bookworm-lab", "counts": {"failures": 1}, "optional": true}]'
+dir=$RS_CASES/su_wrong_password
+mkdir -p "$dir"; rm -f "$RS_WORK/runs.jsonl"
+rsyslog_start "$dir"
+for p in 'Deploy-Pass-1' 'deploy'; do
+	python3 "$RS_DIR/tools/sudo_type.py" --su carol deploy "$p" \
+		| python3 -c 'import json,sys; r=json.load(sys.stdin); r["user"]="carol"; r["passwords"]=sys.argv[1:]; print(json.dumps(r))' "$p" \
+		>> "$RS_WORK/runs.jsonl"
+	sleep 2
+done
+rsyslog_stop
+truth "$dir" su_wrong_password "carol runs su - deploy twice and types a wrong password each time" \
+	'Deploy-Pass-9' '[{"detector": "sudo_failure", "key": "carol@bookworm-lab", "counts": {"failures": 2}}]'
 log "sudo: done"
