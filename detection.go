@@ -65,6 +65,16 @@ type Detection struct {
 	Describe func(key string, w WindowState) Finding
 }
 
+// IntelHit is a node value of an artifact that a threat-intelligence feed
+// lists: enrichment finds it, the threat_intel detector reports it.
+type IntelHit struct {
+	Feed          string
+	Indicator     string // as listed: the address, the prefix, the (parent) domain, URL or hash
+	IndicatorType string // ip, cidr, domain, url, md5, sha1, sha256, sha512
+	NodeType      string
+	NodeValue     string
+}
+
 // MaxObservationArtifacts bounds the artifact ids one detected
 // observation lists; the incident still counts them all through its
 // observations' windows.

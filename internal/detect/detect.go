@@ -24,15 +24,7 @@ type Event struct {
 	At         time.Time
 	Fields     parse.Event
 	// Intel lists threat-intelligence matches found by enrichment.
-	Intel []IntelHit
-}
-
-// IntelHit is one match of a node value against a threat-intel feed.
-type IntelHit struct {
-	Feed      string
-	Indicator string
-	NodeType  string
-	Value     string
+	Intel []vigil.IntelHit
 }
 
 // Window says when a detector's signals make a finding.

@@ -494,7 +494,7 @@ func TestScenarioScripted(t *testing.T) {
 		for _, a := range arts {
 			r := parse.Parse(a.Source, []byte(a.Raw), ref)
 			evs = append(evs, &detect.Event{ArtifactID: a.ID, Source: a.Source, At: r.Time, Fields: r.Event,
-				Intel: []detect.IntelHit{{Feed: "feodo", Indicator: "203.0.113.80", NodeType: vigil.NodeIP, Value: "203.0.113.80"}}})
+				Intel: []vigil.IntelHit{{Feed: "feodo", Indicator: "203.0.113.80", NodeType: vigil.NodeIP, NodeValue: "203.0.113.80"}}})
 		}
 		ds := detect.NewEngine(detect.ThreatIntel{}).Detections(evs)
 		if _, err := correlate.NewEngine(e.store, nil, vigil.DefaultCorrelationPolicy()).Detect(t.Context(), "org", ds); err != nil {

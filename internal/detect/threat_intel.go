@@ -82,7 +82,7 @@ func (d ThreatIntel) Signals(ev *Event) []vigil.Signal {
 
 // intelNode returns the key node a hit names, normalized as the parsers
 // normalize node values, or false for a hit of an unknown node type.
-func intelNode(h IntelHit) (vigil.NodeRef, bool) {
+func intelNode(h vigil.IntelHit) (vigil.NodeRef, bool) {
 	typ := h.NodeType
 	for _, t := range []string{vigil.NodeIP, vigil.NodeDomain, vigil.NodeHost, vigil.NodeUser, vigil.NodeHash, vigil.NodeURL} {
 		if strings.EqualFold(typ, t) {
@@ -92,7 +92,7 @@ func intelNode(h IntelHit) (vigil.NodeRef, bool) {
 	if !vigil.ValidNodeType(typ) {
 		return vigil.NodeRef{}, false
 	}
-	v := strings.TrimSpace(h.Value)
+	v := strings.TrimSpace(h.NodeValue)
 	switch typ {
 	case vigil.NodeIP:
 		ip, ok := validIP(v)

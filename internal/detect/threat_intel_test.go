@@ -12,22 +12,22 @@ func TestThreatIntelSignals(t *testing.T) {
 	fields := parse.Event{"source.ip": "10.0.0.8", "destination.ip": "203.0.113.80", "host.name": "ids-01"}
 	for _, c := range []struct {
 		name  string
-		hits  []IntelHit
+		hits  []vigil.IntelHit
 		want  []string // key | member | nodes
 		empty bool
 	}{
-		{name: "ip", hits: []IntelHit{{Feed: "feodo", Indicator: "203.0.113.80", NodeType: "IP", Value: "203.0.113.80"}},
+		{name: "ip", hits: []vigil.IntelHit{{Feed: "feodo", Indicator: "203.0.113.80", NodeType: "IP", NodeValue: "203.0.113.80"}},
 			want: []string{"IP:203.0.113.80 | feodo | IP:203.0.113.80* IP:10.0.0.8 Host:ids-01"}},
-		{name: "cidr indicator, two feeds on one node", hits: []IntelHit{
-			{Feed: "spamhaus-drop", Indicator: "203.0.113.0/24", NodeType: "ip", Value: "203.0.113.80"},
-			{Feed: "feodo", Indicator: "203.0.113.80", NodeType: "IP", Value: "203.0.113.80"}},
+		{name: "cidr indicator, two feeds on one node", hits: []vigil.IntelHit{
+			{Feed: "spamhaus-drop", Indicator: "203.0.113.0/24", NodeType: "ip", NodeValue: "203.0.113.80"},
+			{Feed: "feodo", Indicator: "203.0.113.80", NodeType: "IP", NodeValue: "203.0.113.80"}},
 			want: []string{"IP:203.0.113.80 | feodo, spamhaus-drop (203.0.113.0/24) | IP:203.0.113.80* IP:10.0.0.8 Host:ids-01"}},
-		{name: "domain, normalized", hits: []IntelHit{{Feed: "urlhaus", Indicator: "evil.example", NodeType: "Domain", Value: "EVIL.example."}},
+		{name: "domain, normalized", hits: []vigil.IntelHit{{Feed: "urlhaus", Indicator: "evil.example", NodeType: "Domain", NodeValue: "EVIL.example."}},
 			want: []string{"Domain:evil.example | urlhaus | Domain:evil.example* IP:10.0.0.8 IP:203.0.113.80 Host:ids-01"}},
-		{name: "two nodes", hits: []IntelHit{{Feed: "a", NodeType: "IP", Value: "10.0.0.8"}, {Feed: "b", NodeType: "Hash", Value: "ABCDEF"}},
+		{name: "two nodes", hits: []vigil.IntelHit{{Feed: "a", NodeType: "IP", NodeValue: "10.0.0.8"}, {Feed: "b", NodeType: "Hash", NodeValue: "ABCDEF"}},
 			want: []string{"IP:10.0.0.8 | a | IP:10.0.0.8* IP:203.0.113.80 Host:ids-01", "Hash:abcdef | b | Hash:abcdef* IP:10.0.0.8 IP:203.0.113.80 Host:ids-01"}},
-		{name: "unknown node type", hits: []IntelHit{{Feed: "x", NodeType: "Email", Value: "a@b.c"}}, empty: true},
-		{name: "bad ip", hits: []IntelHit{{Feed: "x", NodeType: "IP", Value: "not-an-ip"}}, empty: true},
+		{name: "unknown node type", hits: []vigil.IntelHit{{Feed: "x", NodeType: "Email", NodeValue: "a@b.c"}}, empty: true},
+		{name: "bad ip", hits: []vigil.IntelHit{{Feed: "x", NodeType: "IP", NodeValue: "not-an-ip"}}, empty: true},
 		{name: "no hits", empty: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {

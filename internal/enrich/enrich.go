@@ -117,7 +117,7 @@ type Result struct {
 	Enrichment json.RawMessage
 	// Hits are the threat-intelligence matches, one per (node, feed,
 	// indicator): each calls for a high threat_intel observation.
-	Hits []Hit
+	Hits []vigil.IntelHit
 	// Pending counts the outbound look-ups Submit will queue.
 	Pending int
 
@@ -125,20 +125,18 @@ type Result struct {
 	pending []lookup
 }
 
-// Hit is a node value of an artifact listed by a threat-intelligence feed.
-type Hit struct {
-	ArtifactID    string
-	Feed          string
-	Indicator     string // as listed: the address, the prefix, the (parent) domain, URL or hash
-	IndicatorType string // ip, cidr, domain, url, md5, sha1, sha256, sha512
-	NodeType      string
-	NodeValue     string
+// Store is what enrichment reads and writes: the look-up cache, the
+// org's settings, and the enrichment of stored artifacts.
+type Store interface {
+	vigil.LookupCache
+	EnrichmentSettings(ctx context.Context, org string) (*vigil.EnrichmentSettings, error)
+	SetArtifactEnrichment(ctx context.Context, org, id string, enrichment json.RawMessage) error
 }
 
 // Enricher is the enrichment stage. Its methods are safe for concurrent use.
 type Enricher struct {
 	cfg   Config
-	store vigil.Store
+	store Store
 	log   *slog.Logger
 	m     *metrics
 	now   func() time.Time
@@ -171,7 +169,7 @@ type Enricher struct {
 // (nil: a private registry). It opens the GeoIP databases and loads the
 // feed directory now; it fails on a configured file or directory that
 // cannot be read. A feed file that fails to parse is logged and left out.
-func New(cfg Config, store vigil.Store, reg prometheus.Registerer, log *slog.Logger) (*Enricher, error) {
+func New(cfg Config, store Store, reg prometheus.Registerer, log *slog.Logger) (*Enricher, error) {
 	if store == nil {
 		return nil, errors.New("enrich: nil store")
 	}
@@ -336,8 +334,8 @@ func (e *Enricher) Enrich(ctx context.Context, org string, settings *vigil.Enric
 		r.Enrichment, r.pending, matches = p.artifact(refs)
 		r.Pending = len(r.pending)
 		for _, nm := range matches {
-			r.Hits = append(r.Hits, Hit{
-				ArtifactID: a.ID, Feed: nm.Feed, Indicator: nm.Indicator, IndicatorType: nm.Type,
+			r.Hits = append(r.Hits, vigil.IntelHit{
+				Feed: nm.Feed, Indicator: nm.Indicator, IndicatorType: nm.Type,
 				NodeType: nm.node.Type, NodeValue: nm.node.Value,
 			})
 			p.intelHits[nm.Feed]++

@@ -219,9 +219,9 @@ func TestEnrichLocalProviders(t *testing.T) {
 	if len(res[0].Hits) != 2 {
 		t.Fatalf("hits = %+v, want 2", res[0].Hits)
 	}
-	wantHits := []Hit{
-		{ArtifactID: res[0].ArtifactID, Feed: "c2.csv", Indicator: "192.0.2.77", IndicatorType: "ip", NodeType: vigil.NodeIP, NodeValue: "192.0.2.77"},
-		{ArtifactID: res[0].ArtifactID, Feed: "blocklist.txt", Indicator: "evil.example", IndicatorType: "domain", NodeType: vigil.NodeDomain, NodeValue: "www.evil.example"},
+	wantHits := []vigil.IntelHit{
+		{Feed: "c2.csv", Indicator: "192.0.2.77", IndicatorType: "ip", NodeType: vigil.NodeIP, NodeValue: "192.0.2.77"},
+		{Feed: "blocklist.txt", Indicator: "evil.example", IndicatorType: "domain", NodeType: vigil.NodeDomain, NodeValue: "www.evil.example"},
 	}
 	for i, w := range wantHits {
 		if res[0].Hits[i] != w {

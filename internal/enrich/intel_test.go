@@ -175,7 +175,7 @@ func TestIntelReloadOnChange(t *testing.T) {
 	dir := copyDir(t, intelDir)
 	h := newHarness(t, Config{ThreatIntelDir: dir})
 	s := settings(func(s *vigil.EnrichmentSettings) { s.DNSEnabled = false })
-	hits := func(v string) []Hit {
+	hits := func(v string) []vigil.IntelHit {
 		res := h.e.Enrich(context.Background(), testOrg, s, []*vigil.Artifact{{ID: "a"}}, [][]vigil.NodeRef{{ip(v)}})
 		return res[0].Hits
 	}
@@ -244,10 +244,10 @@ func TestIntelURLFeeds(t *testing.T) {
 	res := h.e.Enrich(context.Background(), testOrg, s, []*vigil.Artifact{{ID: "a"}},
 		[][]vigil.NodeRef{{ip("198.51.100.123"), domain("www.remote.example"), domain("remote-csv.example")}})
 	host := srv.Listener.Addr().String()
-	want := []Hit{
-		{ArtifactID: "a", Feed: host + "/feeds/list.txt", Indicator: "198.51.100.123", IndicatorType: "ip", NodeType: vigil.NodeIP, NodeValue: "198.51.100.123"},
-		{ArtifactID: "a", Feed: host + "/feeds/list.txt", Indicator: "remote.example", IndicatorType: "domain", NodeType: vigil.NodeDomain, NodeValue: "www.remote.example"},
-		{ArtifactID: "a", Feed: host + "/feeds/iocs", Indicator: "remote-csv.example", IndicatorType: "domain", NodeType: vigil.NodeDomain, NodeValue: "remote-csv.example"},
+	want := []vigil.IntelHit{
+		{Feed: host + "/feeds/list.txt", Indicator: "198.51.100.123", IndicatorType: "ip", NodeType: vigil.NodeIP, NodeValue: "198.51.100.123"},
+		{Feed: host + "/feeds/list.txt", Indicator: "remote.example", IndicatorType: "domain", NodeType: vigil.NodeDomain, NodeValue: "www.remote.example"},
+		{Feed: host + "/feeds/iocs", Indicator: "remote-csv.example", IndicatorType: "domain", NodeType: vigil.NodeDomain, NodeValue: "remote-csv.example"},
 	}
 	if !slices.Equal(res[0].Hits, want) {
 		t.Errorf("hits = %+v\nwant %+v", res[0].Hits, want)

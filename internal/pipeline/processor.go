@@ -158,9 +158,7 @@ func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artif
 		}
 		ev := &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: fields[i]}
 		if i < len(enriched) {
-			for _, h := range enriched[i].Hits {
-				ev.Intel = append(ev.Intel, detect.IntelHit{Feed: h.Feed, Indicator: h.Indicator, NodeType: h.NodeType, Value: h.NodeValue})
-			}
+			ev.Intel = enriched[i].Hits
 		}
 		events = append(events, ev)
 	}

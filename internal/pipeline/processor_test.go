@@ -39,7 +39,7 @@ func (w *fakeWriter) InsertArtifacts(_ context.Context, org string, arts []*vigi
 }
 
 type fakeEnricher struct {
-	hits      map[string][]enrich.Hit // artifact id → hits
+	hits      map[string][]vigil.IntelHit // artifact id → hits
 	submitted []enrich.Result
 }
 
@@ -150,7 +150,7 @@ func TestProcessStages(t *testing.T) {
 	undated := artifact("at "+parsedAt.Format(time.RFC3339), false) // the request's time stays
 	noise := artifact("something else", true)
 	hostile := artifact("panic", true)
-	st.e.hits = map[string][]enrich.Hit{dated.ID: {{Feed: "feodo", Indicator: "203.0.113.7", NodeType: vigil.NodeIP, NodeValue: "203.0.113.7"}}}
+	st.e.hits = map[string][]vigil.IntelHit{dated.ID: {{Feed: "feodo", Indicator: "203.0.113.7", NodeType: vigil.NodeIP, NodeValue: "203.0.113.7"}}}
 	arts := []*vigil.Artifact{dated, undated, noise, hostile}
 
 	if err := st.p.Process(t.Context(), "org", arts); err != nil {
@@ -173,7 +173,7 @@ func TestProcessStages(t *testing.T) {
 	if !slices.Equal(evIDs, []string{dated.ID, undated.ID}) {
 		t.Fatalf("detectors saw %v, want the two parsed artifacts", evIDs)
 	}
-	if got := st.d.events[0].Intel; len(got) != 1 || got[0].Feed != "feodo" || got[0].Value != "203.0.113.7" {
+	if got := st.d.events[0].Intel; len(got) != 1 || got[0].Feed != "feodo" || got[0].NodeValue != "203.0.113.7" {
 		t.Errorf("intel of the first event = %+v, want the enrichment's hit", got)
 	}
 	if !st.d.events[0].At.Equal(parsedAt) {
