@@ -110,6 +110,8 @@ sshd_start() {
 	[ -f "$RS_WORK/ssh_host_ed25519_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$RS_WORK/ssh_host_ed25519_key"
 	sed -e "s|@WORK@|$RS_WORK|g" -e "s|@PORT@|$SSH_PORT|g" -e "s|@ADDR@|$VICTIM_IP|g" \
 		"$RS_DIR/conf/sshd_config" > "$conf"
+	# EXTRA_LISTEN: a second address (127.0.0.1 for the loopback case).
+	[ -z "${EXTRA_LISTEN:-}" ] || echo "ListenAddress $EXTRA_LISTEN" >> "$conf"
 	vx /usr/sbin/sshd -f "$conf"
 	for _ in $(seq 50); do [ -f "$RS_WORK/sshd.pid" ] && break; sleep 0.1; done
 }

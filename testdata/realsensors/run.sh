@@ -3,7 +3,7 @@
 # in a lab of network namespaces. Root; the packages of setup.sh.
 source "$(dirname "$0")/lib.sh"
 scenarios=("$@")
-[ ${#scenarios[@]} -gt 0 ] || scenarios=(ssh_bruteforce ssh_typos ssh_probe sudo portscan suricata dns)
+[ ${#scenarios[@]} -gt 0 ] || scenarios=(ssh_bruteforce ssh_loopback ssh_typos ssh_probe sudo portscan suricata dns)
 trap lab_down EXIT
 lab_up
 for s in "${scenarios[@]}"; do
