@@ -11,6 +11,7 @@ const (
 	EUNAUTHORIZED = "unauthenticated"        // 401
 	EFORBIDDEN    = "permission_denied"      // 403
 	ENOTFOUND     = "not_found"              // 404
+	ETIMEOUT      = "request_timeout"        // 408: the request's body did not arrive in time
 	ECONFLICT     = "conflict"               // 409
 	ETOOLARGE     = "payload_too_large"      // 413
 	EUNSUPPORTED  = "unsupported_media_type" // 415

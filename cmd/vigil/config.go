@@ -48,10 +48,13 @@ type config struct {
 	QueueName     string
 
 	// Bounds on the work of one API request (docs/security.md).
-	RequestTimeout time.Duration
-	SearchTimeout  time.Duration
-	MaxSearches    int
-	MaxOrgSearches int
+	RequestTimeout   time.Duration
+	SearchTimeout    time.Duration
+	MaxSearches      int
+	MaxOrgSearches   int
+	BodyBudget       int64
+	ClientBodyBudget int64
+	BodyMinRate      int64
 
 	GeoIPCityDB   string
 	GeoIPASNDB    string
@@ -122,6 +125,10 @@ func (c *config) boundFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.SearchTimeout, "search-timeout", 10*time.Second, "deadline of an artifact search (GET /v1/artifacts): the query is stopped and answered 503")
 	fs.IntVar(&c.MaxSearches, "max-searches", 0, "artifact searches this process runs at once, on database connections of their own so that other reads never wait for them (0: the number of CPUs, at least 2; PostgreSQL: half the pool)")
 	fs.IntVar(&c.MaxOrgSearches, "max-org-searches", 2, "artifact searches one org may run at once in this process; more are answered 429")
+	c.BodyBudget, c.ClientBodyBudget, c.BodyMinRate = 64<<20, 24<<20, 128<<10
+	fs.Var(byteSize{&c.BodyBudget}, "body-budget", "bytes of request bodies the API holds at once (read or being processed); a body beyond is answered 503 before it is read (at least 10MiB)")
+	fs.Var(byteSize{&c.ClientBodyBudget}, "client-body-budget", "bytes of request bodies one remote address, and one org, may have in flight; beyond: 429 (at least 10MiB; behind a proxy every client shares its address)")
+	fs.Var(byteSize{&c.BodyMinRate}, "body-min-rate", "bytes per second a request body must arrive at, after 10 s of grace; a slower one is answered 408")
 }
 
 // newFlagSet returns the flag set of a subcommand, whose -h prints a usage
@@ -283,6 +290,9 @@ func (c *config) validate() error {
 	}
 	if err := syslog.CheckNames(c.SyslogListen); err != nil {
 		errs = append(errs, fmt.Errorf("--syslog-listen: %w", err))
+	}
+	if c.BodyBudget < 10<<20 || c.ClientBodyBudget < 10<<20 || c.BodyMinRate < 1<<10 {
+		errs = append(errs, errors.New("--body-budget and --client-body-budget must be at least 10MiB (the largest body), --body-min-rate at least 1KiB"))
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)

@@ -230,6 +230,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Correlation: policy, AccessLog: c.AccessLog,
 		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
 		Reclassify: reclassify,
+		BodyBudget: c.BodyBudget, ClientBodyBudget: c.ClientBodyBudget, BodyMinRate: c.BodyMinRate,
 	})
 	srv := &http.Server{
 		Handler:           handler,

@@ -1,9 +1,15 @@
 package api_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
+	"net/http/httputil"
 	"net/url"
 	"runtime"
 	"strings"
@@ -213,5 +219,187 @@ func TestArtifactListBounded(t *testing.T) {
 	ev, _ := whole["event"].(map[string]any)
 	if whole["raw"] != arts[3].Raw || ev == nil || !strings.HasSuffix(fmt.Sprint(ev["url.original"]), "AAAA") {
 		t.Fatalf("artifact by id: raw of %d bytes, event %.200v", len(whole["raw"].(string)), ev)
+	}
+}
+
+// slowClient is a raw HTTP/1.1 client that sends a request's headers and
+// as much of its body as a test says, from a local address of its own
+// (every 127.x address reaches the loopback server), so that bodies stay
+// unfinished on the server as long as the test wants.
+type slowClient struct {
+	t    *testing.T
+	conn net.Conn
+	br   *bufio.Reader
+}
+
+// startPost sends the headers of a POST /v1/artifacts from local with
+// Expect: 100-continue, declaring length bytes (-1: chunked), and
+// returns the client and the server's first answer: 100 Continue when
+// the server will read the body, else its final response.
+func (e *env) startPost(t *testing.T, local, token string, length int64) (*slowClient, *http.Response) {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	conn, err := d.Dial("tcp", e.srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatalf("dial from %s: %v", local, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(time.Minute)) // only so that a failure ends the test
+	size := "Transfer-Encoding: chunked"
+	if length >= 0 {
+		size = fmt.Sprintf("Content-Length: %d", length)
+	}
+	fmt.Fprintf(conn, "POST /v1/artifacts HTTP/1.1\r\nHost: vigil\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\n"+
+		"Expect: 100-continue\r\n%s\r\n\r\n", token, size)
+	c := &slowClient{t: t, conn: conn, br: bufio.NewReader(conn)}
+	return c, c.response()
+}
+
+// response reads the server's next response.
+func (c *slowClient) response() *http.Response {
+	c.t.Helper()
+	res, err := http.ReadResponse(c.br, nil)
+	if err != nil {
+		c.t.Fatalf("read response: %v", err)
+	}
+	if res.StatusCode >= 200 {
+		body, _ := io.ReadAll(res.Body)
+		res.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	return res
+}
+
+// code returns the error code of a response's envelope.
+func code(res *http.Response) string {
+	var b struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	raw, _ := io.ReadAll(res.Body)
+	json.Unmarshal(raw, &b)
+	return b.Error.Code
+}
+
+// TestBodiesBounded: forty unfinished ~10 MiB bodies raised memory by
+// 390 MB. The bytes of bodies in flight are bounded: in all (beyond:
+// 503), and per remote address and per org (beyond: 429), each with
+// Retry-After, refused before the body is sent (no 100 Continue).
+func TestBodiesBounded(t *testing.T) {
+	const mib = 1 << 20
+	t.Run("FortyUnfinishedBodies", func(t *testing.T) {
+		e := newEnvWith(t, func(c *api.Config) { c.BodyGrace = time.Minute })
+		admitted, refused := 0, 0
+		var held []*slowClient
+		for i := range 40 {
+			// Each from an address and an org of its own: only the
+			// whole budget binds.
+			c, res := e.startPost(t, fmt.Sprintf("127.0.1.%d", i+1), e.token(fmt.Sprint("org-", i), "signals:write"), 10*mib)
+			switch res.StatusCode {
+			case http.StatusContinue:
+				admitted++
+				c.conn.Write([]byte(`{"artifacts": [{"source": "auth", "raw": "` + strings.Repeat("x", 2*mib)))
+				held = append(held, c)
+			case http.StatusServiceUnavailable:
+				refused++
+				if res.Header.Get("Retry-After") == "" || code(res) != vigil.EUNAVAILABLE {
+					t.Fatalf("refusal without Retry-After or code unavailable")
+				}
+			default:
+				t.Fatalf("body %d: status %d", i, res.StatusCode)
+			}
+		}
+		if want := api.DefaultBodyBudget / (10 * mib); admitted != want || refused != 40-want {
+			t.Fatalf("%d bodies admitted, %d refused; want %d admitted (%d MiB of budget), the rest refused",
+				admitted, refused, want, api.DefaultBodyBudget/mib)
+		}
+		// Bodies given up free their budget.
+		for _, c := range held {
+			c.conn.Close()
+		}
+		tok := e.token("org-0", "signals:write")
+		eventually(t, "a post once the unfinished bodies are gone", func() bool {
+			return e.do("POST", "/v1/artifacts", tok, map[string]any{"artifacts": []any{map[string]any{"source": "auth", "raw": "x"}}}).Status == http.StatusAccepted
+		})
+	})
+	t.Run("PerAddressAndPerOrg", func(t *testing.T) {
+		e := newEnvWith(t, func(c *api.Config) {
+			c.BodyBudget, c.ClientBodyBudget, c.BodyGrace = 8*mib, 2*mib, time.Minute
+		})
+		a, b, c := e.token("org-a", "signals:write"), e.token("org-b", "signals:write"), e.token("org-c", "signals:write")
+		for _, local := range []string{"127.0.2.1", "127.0.2.2"} {
+			if _, res := e.startPost(t, local, a, mib); res.StatusCode != http.StatusContinue {
+				t.Fatalf("first bodies: status %d", res.StatusCode)
+			}
+		}
+		// org-a holds its 2 MiB, from two addresses.
+		_, res := e.startPost(t, "127.0.2.3", a, mib)
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" || code(res) != vigil.ERATELIMITED {
+			t.Fatalf("org over its budget: status %d, want 429 with Retry-After", res.StatusCode)
+		}
+		// An address holding 2 MiB, of two orgs.
+		for _, tok := range []string{b, c} {
+			if _, res := e.startPost(t, "127.0.2.4", tok, mib); res.StatusCode != http.StatusContinue {
+				t.Fatalf("status %d", res.StatusCode)
+			}
+		}
+		if _, res := e.startPost(t, "127.0.2.4", e.token("org-d", "signals:write"), mib); res.StatusCode != http.StatusTooManyRequests {
+			t.Fatalf("address over its budget: status %d, want 429", res.StatusCode)
+		}
+		// Others still get in.
+		if _, res := e.startPost(t, "127.0.2.5", e.token("org-e", "signals:write"), mib); res.StatusCode != http.StatusContinue {
+			t.Fatalf("another client: status %d, want 100 Continue", res.StatusCode)
+		}
+	})
+	t.Run("ChunkedTakesBudgetAsItArrives", func(t *testing.T) {
+		e := newEnvWith(t, func(c *api.Config) {
+			c.BodyBudget, c.ClientBodyBudget, c.BodyGrace = 8*mib, 2*mib, time.Minute
+		})
+		c, res := e.startPost(t, "127.0.3.1", e.token("org-a", "signals:write"), -1)
+		if res.StatusCode != http.StatusContinue {
+			t.Fatalf("chunked: status %d, want 100 Continue", res.StatusCode)
+		}
+		go func() {
+			cw := httputil.NewChunkedWriter(c.conn)
+			cw.Write([]byte(`{"artifacts": [{"source": "auth", "raw": "`))
+			chunk := bytes.Repeat([]byte("x"), 64<<10)
+			for range 3 * mib / len(chunk) {
+				if _, err := cw.Write(chunk); err != nil {
+					return
+				}
+			}
+		}()
+		res = c.response()
+		if res.StatusCode != http.StatusTooManyRequests || code(res) != vigil.ERATELIMITED {
+			t.Fatalf("chunked body past the client's budget: status %d, want 429", res.StatusCode)
+		}
+	})
+	t.Run("DeclaredTooLarge", func(t *testing.T) {
+		e := newEnv(t)
+		_, res := e.startPost(t, "127.0.4.1", e.token("org-a", "signals:write"), api.MaxBodyBytes+1)
+		if res.StatusCode != http.StatusRequestEntityTooLarge {
+			t.Fatalf("status %d, want 413 before the body", res.StatusCode)
+		}
+	})
+}
+
+// TestBodyDeadline: a body must arrive within a grace period plus its
+// size at a minimum rate; one that stalls is answered 408 and its
+// budget freed, instead of being held for the server's read timeout.
+func TestBodyDeadline(t *testing.T) {
+	e := newEnvWith(t, func(c *api.Config) {
+		c.BodyBudget, c.ClientBodyBudget, c.BodyGrace, c.BodyMinRate = 64<<10, 64<<10, 300*time.Millisecond, 1<<20
+	})
+	tok := e.token("org-a", "signals:write")
+	c, res := e.startPost(t, "127.0.5.1", tok, 64<<10)
+	if res.StatusCode != http.StatusContinue {
+		t.Fatalf("status %d, want 100 Continue", res.StatusCode)
+	}
+	c.conn.Write([]byte(`{"artifacts": [`))
+	res = c.response()
+	if res.StatusCode != http.StatusRequestTimeout || code(res) != vigil.ETIMEOUT {
+		t.Fatalf("stalled body: status %d, want 408 request_timeout", res.StatusCode)
+	}
+	// Its budget (all of it) is free again.
+	if _, res := e.startPost(t, "127.0.5.1", tok, 64<<10); res.StatusCode != http.StatusContinue {
+		t.Fatalf("after the stalled body: status %d, want 100 Continue", res.StatusCode)
 	}
 }

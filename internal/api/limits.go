@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"sync"
 	"time"
@@ -71,4 +73,160 @@ func timedOut(ctx context.Context, err error, msg string) error {
 		return err
 	}
 	return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: msg, Err: fmt.Errorf("%w: %w", errDeadline, err)}
+}
+
+// Defaults of the bounds on request bodies (Config).
+const (
+	DefaultBodyBudget       = 64 << 20
+	DefaultClientBodyBudget = 24 << 20
+	DefaultBodyMinRate      = 128 << 10
+	DefaultBodyGrace        = 10 * time.Second
+)
+
+// bodyBudget bounds the bytes of request bodies being read or processed:
+// in all, and per client, a client being both its remote address and
+// its org. Forty unfinished 10 MiB bodies held 390 MB for up to the
+// server's 2-minute read timeout; now a body is refused, before it is
+// read, when it would take more than a budget, and it must arrive at a
+// minimum rate.
+type bodyBudget struct {
+	total, perClient int64
+	minRate          int64         // bytes per second a body must arrive at, on average
+	grace            time.Duration // added to the time that rate allows
+
+	mu   sync.Mutex
+	used int64
+	by   map[string]int64
+}
+
+func newBodyBudget(total, perClient, minRate int64, grace time.Duration) *bodyBudget {
+	return &bodyBudget{total: total, perClient: min(perClient, total), minRate: minRate, grace: grace, by: map[string]int64{}}
+}
+
+// errBodyBusy marks the refusals of reserve, which are answered with a
+// Retry-After.
+var errBodyBusy = errors.New("request bodies in flight")
+
+// reserve takes n bytes of the budget for each of keys and of the whole,
+// or nothing: a 503 when the whole would pass its bound (the server is
+// busy), a 429 when a client's would (that client is).
+func (b *bodyBudget) reserve(keys []string, n int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, k := range keys {
+		if b.by[k]+n > b.perClient {
+			return &vigil.Error{Code: vigil.ERATELIMITED, Err: errBodyBusy, Message: fmt.Sprintf(
+				"this client already has %d MiB of request bodies in flight, the most it may (per address and per organization); retry when they are done",
+				b.perClient>>20)}
+		}
+	}
+	if b.used+n > b.total {
+		return &vigil.Error{Code: vigil.EUNAVAILABLE, Err: errBodyBusy,
+			Message: "the server is reading as many request bodies as it may hold at once; retry shortly"}
+	}
+	b.used += n
+	for _, k := range keys {
+		b.by[k] += n
+	}
+	return nil
+}
+
+func (b *bodyBudget) release(keys []string, n int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= n
+	for _, k := range keys {
+		if b.by[k] -= n; b.by[k] <= 0 {
+			delete(b.by, k)
+		}
+	}
+}
+
+// bodyStep is how much of the budget a body of unknown length (chunked)
+// takes at a time as it is read.
+const bodyStep = 256 << 10
+
+// limitBody bounds the body of the request: one declared larger than
+// MaxBodyBytes is a 413 before it is read; one that would pass a budget
+// is refused before it is read; a body of unknown length takes budget as
+// it arrives. The body must arrive within the grace plus its size at the
+// minimum rate (else 408), and its budget is held until the handler
+// returns, the decoded request living as long.
+func (s *Server) limitBody(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+			next(w, r)
+			return
+		}
+		if r.ContentLength > MaxBodyBytes {
+			s.fail(w, r, &vigil.Error{Code: vigil.ETOOLARGE, Message: "request body exceeds 10 MiB"})
+			return
+		}
+		keys := []string{"org " + principal(r.Context()).OrgID}
+		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+			keys = append(keys, "address "+host)
+		}
+		br := &budgetBody{ReadCloser: r.Body, s: s, keys: keys, rc: http.NewResponseController(w), start: time.Now()}
+		defer br.release()
+		if r.ContentLength > 0 {
+			if err := br.take(r.ContentLength); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			br.known = true
+		} else if err := br.take(0); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		r.Body = br
+		next(w, r)
+	}
+}
+
+// budgetBody is a request body that holds its share of the budget.
+type budgetBody struct {
+	io.ReadCloser
+	s               *Server
+	keys            []string
+	rc              *http.ResponseController
+	start           time.Time
+	known           bool  // the length was declared and reserved whole
+	reserved, count int64 // bytes reserved, bytes read
+}
+
+// take reserves n more bytes and moves the read deadline to what the
+// reserved bytes allow at the minimum rate.
+func (b *budgetBody) take(n int64) error {
+	if n > 0 {
+		if err := b.s.bodies.reserve(b.keys, n); err != nil {
+			return err
+		}
+		b.reserved += n
+	}
+	bb := b.s.bodies
+	b.rc.SetReadDeadline(b.start.Add(bb.grace + time.Duration(float64(b.reserved)/float64(bb.minRate)*float64(time.Second))))
+	return nil
+}
+
+func (b *budgetBody) release() {
+	if b.reserved > 0 {
+		b.s.bodies.release(b.keys, b.reserved)
+		b.reserved = 0
+	}
+}
+
+func (b *budgetBody) Read(p []byte) (int, error) {
+	if !b.known && b.count+int64(len(p)) > b.reserved && b.reserved <= MaxBodyBytes {
+		if err := b.take(max(bodyStep, int64(len(p)))); err != nil {
+			return 0, err
+		}
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.count += int64(n)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		return n, &vigil.Error{Code: vigil.ETIMEOUT, Err: err, Message: fmt.Sprintf(
+			"request body not received in time: a body must arrive within %s plus 1 s per %d KiB", b.s.bodies.grace, b.s.bodies.minRate>>10)}
+	}
+	return n, err
 }

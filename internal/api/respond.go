@@ -22,6 +22,7 @@ var statusOf = map[string]int{
 	vigil.EUNAUTHORIZED:  http.StatusUnauthorized,
 	vigil.EFORBIDDEN:     http.StatusForbidden,
 	vigil.ENOTFOUND:      http.StatusNotFound,
+	vigil.ETIMEOUT:       http.StatusRequestTimeout,
 	vigil.ECONFLICT:      http.StatusConflict,
 	vigil.ETOOLARGE:      http.StatusRequestEntityTooLarge,
 	vigil.EUNSUPPORTED:   http.StatusUnsupportedMediaType,
@@ -75,7 +76,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		s.log.ErrorContext(r.Context(), "request failed", slog.String("request_id", requestID(r.Context())),
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.String("error", err.Error()))
 	}
-	if code == vigil.ERATELIMITED {
+	if code == vigil.ERATELIMITED || errors.Is(err, errBodyBusy) {
 		w.Header().Set("Retry-After", "1")
 	}
 	details := vigil.ErrorDetails(err)
@@ -102,7 +103,8 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		var ve *vigil.Error
+		if errors.As(err, &mbe) || errors.As(err, &ve) {
 			return jsonError(err)
 		}
 		return vigil.InvalidField("body", "must hold a single JSON value")
@@ -113,6 +115,10 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 // jsonError turns a decoding error into an EINVALID naming the field, or
 // ETOOLARGE.
 func jsonError(err error) error {
+	var ve *vigil.Error
+	if errors.As(err, &ve) {
+		return err // the body's reader refused: out of budget, too slow
+	}
 	var mbe *http.MaxBytesError
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError

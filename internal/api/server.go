@@ -67,6 +67,16 @@ type Config struct {
 	SearchTimeout  time.Duration
 	MaxOrgSearches int
 
+	// Bounds on request bodies (0: the Default… values): BodyBudget is
+	// how many bytes of bodies the server holds at once (more: 503),
+	// ClientBodyBudget how many of them one remote address, or one org,
+	// may hold (more: 429); a body must arrive within BodyGrace plus its
+	// size at BodyMinRate bytes per second (else 408).
+	BodyBudget       int64
+	ClientBodyBudget int64
+	BodyMinRate      int64
+	BodyGrace        time.Duration
+
 	// Reclassify is told when a rule write left an org's open incidents
 	// to re-classify (rules.Reclassifier, which every serve and worker
 	// process runs); nil: the background loops find the marks by polling.
@@ -90,6 +100,7 @@ type Server struct {
 	searchTimeout  time.Duration
 	searches       *orgSlots // searches in flight per org
 	reclassify     interface{ Notify() }
+	bodies         *bodyBudget
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -122,6 +133,8 @@ func New(cfg Config) *Server {
 	s.searchTimeout = cmp.Or(cfg.SearchTimeout, DefaultSearchTimeout)
 	s.searches = newOrgSlots(cmp.Or(cfg.MaxOrgSearches, DefaultMaxOrgSearches))
 	s.reclassify = cfg.Reclassify
+	s.bodies = newBodyBudget(cmp.Or(cfg.BodyBudget, DefaultBodyBudget), cmp.Or(cfg.ClientBodyBudget, DefaultClientBodyBudget),
+		cmp.Or(cfg.BodyMinRate, DefaultBodyMinRate), cmp.Or(cfg.BodyGrace, DefaultBodyGrace))
 	reg := cfg.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
@@ -193,7 +206,7 @@ func (s *Server) routes(metrics http.Handler) {
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		for _, rt := range rs {
 			p := prefix + rt.path
-			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, rt.h)))
+			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, s.limitBody(rt.h))))
 			if prefix == "/v1" {
 				allowed[rt.path] = append(allowed[rt.path], rt.method)
 			}
