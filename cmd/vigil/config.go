@@ -124,7 +124,7 @@ func (c *config) boundFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "deadline of every API request but ingest and searches: the database work is stopped and the request answered 503")
 	fs.DurationVar(&c.SearchTimeout, "search-timeout", 10*time.Second, "deadline of an artifact search (GET /v1/artifacts): the query is stopped and answered 503")
 	fs.IntVar(&c.MaxSearches, "max-searches", 0, "artifact searches this process runs at once, on database connections of their own so that other reads never wait for them (0: the number of CPUs, at least 2; PostgreSQL: half the pool)")
-	fs.IntVar(&c.MaxOrgSearches, "max-org-searches", 2, "artifact searches one org may run at once in this process; more are answered 429")
+	fs.IntVar(&c.MaxOrgSearches, "max-org-searches", 2, "artifact searches and whole-artifact reads one org may run at once in this process; more are answered 429")
 	c.BodyBudget, c.ClientBodyBudget, c.BodyMinRate = 64<<20, 24<<20, 128<<10
 	fs.Var(byteSize{&c.BodyBudget}, "body-budget", "bytes of request bodies the API holds at once (read or being processed); a body beyond is answered 503 before it is read (at least 10MiB)")
 	fs.Var(byteSize{&c.ClientBodyBudget}, "client-body-budget", "bytes of request bodies one remote address, and one org, may have in flight; beyond: 429 (at least 10MiB; behind a proxy every client shares its address)")

@@ -176,7 +176,7 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 	org := principal(r.Context()).OrgID
 	if !s.searches.acquire(org) {
 		s.fail(w, r, vigil.Errorf(vigil.ERATELIMITED,
-			"your organization already has %d searches in progress; retry when one has finished", s.searches.max))
+			"your organization already has %d searches or artifact reads in progress; retry when one has finished", s.searches.max))
 		return
 	}
 	defer s.searches.release(org)
@@ -243,8 +243,19 @@ func previewEvent(a *vigil.Artifact) {
 
 // getArtifact returns one artifact whole: raw, metadata and event,
 // whatever their size (a list shows previews of them).
+//
+// It holds up to a few MiB (a 1 MiB line, its event, their encoding), so
+// it takes one of the org's search slots, as a search does: an org cannot
+// have more than MaxOrgSearches of either in flight.
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
-	arts, err := s.store.GetArtifacts(r.Context(), principal(r.Context()).OrgID, []string{r.PathValue("id")})
+	org := principal(r.Context()).OrgID
+	if !s.searches.acquire(org) {
+		s.fail(w, r, vigil.Errorf(vigil.ERATELIMITED,
+			"your organization already has %d searches or artifact reads in progress; retry when one has finished", s.searches.max))
+		return
+	}
+	defer s.searches.release(org)
+	arts, err := s.store.GetArtifacts(r.Context(), org, []string{r.PathValue("id")})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -106,6 +106,8 @@ func TestSearchesPerOrgBounded(t *testing.T) {
 	if r.errCode() != vigil.ERATELIMITED || r.Header.Get("Retry-After") == "" {
 		t.Fatalf("code %q Retry-After %q, want rate_limited with Retry-After", r.errCode(), r.Header.Get("Retry-After"))
 	}
+	// A whole artifact (megabytes, for a large one) takes a slot too.
+	must(t, e.do("GET", "/v1/artifacts/"+vigil.NewID(), a, nil), http.StatusTooManyRequests)
 	// Another org is not held back by them.
 	if got := must(t, e.do("GET", "/v1/incidents", b, nil), http.StatusOK).data()["total"]; got != float64(1) {
 		t.Fatalf("org-b incidents total %v, want 1", got)
@@ -125,6 +127,7 @@ func TestSearchesPerOrgBounded(t *testing.T) {
 	}
 	// The slots are free again.
 	must(t, e.do("GET", "/v1/artifacts", a, nil), http.StatusOK)
+	must(t, e.do("GET", "/v1/artifacts/"+vigil.NewID(), a, nil), http.StatusNotFound)
 }
 
 // TestSearchDeadline: a search still running at its deadline is stopped

@@ -913,6 +913,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	if ra := h.call("GET", "/v1/artifacts", admin, nil, http.StatusTooManyRequests).Header.Get("Retry-After"); ra == "" {
 		t.Errorf("429 without Retry-After")
 	}
+	h.call("GET", "/v1/artifacts/"+oasMissingID, admin, nil, http.StatusTooManyRequests)
 	close(hold.release)
 	<-done
 
