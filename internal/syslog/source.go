@@ -23,6 +23,7 @@ var programSources = map[string]string{
 	"sshd": "auth", "sshd-session": "auth", "sshd-auth": "auth", "sudo": "auth", "su": "auth", "login": "auth",
 	"systemd-logind": "auth", "useradd": "auth", "userdel": "auth", "usermod": "auth", "groupadd": "auth",
 	"groupdel": "auth", "groupmod": "auth", "passwd": "auth", "chage": "auth", "chpasswd": "auth", "gpasswd": "auth",
+	"chfn": "auth", "chsh": "auth", "klogind": "auth", "ftpd": "auth", "vsftpd": "auth", "proftpd": "auth", "pure-ftpd": "auth",
 	"filterlog": "firewall",
 	"named":     "dns", "dnsmasq": "dns", "dnsmasq-dhcp": "dns",
 	"suricata": "suricata",
