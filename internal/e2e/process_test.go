@@ -72,14 +72,14 @@ type proc struct {
 // startVigil runs `vigil serve` on dataDir with a port the kernel picks,
 // and returns once /readyz answers 200. The child is killed when the test
 // ends, and its log printed if the test failed.
-func startVigil(t *testing.T, name, dataDir string, args ...string) *proc {
+func startVigil(t testing.TB, name, dataDir string, args ...string) *proc {
 	t.Helper()
 	return startProcess(t, name, "serve", dataDir, nil, args...)
 }
 
 // startProcess starts `vigil <sub>` (serve or worker) with extra
 // environment variables, and waits until it is ready.
-func startProcess(t *testing.T, name, sub, dataDir string, env []string, args ...string) *proc {
+func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ...string) *proc {
 	t.Helper()
 	argv := append([]string{sub, "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
 	logs := newLogBuffer()
@@ -129,7 +129,7 @@ func startProcess(t *testing.T, name, sub, dataDir string, env []string, args ..
 }
 
 // kill SIGKILLs the child (if still running) and waits for it to be gone.
-func (p *proc) kill(t *testing.T) {
+func (p *proc) kill(t testing.TB) {
 	t.Helper()
 	select {
 	case <-p.exited:
@@ -165,7 +165,7 @@ func (p *proc) terminate(t *testing.T, limit time.Duration) (time.Duration, erro
 
 // mintToken runs `vigil token` on dataDir, which signs with the secret the
 // server generated there.
-func mintToken(t *testing.T, dataDir, org string, perms ...string) string {
+func mintToken(t testing.TB, dataDir, org string, perms ...string) string {
 	t.Helper()
 	args := []string{"token", "--data-dir", dataDir, "--org", org, "--sub", "e2e", "--ttl", "1h"}
 	for _, p := range perms {

@@ -235,7 +235,7 @@ func runTool(t *testing.T, stdin *bytes.Reader, name string, args ...string) {
 }
 
 // syslogPorts reads the port of each syslog listener from the log.
-func syslogPorts(t *testing.T, p *proc) map[string]string {
+func syslogPorts(t testing.TB, p *proc) map[string]string {
 	t.Helper()
 	p.logs.mu.Lock()
 	logs := p.logs.buf.String()
@@ -292,7 +292,7 @@ func writeFile(t *testing.T, path, s string) {
 }
 
 // awaitTotal waits until the org has want artifacts; more fails at once.
-func awaitTotal(t *testing.T, ctx context.Context, c *client.Client, want int, what string) {
+func awaitTotal(t testing.TB, ctx context.Context, c *client.Client, want int, what string) {
 	t.Helper()
 	last := -1
 	for {
