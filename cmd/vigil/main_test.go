@@ -174,3 +174,33 @@ func TestVersion(t *testing.T) {
 		}
 	}
 }
+
+// --syslog-listen is repeatable on the command line; VIGIL_SYSLOG_LISTEN
+// lists several URLs separated by commas; a bad URL names itself.
+func TestSyslogListenFlag(t *testing.T) {
+	parse := func(args []string, env map[string]string) (config, error) {
+		var c config
+		fs := newFlagSet("serve", "", &bytes.Buffer{})
+		c.flags(fs)
+		c.syslogFlag(fs)
+		err := parseFlags(fs, args, func(k string) string { return env[k] })
+		if err == nil {
+			err = c.validate()
+		}
+		return c, err
+	}
+	c, err := parse([]string{"--syslog-listen", "udp://0.0.0.0:5514?org=acme", "--syslog-listen", "tcp://0.0.0.0:5514?org=acme"}, nil)
+	if err != nil || len(c.SyslogListen) != 2 || c.SyslogListen[1].Network != "tcp" {
+		t.Fatalf("two flags: %+v, %v", c.SyslogListen, err)
+	}
+	c, err = parse(nil, map[string]string{"VIGIL_SYSLOG_LISTEN": "udp://:514?org=a, tls://:6514?org=b&cert=c.pem&key=k.pem"})
+	if err != nil || len(c.SyslogListen) != 2 || c.SyslogListen[1].Org != "b" || c.SyslogListen[1].CertFile != "c.pem" {
+		t.Fatalf("from the environment: %+v, %v", c.SyslogListen, err)
+	}
+	if _, err := parse([]string{"--syslog-listen", "tcp://:601"}, nil); err == nil || !strings.Contains(err.Error(), "tcp://:601") {
+		t.Errorf("a URL without org: %v", err)
+	}
+	if _, err := parse([]string{"--syslog-listen", "tcp://:601?org=a", "--syslog-listen", "tcp://:601?org=b"}, nil); err == nil || !strings.Contains(err.Error(), "name=") {
+		t.Errorf("two listeners of one name: %v", err)
+	}
+}
