@@ -216,7 +216,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		// published as soon as they are durable.
 		listeners, err = syslog.New(c.SyslogListen, pipeline.NewQueued(q, 0, metrics), reg, log)
 		if err == nil {
-			err = listeners.Start()
+			if err = listeners.Start(); err != nil {
+				listeners.Shutdown(context.Background())
+			}
 		}
 		if err != nil {
 			drain()

@@ -22,7 +22,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 	}
 	m := &Metrics{
 		Accepted: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "vigil_artifacts_accepted_total", Help: "Artifacts accepted by the API and queued, by source.",
+			Name: "vigil_artifacts_accepted_total", Help: "Artifacts accepted by the API or the syslog listeners and queued, by source.",
 		}, []string{"source"}),
 		Parsed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_artifacts_parsed_total", Help: "Artifacts a parser understood, by source.",
@@ -37,7 +37,7 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_dead_letters_total", Help: "Queue messages moved to the dead-letter stream after repeated failures.",
 		}),
 		Throttled: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "vigil_ingest_throttled_total", Help: "Ingest requests refused with 429 because the queue was full or behind.",
+			Name: "vigil_ingest_throttled_total", Help: "Ingest requests refused with 429 because the queue was full or behind (API posts, and syslog batches, which are retried).",
 		}),
 		Stage: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "vigil_pipeline_stage_seconds", Help: "Time per batch in each pipeline stage.",

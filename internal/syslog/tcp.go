@@ -114,6 +114,9 @@ func (l *listener) serveConn(c net.Conn) {
 			continue
 		}
 		if !l.s.batcher.put(l.s.ctx, l.item(src, frame, cut)) {
+			// Shutdown while this connection waited for the queue: the
+			// message it read is not queued.
+			l.s.drop(l, dropShutdown, 1)
 			return
 		}
 	}
