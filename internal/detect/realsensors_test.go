@@ -5,12 +5,14 @@ package detect_test
 // Suricata, BIND, dnsmasq) while real tools (hydra, nmap, curl, dig)
 // attacked them, each case with a ground truth counted by the script
 // that ran the attack, never read from the logs. Every count in every
-// observation description must equal it.
+// observation description must equal it, and no IP address may be a
+// Domain node.
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -71,6 +73,9 @@ var knownWrong = []string{
 	"suricata_net: unexpected suricata_alert 2200074|203.0.113.10",
 	"suricata_net: unexpected suricata_alert 2200074|203.0.113.20",
 	"suricata_net: unexpected suricata_alert 2200074|203.0.113.66",
+	// The HTTP Host header's address becomes a Domain node.
+	"suricata_loopback: Domain node 127.0.0.1",
+	"suricata_net: Domain node 203.0.113.10",
 }
 
 var realsensorsTable = flag.String("realsensors-table", "", "write the expected-vs-actual table of TestRealSensors to this file (markdown)")
@@ -170,6 +175,7 @@ func TestRealSensors(t *testing.T) {
 			e.process(t, "org", 100, artifacts(tr.Logs[file], lines...))
 			obs := e.observations(t, "org")
 			rows = append(rows, compareTruth(caseName, file, tr, obs)...)
+			rows = append(rows, nodeTypes(caseName, file, e.incidents(t, "org"))...)
 		}
 	}
 	for i := range rows {
@@ -279,6 +285,26 @@ func compareTruth(caseName, file string, tr truthFile, obs []*vigil.Observation)
 			want: "0", got: "1: " + shorten(f.desc, 90), verdict: "WRONG",
 			entry: fmt.Sprintf("%s: unexpected %s %s", caseName, f.detector, f.key)})
 	}
+	return rows
+}
+
+// nodeTypes checks the incidents' nodes: an IP address is an IP node
+// wherever it appears (an HTTP Host header, a TLS SNI), never a Domain.
+func nodeTypes(caseName, file string, incs []incident) []realRow {
+	seen := map[string]bool{}
+	var rows []realRow
+	for _, inc := range incs {
+		for _, n := range inc.Nodes {
+			v, typ := n.Value, n.Type
+			if _, err := netip.ParseAddr(v); err != nil || typ == vigil.NodeIP || seen[v] {
+				continue
+			}
+			seen[v] = true
+			rows = append(rows, realRow{file: caseName + "/" + file, detector: "(node type)", key: v, count: "type",
+				want: vigil.NodeIP, got: typ, verdict: "WRONG", entry: fmt.Sprintf("%s: %s node %s", caseName, typ, v)})
+		}
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].key < rows[j].key })
 	return rows
 }
 
