@@ -5,8 +5,8 @@ package detect_test
 // Suricata, BIND, dnsmasq) while real tools (hydra, nmap, curl, dig)
 // attacked them, each case with a ground truth counted by the script
 // that ran the attack, never read from the logs. Every count in every
-// observation description must equal it, and no IP address may be a
-// Domain node.
+// observation description must equal it, no IP address may be a Domain
+// node, and each incident is named after its most severe observation.
 
 import (
 	"encoding/json"
@@ -73,6 +73,12 @@ var knownWrong = []string{
 	"suricata_net: unexpected suricata_alert 2200074|203.0.113.10",
 	"suricata_net: unexpected suricata_alert 2200074|203.0.113.20",
 	"suricata_net: unexpected suricata_alert 2200074|203.0.113.66",
+	// Incidents keep the title of their first observation: the brute
+	// force's after the successful login (high) joined it, the invalid
+	// checksum's after the severity-1 web attacks joined it.
+	"ssh_bruteforce: title Successful SSH login",
+	"suricata_loopback: title LAB SCAN Nikto web scanner user agent or LAB WEB_SERVER /etc/passwd in URI (path traversal)",
+	"suricata_net: title LAB SCAN Nikto web scanner user agent or LAB WEB_SERVER /etc/passwd in URI (path traversal)",
 	// The HTTP Host header's address becomes a Domain node.
 	"suricata_loopback: Domain node 127.0.0.1",
 	"suricata_net: Domain node 203.0.113.10",
@@ -175,7 +181,9 @@ func TestRealSensors(t *testing.T) {
 			e.process(t, "org", 100, artifacts(tr.Logs[file], lines...))
 			obs := e.observations(t, "org")
 			rows = append(rows, compareTruth(caseName, file, tr, obs)...)
-			rows = append(rows, nodeTypes(caseName, file, e.incidents(t, "org"))...)
+			incs := e.incidents(t, "org")
+			rows = append(rows, nodeTypes(caseName, file, incs)...)
+			rows = append(rows, titles(caseName, file, incs)...)
 		}
 	}
 	for i := range rows {
@@ -284,6 +292,60 @@ func compareTruth(caseName, file string, tr truthFile, obs []*vigil.Observation)
 		rows = append(rows, realRow{file: where, detector: f.detector, key: f.key, count: "observation",
 			want: "0", got: "1: " + shorten(f.desc, 90), verdict: "WRONG",
 			entry: fmt.Sprintf("%s: unexpected %s %s", caseName, f.detector, f.key)})
+	}
+	return rows
+}
+
+// titleMarks says what an incident title names when it follows an
+// observation of each detector (the signature, for a Suricata alert).
+// When the titles' wording changes, change this, keeping the meaning.
+var titleMarks = map[string]func(desc string) string{
+	"ssh_bruteforce": func(string) string { return "SSH brute force" },
+	"ssh_success":    func(string) string { return "Successful SSH login" },
+	"sudo_failure":   func(string) string { return "privilege escalation" },
+	"port_scan":      func(string) string { return "Port scan" },
+	"host_sweep":     func(string) string { return "Host sweep" },
+	"dns_dga":        func(string) string { return "DGA" },
+	"dns_tunnel":     func(string) string { return "DNS tunnel" },
+	"suricata_alert": group(`^Suricata alert "([^"]*)"`),
+}
+
+var severityRank = map[string]int{vigil.SeverityLow: 1, vigil.SeverityMedium: 2, vigil.SeverityHigh: 3, vigil.SeverityCritical: 4}
+
+// titles checks that each incident is named after its most severe
+// observation (any of them on a tie), not its first or its noisiest.
+func titles(caseName, file string, incs []incident) []realRow {
+	var rows []realRow
+	for _, inc := range incs {
+		worst := 0
+		for _, o := range inc.Observations {
+			worst = max(worst, severityRank[o.Severity])
+		}
+		var marks []string
+		ok := false
+		for _, o := range inc.Observations {
+			if severityRank[o.Severity] != worst {
+				continue
+			}
+			for _, d := range describedAs {
+				if mark := titleMarks[d.detector]; mark != nil && strings.HasPrefix(o.Description, d.prefix) {
+					m := mark(o.Description)
+					marks = append(marks, m)
+					ok = ok || strings.Contains(inc.Title, m)
+				}
+			}
+		}
+		if len(marks) == 0 {
+			continue
+		}
+		slices.Sort(marks)
+		marks = slices.Compact(marks)
+		r := realRow{file: caseName + "/" + file, detector: "(incident title)", key: shorten(inc.Title, 70), count: "named after the worst",
+			want: strings.Join(marks, " or "), got: shorten(inc.Title, 70), verdict: "ok"}
+		if !ok {
+			r.verdict, r.entry = "WRONG", fmt.Sprintf("%s: title %s", caseName, strings.Join(marks, " or "))
+		}
+		rows = append(rows, r)
 	}
 	return rows
 }
