@@ -359,13 +359,12 @@ func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
 	if len(g.ArtifactIDs) > 0 {
 		// The observation lists at most MaxObservationArtifacts artifacts,
 		// in the order they came; the incident takes them all.
-		t.exec(`INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
-			SELECT $1, a, (c.n + o - 1)::int
-			FROM unnest($3::text[]) WITH ORDINALITY AS t(a, o),
-				(SELECT COUNT(*) AS n FROM observation_artifacts WHERE observation_id = $1) c
+		t.exec(`WITH c AS (SELECT COUNT(*) AS n FROM observation_artifacts WHERE observation_id = $1)
+			INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT $1, a, (c.n + o - 1)::int FROM unnest($3::text[]) WITH ORDINALITY AS t(a, o), c
 			WHERE `+observationOfOrg+`
 			AND NOT EXISTS (SELECT 1 FROM observation_artifacts x WHERE x.observation_id = $1 AND x.artifact_id = t.a)
-			ORDER BY o LIMIT GREATEST(0, $4 - (SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = $1))`,
+			ORDER BY o LIMIT (SELECT GREATEST(0, $4 - n) FROM c)`,
 			g.ObservationID, t.org, g.ArtifactIDs, vigil.MaxObservationArtifacts)
 	}
 	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)

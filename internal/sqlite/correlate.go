@@ -2,7 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"encoding/json"
+	"database/sql"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -20,10 +22,12 @@ func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx)
 	}))
 }
 
-// corrTx is correlate.Tx on a write transaction. Every statement names
-// the org: directly where the table has an org_id, through the incident
-// or observation of the org it belongs to where it has not (the node,
-// artifact and history tables of incidents and observations).
+// corrTx is correlate.Tx on a write transaction. Every statement that
+// reads, updates or deletes names the org: directly where the table has an
+// org_id, through the incident or observation of the org it belongs to
+// where it has not (the node and artifact tables of incidents and
+// observations). Those child rows are inserted under an incident or
+// observation this transaction found in the org or wrote for it.
 type corrTx struct {
 	tx  *wtx
 	org string
@@ -46,14 +50,15 @@ func (t *corrTx) LockDetections(context.Context, []correlate.DetectionKey) error
 func (t *corrTx) HubNodes(ctx context.Context, ids []string, limit int) ([]string, error) {
 	return queryStrings(ctx, t.tx, `SELECT n.node_id FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
 		WHERE i.org_id = ?1 AND n.key = 1 AND i.status IN (1, 2) AND i.merged_into IS NULL
-		AND n.node_id IN (SELECT value FROM json_each(?2))
-		GROUP BY n.node_id HAVING COUNT(*) >= ?3`, t.org, stringsJSON(ids), limit)
+		AND n.node_id IN (`+numbered(3, len(ids))+`)
+		GROUP BY n.node_id HAVING COUNT(*) >= ?2`, append([]any{t.org, limit}, stringArgs(ids)...)...)
 }
 
 func (t *corrTx) OpenIncidents(ctx context.Context, keys []string, since time.Time) ([]correlate.Candidate, error) {
 	rows, err := t.tx.QueryContext(ctx, `SELECT DISTINCT i.id, i.created_at FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
-		WHERE i.org_id = ?1 AND n.key = 1 AND n.node_id IN (SELECT value FROM json_each(?3))
-		AND i.status IN (1, 2) AND i.merged_into IS NULL AND i.last_activity_at >= ?2`, t.org, nanos(since), stringsJSON(keys))
+		WHERE i.org_id = ?1 AND n.key = 1 AND n.node_id IN (`+numbered(3, len(keys))+`)
+		AND i.status IN (1, 2) AND i.merged_into IS NULL AND i.last_activity_at >= ?2`,
+		append([]any{t.org, nanos(since)}, stringArgs(keys)...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -79,24 +84,26 @@ func (t *corrTx) CreateIncident(ctx context.Context, inc correlate.NewIncident) 
 }
 
 // incidentOfOrg guards a statement on the rows of incident ?1: they are
-// written only when it is an incident of org ?2.
-const incidentOfOrg = `EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND org_id = ?2)`
+// written only when it is an incident of org ?2. In this file "+org_id"
+// keeps SQLite on the primary key (or the incident_id index) that finds
+// the row: on an index of org_id it would walk the org's records.
+const incidentOfOrg = `EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND +org_id = ?2)`
 
 func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.Time) error {
 	stmts := []string{
-		`UPDATE observations SET incident_id = ?3 WHERE incident_id = ?1 AND org_id = ?2`,
+		`UPDATE observations SET incident_id = ?3 WHERE incident_id = ?1 AND +org_id = ?2`,
 		`INSERT INTO incident_nodes (incident_id, node_id, key)
 			SELECT t.id, x.node_id, x.key FROM incident_nodes x, incidents t
-			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND t.org_id = ?2
+			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND +t.org_id = ?2
 			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`,
 		`INSERT INTO incident_artifacts (incident_id, artifact_id)
 			SELECT t.id, x.artifact_id FROM incident_artifacts x, incidents t
-			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND t.org_id = ?2
+			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND +t.org_id = ?2
 			ON CONFLICT DO NOTHING`,
 		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
-			WHERE id = ?1 AND org_id = ?2`,
+			WHERE id = ?1 AND +org_id = ?2`,
 	}
 	for _, q := range stmts {
 		if _, err := t.tx.ExecContext(ctx, q, from, t.org, into, nanos(now)); err != nil {
@@ -111,11 +118,11 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		`INSERT INTO incident_nodes (incident_id, node_id, key)
 			SELECT ?1, x.node_id, MAX(x.key) FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
-			WHERE o.incident_id = ?1 AND o.org_id = ?2 GROUP BY x.node_id`,
+			WHERE o.incident_id = ?1 AND +o.org_id = ?2 GROUP BY x.node_id`,
 		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		`INSERT INTO incident_artifacts (incident_id, artifact_id)
 			SELECT DISTINCT ?1, x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
-			WHERE o.incident_id = ?1 AND o.org_id = ?2`,
+			WHERE o.incident_id = ?1 AND +o.org_id = ?2`,
 	}
 	for _, q := range stmts {
 		if _, err := t.tx.ExecContext(ctx, q, id, t.org); err != nil {
@@ -132,21 +139,36 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 // later: an observation recorded late must not move the last activity
 // back and close the correlation window early.
 func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity bool, added int) error {
+	var rank sql.NullInt64
+	if err := t.tx.QueryRowContext(ctx, `SELECT MAX(`+severityRankSQL+`) FROM observations WHERE incident_id = ? AND +org_id = ?`,
+		id, t.org).Scan(&rank); err != nil {
+		return err
+	}
 	q := `UPDATE incidents SET
 		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = ?1),
-		artifact_count = CASE WHEN ?4 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?4 END,
-		computed_severity = c.sev,
-		severity = CASE WHEN classified_by_id IS NULL THEN c.sev ELSE severity END,
-		updated_at = ?3`
+		artifact_count = CASE WHEN ?5 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?5 END,
+		computed_severity = ?3,
+		severity = CASE WHEN classified_by_id IS NULL THEN ?3 ELSE severity END,
+		updated_at = ?4`
 	if activity {
-		q += `, last_activity_at = MAX(last_activity_at, ?3)`
+		q += `, last_activity_at = MAX(last_activity_at, ?4)`
 	}
-	q += ` FROM (SELECT CASE MAX(` + severityRankSQL + `)
-			WHEN 4 THEN 'critical' WHEN 3 THEN 'high' WHEN 2 THEN 'medium' ELSE 'low' END AS sev
-			FROM observations WHERE incident_id = ?1 AND org_id = ?2) AS c
-		WHERE id = ?1 AND org_id = ?2`
-	_, err := t.tx.ExecContext(ctx, q, id, t.org, nanos(now), added)
+	_, err := t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, rankSeverity(rank.Int64), nanos(now), added)
 	return err
+}
+
+// rankSeverity names the rank of severityRankSQL; no observation (0) is
+// low.
+func rankSeverity(r int64) string {
+	switch r {
+	case 4:
+		return vigil.SeverityCritical
+	case 3:
+		return vigil.SeverityHigh
+	case 2:
+		return vigil.SeverityMedium
+	}
+	return vigil.SeverityLow
 }
 
 // severityRankSQL ranks a severity column for MAX().
@@ -162,23 +184,22 @@ func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, ke
 
 // observationOfOrg guards a statement on the rows of observation ?1: they
 // are written only when it is an observation of org ?2.
-const observationOfOrg = `EXISTS (SELECT 1 FROM observations WHERE id = ?1 AND org_id = ?2)`
+const observationOfOrg = `EXISTS (SELECT 1 FROM observations WHERE id = ?1 AND +org_id = ?2)`
 
 // insertRefs records the nodes and artifacts of an observation with their
-// positions, so that they read back in the order given: one statement
-// each, over the list as a JSON array.
+// positions, so that they read back in the order given. One prepared
+// statement per row: a JSON array cost more than it saved for the few
+// rows detection writes at a time.
 func (t *corrTx) insertRefs(ctx context.Context, obsID string, nodeIDs []string, keys map[string]bool, artifactIDs []string) error {
-	if len(nodeIDs) > 0 {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key)
-			SELECT ?1, j.value ->> 0, j.key, j.value ->> 1 FROM json_each(?3) j WHERE `+observationOfOrg,
-			obsID, t.org, keyedJSON(nodeIDs, keys)); err != nil {
+	for i, id := range nodeIDs {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key) VALUES (?, ?, ?, ?)`,
+			obsID, id, i, keys[id]); err != nil {
 			return err
 		}
 	}
-	if len(artifactIDs) > 0 {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
-			SELECT ?1, j.value, j.key FROM json_each(?3) j WHERE `+observationOfOrg,
-			obsID, t.org, stringsJSON(artifactIDs)); err != nil {
+	for i, id := range artifactIDs {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos) VALUES (?, ?, ?)`,
+			obsID, id, i); err != nil {
 			return err
 		}
 	}
@@ -186,7 +207,7 @@ func (t *corrTx) insertRefs(ctx context.Context, obsID string, nodeIDs []string,
 }
 
 func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND org_id = ?`, incident, o.ID, t.org); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND +org_id = ?`, incident, o.ID, t.org); err != nil {
 		return err
 	}
 	added, err := t.addToIncident(ctx, incident, o.NodeIDs, keys, o.ArtifactIDs)
@@ -199,24 +220,23 @@ func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Obs
 // addToIncident adds nodes (a key stays a key) and artifacts to an
 // incident and returns how many of the artifacts were new to it.
 func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) (int, error) {
-	if len(nodeIDs) > 0 {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key)
-			SELECT ?1, j.value ->> 0, j.value ->> 1 FROM json_each(?3) j WHERE `+incidentOfOrg+`
-			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, incident, t.org, keyedJSON(nodeIDs, keys)); err != nil {
+	for _, id := range nodeIDs {
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key) VALUES (?, ?, ?)
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, incident, id, keys[id]); err != nil {
 			return 0, err
 		}
 	}
-	if len(artifactIDs) == 0 {
-		return 0, nil
+	added := 0
+	for _, id := range artifactIDs {
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
+			incident, id)
+		if err != nil {
+			return 0, err
+		}
+		n, _ := res.RowsAffected()
+		added += int(n)
 	}
-	res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id)
-		SELECT ?1, j.value FROM json_each(?3) j WHERE `+incidentOfOrg+`
-		ON CONFLICT DO NOTHING`, incident, t.org, stringsJSON(artifactIDs))
-	if err != nil {
-		return 0, err
-	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	return added, nil
 }
 
 func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observation, error) {
@@ -224,8 +244,8 @@ func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observa
 }
 
 func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-		o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), t.org, o.ID); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, updated_at = ? WHERE id = ? AND +org_id = ?`,
+		o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), o.ID, t.org); err != nil {
 		return err
 	}
 	if !refs {
@@ -244,40 +264,45 @@ func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, ke
 
 func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
 	// Its nodes and artifacts go with it (ON DELETE CASCADE).
-	_, err := t.tx.ExecContext(ctx, `DELETE FROM observations WHERE org_id = ? AND id = ?`, t.org, id)
+	_, err := t.tx.ExecContext(ctx, `DELETE FROM observations WHERE id = ? AND +org_id = ?`, id, t.org)
 	return err
 }
 
 func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error {
-	if len(g.NodeIDs) > 0 {
-		// New nodes go after the observation's, in order.
+	// New nodes go after the observation's, in order.
+	for _, id := range g.NodeIDs {
 		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key)
-			SELECT ?1, j.value ->> 0, p.next + j.key, j.value ->> 1
-			FROM json_each(?3) j, (SELECT COALESCE(MAX(pos), -1) + 1 AS next FROM observation_nodes WHERE observation_id = ?1) p
-			WHERE `+observationOfOrg+`
-			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, g.ObservationID, t.org, keyedJSON(g.NodeIDs, g.Keys)); err != nil {
+			VALUES (?1, ?2, (SELECT COALESCE(MAX(pos), -1) + 1 FROM observation_nodes WHERE observation_id = ?1), ?3)
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, g.ObservationID, id, g.Keys[id]); err != nil {
 			return err
 		}
 	}
-	if len(g.ArtifactIDs) > 0 {
-		// The observation lists at most MaxObservationArtifacts artifacts,
-		// in the order they came; the incident takes them all.
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
-			SELECT ?1, j.value, c.n + j.key
-			FROM json_each(?3) j, (SELECT COUNT(*) AS n FROM observation_artifacts WHERE observation_id = ?1) c
-			WHERE `+observationOfOrg+`
-			AND NOT EXISTS (SELECT 1 FROM observation_artifacts x WHERE x.observation_id = ?1 AND x.artifact_id = j.value)
-			ORDER BY j.key LIMIT max(0, ?4 - (SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?1))`,
-			g.ObservationID, t.org, stringsJSON(g.ArtifactIDs), vigil.MaxObservationArtifacts); err != nil {
+	// The observation lists at most MaxObservationArtifacts artifacts, in
+	// the order they came; the incident takes them all.
+	var have int
+	if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`,
+		g.ObservationID).Scan(&have); err != nil {
+		return err
+	}
+	for _, id := range g.ArtifactIDs {
+		if have >= vigil.MaxObservationArtifacts {
+			break
+		}
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+			g.ObservationID, id, have)
+		if err != nil {
 			return err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			have++
 		}
 	}
 	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
 	if err != nil {
 		return err
 	}
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE id = ? AND +org_id = ?`,
+		g.Description, g.Severity, nanos(g.Now), g.ObservationID, t.org); err != nil {
 		return err
 	}
 	return t.refresh(ctx, g.IncidentID, g.Now, true, added)
@@ -285,36 +310,40 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
-	rows, err := t.tx.QueryContext(ctx, `SELECT o.id, COALESCE(o.incident_id, '') FROM json_each(?2) j
-		JOIN observations o ON o.id = j.value WHERE o.org_id = ?1`, t.org, stringsJSON(ids))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id, incident string
-		if err := rows.Scan(&id, &incident); err != nil {
+	for _, id := range ids {
+		// One prepared statement per id: an IN list of each length would
+		// be prepared anew.
+		var incident string
+		err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(incident_id, '') FROM observations WHERE id = ? AND +org_id = ?`,
+			id, t.org).Scan(&incident)
+		if err != nil {
 			return nil, err
 		}
 		out[id] = incident
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
-// keyedJSON encodes ids as a JSON array of [id, key] pairs.
-func keyedJSON(ids []string, keys map[string]bool) string {
-	pairs := make([][2]any, len(ids))
-	for i, id := range ids {
-		pairs[i] = [2]any{id, keys[id]}
+// numbered returns "?from, ?from+1, …" with n marks: the numbered
+// parameters of a list after the statement's own.
+func numbered(from, n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("?" + strconv.Itoa(from+i))
 	}
-	b, _ := json.Marshal(pairs)
-	return string(b)
+	return b.String()
 }
 
-// stringsJSON encodes ids as a JSON array.
-func stringsJSON(ids []string) string {
-	b, _ := json.Marshal(ids)
-	return string(b)
+// stringArgs returns ids as query arguments.
+func stringArgs(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // queryStrings returns the first column of q's rows.

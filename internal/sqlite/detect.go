@@ -13,39 +13,23 @@ import (
 // The detection state of correlate.Tx: the signals recorded per (org,
 // detector, key), once per artifact, and the bursts that fired.
 
-// RecordSignals records the signals in one statement, over the list as a
-// JSON array; a signal repeated within sigs counts once, the first.
+// RecordSignals records the signals one prepared statement each (a JSON
+// array cost more than it saved for the few signals of a detection); a
+// signal repeated within sigs counts once, the first.
 func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error) {
-	if len(sigs) == 0 {
-		return nil, nil
-	}
-	rows := make([][4]any, len(sigs))
-	for i, sg := range sigs {
+	var fresh []vigil.Signal
+	for _, sg := range sigs {
 		var nodes any // NULL
 		if len(sg.Nodes) > 0 {
 			b, _ := json.Marshal(sg.Nodes)
 			nodes = string(b)
 		}
-		rows[i] = [4]any{sg.ArtifactID, nanos(sg.At), sg.Member, nodes}
-	}
-	list, err := json.Marshal(rows)
-	if err != nil {
-		return nil, err
-	}
-	inserted, err := queryStrings(ctx, t.tx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes)
-		SELECT ?1, ?2, ?3, j.value ->> 0, j.value ->> 1, j.value ->> 2, j.value ->> 3 FROM json_each(?4) j WHERE true
-		ON CONFLICT DO NOTHING RETURNING artifact_id`, t.org, k.Detector, k.Key, string(list))
-	if err != nil {
-		return nil, err
-	}
-	isNew := make(map[string]bool, len(inserted))
-	for _, id := range inserted {
-		isNew[id] = true
-	}
-	var fresh []vigil.Signal
-	for _, sg := range sigs {
-		if isNew[sg.ArtifactID] {
-			delete(isNew, sg.ArtifactID) // a repeat within sigs is not new
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes)
+			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, t.org, k.Detector, k.Key, sg.ArtifactID, nanos(sg.At), sg.Member, nodes)
+		if err != nil {
+			return nil, err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
 			fresh = append(fresh, sg)
 		}
 	}
@@ -57,7 +41,7 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 			COALESCE(o.incident_id, ''), COALESCE(o.severity, ''), COALESCE(i.status IN (1, 2), 0)
 		FROM detect_bursts b
 		LEFT JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
-		LEFT JOIN incidents i ON i.id = o.incident_id AND i.org_id = b.org_id
+		LEFT JOIN incidents i ON i.id = o.incident_id AND +i.org_id = b.org_id
 		WHERE b.org_id = ? AND b.detector = ? AND b.key = ? AND b.last_at >= ?`, t.org, k.Detector, k.Key, since)
 	if err != nil {
 		return nil, err
