@@ -199,7 +199,11 @@ func TestRealSensors(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("| case / file | detector | key | count | ground truth | Vigil | verdict |\n|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", r.file, r.detector, r.key, r.count, r.want, r.got, r.verdict)
+		cells := []string{r.file, r.detector, r.key, r.count, r.want, r.got, r.verdict}
+		for i, c := range cells {
+			cells[i] = strings.ReplaceAll(c, "|", `\|`) // keys such as "sid|source"
+		}
+		fmt.Fprintf(&b, "| %s |\n", strings.Join(cells, " | "))
 	}
 	t.Logf("expected vs actual on the real-sensor corpus:\n%s", b.String())
 	if *realsensorsTable != "" {
