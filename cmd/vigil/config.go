@@ -15,7 +15,9 @@ import (
 	"time"
 
 	"github.com/dustin/go-humanize"
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/syslog"
 )
@@ -311,30 +313,19 @@ func list(s string) []string {
 	return out
 }
 
-// String prints the configuration with secrets masked.
+// String prints the configuration with every credential masked: the
+// secret, the password and token forms of the database and NATS URLs,
+// and the user info and query values of the JWKS URL.
 func (c config) String() string {
 	mask := func(s string) string {
 		if s == "" {
 			return ""
 		}
-		return "****"
+		return vigil.Redacted
 	}
 	return fmt.Sprintf("addr=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
-		c.Addr, c.DataDir, maskURL(c.DatabaseURL), maskURL(c.NATSURL), c.QueueName, mask(c.JWTSecret), c.JWTJWKSURL, c.Fsync, c.Workers)
-}
-
-// maskURL hides the password of a URL.
-func maskURL(u string) string {
-	at := strings.LastIndex(u, "@")
-	scheme := strings.Index(u, "://")
-	if at < 0 || scheme < 0 || at < scheme {
-		return u
-	}
-	creds := u[scheme+3 : at]
-	if user, _, ok := strings.Cut(creds, ":"); ok {
-		return u[:scheme+3] + user + ":****" + u[at:]
-	}
-	return u
+		c.Addr, c.DataDir, postgres.RedactURL(c.DatabaseURL), queue.RedactURL(c.NATSURL), c.QueueName, mask(c.JWTSecret),
+		vigil.RedactURL(c.JWTJWKSURL), c.Fsync, c.Workers)
 }
 
 func parseLevel(s string) (slog.Level, error) {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/vigil-soc/vigil/internal/postgres"
 )
 
 // databaseLabel says where the configured database is, for people: the
@@ -22,7 +24,9 @@ func databaseLabel(c *config) string {
 		}
 		return "sqlite " + path
 	}
-	if u, err := url.Parse(c.DatabaseURL); err == nil && u.Scheme != "" {
+	// Parsed after redaction: a password holding '?' or '/' would
+	// otherwise land in the host or path.
+	if u, err := url.Parse(postgres.RedactURL(c.DatabaseURL)); err == nil && u.Scheme != "" {
 		return u.Scheme + "://" + u.Host + u.Path
 	}
 	// The keyword/value form (host=… dbname=… password=…): where only.

@@ -14,6 +14,8 @@ func TestDatabaseLabelHidesCredentials(t *testing.T) {
 		{"postgres://vigil:s3cret@pg-1:5432/vigil_a?sslmode=verify-full&password=x", "postgres://pg-1:5432/vigil_a"},
 		{"postgresql://pg-1,pg-2/vigil", "postgresql://pg-1,pg-2/vigil"},
 		{"host=pg-1 port=5432 user=vigil password=s3cret dbname=vigil_a", "postgres host=pg-1 port=5432 dbname=vigil_a"},
+		{"postgres://vigil:s3cret?x@pg-1/vigil_a", "postgres://pg-1/vigil_a"},
+		{"postgres://vigil:123/s3cret@pg-1/vigil_a", "postgres://pg-1/vigil_a"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

@@ -28,7 +28,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		where   string
 	)
 	if c.DatabaseURL != "" {
-		where = "PostgreSQL " + maskURL(c.DatabaseURL)
+		where = "PostgreSQL " + postgres.RedactURL(c.DatabaseURL)
 		applied, err = postgres.Migrate(ctx, c.DatabaseURL)
 	} else {
 		// A running server on this data dir has applied them already, and

@@ -9,11 +9,11 @@ import (
 	"crypto/rsa"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/vigil-soc/vigil"
 	"golang.org/x/time/rate"
 )
 
@@ -42,10 +42,7 @@ func newJWKSStorage(ctx context.Context, cfg Config) (jwkset.Storage, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	where := cfg.JWKSURL
-	if u, err := url.Parse(cfg.JWKSURL); err == nil {
-		where = u.Redacted()
-	}
+	where := vigil.RedactURL(cfg.JWKSURL)
 	remote, err := jwkset.NewStorageFromHTTP(cfg.JWKSURL, jwkset.HTTPClientStorageOptions{
 		Client:                    client,
 		Ctx:                       ctx,
@@ -53,7 +50,7 @@ func newJWKSStorage(ctx context.Context, cfg Config) (jwkset.Storage, error) {
 		NoErrorReturnFirstHTTPReq: true,
 		RefreshInterval:           jwksRefreshInterval,
 		RefreshErrorHandler: func(ctx context.Context, err error) {
-			logger.WarnContext(ctx, "JWKS refresh failed", "url", where, "err", err)
+			logger.WarnContext(ctx, "JWKS refresh failed", "url", where, "err", vigil.RedactURLError(err))
 		},
 	})
 	if err != nil {

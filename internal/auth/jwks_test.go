@@ -462,3 +462,27 @@ func set2(c jwt.MapClaims, k string, v any) jwt.MapClaims {
 	c[k] = v
 	return c
 }
+
+// TestJWKSLogHidesCredentials: a failed key-set fetch is logged without
+// the token of the JWKS URL's user info or the key of its query.
+func TestJWKSLogHidesCredentials(t *testing.T) {
+	keys := mustTestKeys(t)
+	srv := newJWKSServer(t, keys.jwks()...)
+	srv.setStatus(http.StatusServiceUnavailable)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	for name, base := range map[string]string{"HTTP error": srv.URL, "unreachable": gone.URL} {
+		t.Run(name, func(t *testing.T) {
+			var logs syncBuffer
+			u := strings.Replace(base, "http://", "http://SEKRIT1@", 1) + "/jwks?key=SEKRIT2"
+			mustVerifier(t, auth.Config{JWKSURL: u, HTTPClient: srv.Client(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			got := logs.String()
+			if !strings.Contains(got, "JWKS refresh failed") {
+				t.Fatalf("log = %q, want a refresh failure", got)
+			}
+			if strings.Contains(got, "SEKRIT") {
+				t.Errorf("log shows a credential of the JWKS URL: %s", got)
+			}
+		})
+	}
+}

@@ -733,7 +733,7 @@ func (in *intel) fetch(ctx context.Context) error {
 		next, err := in.fetchOne(ctx, u, prev)
 		if err != nil {
 			in.m.loadErrors.WithLabelValues("intel").Inc()
-			in.log.Warn("threat intel feed not fetched", slog.String("url", u), slog.Any("error", err))
+			in.log.Warn("threat intel feed not fetched", slog.String("url", vigil.RedactURL(u)), slog.Any("error", err))
 			errs = append(errs, err)
 			continue
 		}
@@ -753,9 +753,11 @@ func (in *intel) fetch(ctx context.Context) error {
 }
 
 func (in *intel) fetchOne(ctx context.Context, rawURL string, prev *remoteFeed) (*remoteFeed, error) {
+	// Errors name the feed without the key a query or user info may hold.
+	shown := vigil.RedactURL(rawURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
 	if err != nil {
-		return nil, err
+		return nil, vigil.RedactURLError(err)
 	}
 	if prev != nil {
 		if prev.etag != "" {
@@ -767,21 +769,21 @@ func (in *intel) fetchOne(ctx context.Context, rawURL string, prev *remoteFeed) 
 	}
 	resp, err := in.client.Do(req)
 	if err != nil {
-		return nil, err
+		return nil, vigil.RedactURLError(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusNotModified && prev != nil {
 		return prev, nil
 	}
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("%s: HTTP %d", rawURL, resp.StatusCode)
+		return nil, fmt.Errorf("%s: HTTP %d", shown, resp.StatusCode)
 	}
 	data, err := io.ReadAll(io.LimitReader(resp.Body, in.maxDoc+1))
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	if int64(len(data)) > in.maxDoc {
-		return nil, fmt.Errorf("%s: larger than %d bytes", rawURL, in.maxDoc)
+		return nil, fmt.Errorf("%s: larger than %d bytes", shown, in.maxDoc)
 	}
 	name := feedNameOfURL(rawURL)
 	parseName := name
@@ -790,7 +792,7 @@ func (in *intel) fetchOne(ctx context.Context, rawURL string, prev *remoteFeed) 
 	}
 	inds, _, _, err := parseFeed(parseName, data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rawURL, err)
+		return nil, fmt.Errorf("%s: %w", shown, err)
 	}
 	return &remoteFeed{name: name, inds: inds, etag: resp.Header.Get("ETag"), lastModified: resp.Header.Get("Last-Modified")}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -352,5 +353,37 @@ func TestParseFeedDispatch(t *testing.T) {
 	}
 	if _, _, format, _ := parseFeed("x", []byte(fmt.Sprintf("%s\n", "1.2.3.4"))); format != formatList {
 		t.Errorf("extension-less list = %s", format)
+	}
+}
+
+// TestIntelURLFeedErrorsHideCredentials: a feed that fails (an HTTP error,
+// a server that is not there, a bad feed) is logged and reported without
+// the key in its query or the token in its user info.
+func TestIntelURLFeedErrorsHideCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/bad.json" {
+			io.WriteString(w, "{not a feed")
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close()
+	urls := []string{srv.URL + "/gone?key=SEKRIT1", gone.URL + "/feed?key=SEKRIT2",
+		strings.Replace(srv.URL, "http://", "http://SEKRIT3@", 1) + "/gone", srv.URL + "/bad.json?apikey=SEKRIT4"}
+	var logs strings.Builder
+	in := newIntel("", urls, newMetrics(prometheus.NewRegistry()), slog.New(slog.NewJSONHandler(&logs, nil)))
+	err := in.fetch(context.Background())
+	if err == nil {
+		t.Fatal("fetch of failing feeds: no error")
+	}
+	for _, s := range []string{"SEKRIT1", "SEKRIT2", "SEKRIT3", "SEKRIT4"} {
+		if strings.Contains(logs.String(), s) || strings.Contains(err.Error(), s) {
+			t.Errorf("%s shown:\nlog: %s\nerror: %v", s, logs.String(), err)
+		}
+	}
+	if n := strings.Count(logs.String(), "threat intel feed not fetched"); n != 4 {
+		t.Errorf("%d feeds logged as not fetched, want 4:\n%s", n, logs.String())
 	}
 }

@@ -26,7 +26,9 @@ func (q *Queue) logOptions() []nats.Option {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			q.log.Info("queue: reconnected to NATS", slog.String("url", nc.ConnectedUrlRedacted()))
+			// Not ConnectedUrlRedacted: it hides a password, not a token
+			// given as the user name (nats://TOKEN@host).
+			q.log.Info("queue: reconnected to NATS", slog.String("url", RedactURL(nc.ConnectedUrl())))
 		}),
 	}
 }

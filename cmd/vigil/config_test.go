@@ -1,0 +1,68 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestConfigStringHidesCredentials: every credential form pgx and the NATS
+// client accept stays out of the start-up log line, and where the
+// database and queue are stays in it.
+func TestConfigStringHidesCredentials(t *testing.T) {
+	tests := []struct {
+		name    string
+		c       config
+		secrets []string
+		want    []string
+	}{
+		{"database URL user info", config{DatabaseURL: "postgres://vigil:s3cret@pg-1:5432/vigil"},
+			[]string{"s3cret"}, []string{"database_url=postgres://vigil:****@pg-1:5432/vigil "}},
+		{"database URL password parameter", config{DatabaseURL: "postgres://vigil@pg-1/vigil?sslmode=require&password=s3cret"},
+			[]string{"s3cret"}, []string{"database_url=postgres://vigil@pg-1/vigil?sslmode=require&password=**** "}},
+		{"database URL encoded parameter name", config{DatabaseURL: "postgresql://pg-1/vigil?pass%77ord=s3cret&sslpassword=k3y"},
+			[]string{"s3cret", "k3y"}, []string{"postgresql://pg-1/vigil?pass%77ord=****&sslpassword=****"}},
+		{"database URL password with @ and /", config{DatabaseURL: "postgres://vigil:SEK/R@IT@pg-1/vigil"},
+			[]string{"SEK", "R@IT"}, []string{"postgres://****@pg-1/vigil"}},
+		{"database URL password with ?", config{DatabaseURL: "postgres://vigil:SEK?RIT@pg-1/vigil"},
+			[]string{"SEK", "RIT"}, []string{"postgres://****@pg-1/vigil"}},
+		{"database URL unknown parameter", config{DatabaseURL: "postgres://pg-1/vigil?options=-c%20key%3Ds3cret"},
+			[]string{"s3cret"}, []string{"postgres://pg-1/vigil?options=****"}},
+		{"keyword/value", config{DatabaseURL: "host=pg-1 port=5432 user=vigil password=s3cret dbname=vigil"},
+			[]string{"s3cret"}, []string{"database_url=host=pg-1 port=5432 user=vigil password=**** dbname=vigil "}},
+		{"keyword/value quoted", config{DatabaseURL: `host=pg-1 password = 'SEK Q\'RIT' sslpassword=k3y dbname=vigil`},
+			[]string{"SEK", "RIT", "k3y"}, []string{"host=pg-1 password=**** sslpassword=**** dbname=vigil"}},
+		{"keyword/value escaped blank", config{DatabaseURL: `password=SEK\ RIT host=pg-1`},
+			[]string{"SEK", "RIT"}, []string{"password=**** host=pg-1"}},
+		{"keyword/value unterminated quote", config{DatabaseURL: `host=pg-1 password='s3cret dbname=vigil`},
+			[]string{"s3cret"}, []string{"host=pg-1 password=****"}},
+		{"keyword/value stray word", config{DatabaseURL: `s3cret host=pg-1`},
+			[]string{"s3cret"}, []string{"database_url=**** nats_url"}},
+		{"NATS token", config{NATSURL: "nats://T0KEN@nats-1:4222"},
+			[]string{"T0KEN"}, []string{"nats_url=nats://****@nats-1:4222 "}},
+		{"NATS user and password", config{NATSURL: "nats://vigil:s3cret@nats-1:4222"},
+			[]string{"s3cret"}, []string{"nats_url=nats://****@nats-1:4222 "}},
+		{"NATS server list", config{NATSURL: "nats://T0KEN@nats-1:4222, tls://u:s3cret@nats-2:4222,nats-3"},
+			[]string{"T0KEN", "s3cret"}, []string{"nats_url=nats://****@nats-1:4222,tls://****@nats-2:4222,nats-3 "}},
+		{"NATS without scheme", config{NATSURL: "T0KEN@nats-1:4222"},
+			[]string{"T0KEN"}, []string{"nats_url=****@nats-1:4222 "}},
+		{"JWKS URL", config{JWTJWKSURL: "https://u:s3cret@idp.example/jwks?api_key=T0KEN"},
+			[]string{"s3cret", "T0KEN"}, []string{"jwks_url=https://****@idp.example/jwks?api_key=**** "}},
+		{"JWT secret", config{JWTSecret: "s3cret-s3cret-s3cret-s3cret-s3cret"},
+			[]string{"s3cret"}, []string{"jwt_secret=**** "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := tt.c.String()
+			for _, s := range tt.secrets {
+				if strings.Contains(got, s) {
+					t.Errorf("String() = %q shows %q", got, s)
+				}
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("String() = %q, want it to hold %q", got, w)
+				}
+			}
+		})
+	}
+}
