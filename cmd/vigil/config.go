@@ -16,6 +16,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
@@ -296,6 +297,11 @@ func (c *config) validate() error {
 	if c.BodyBudget < 10<<20 || c.ClientBodyBudget < 10<<20 || c.BodyMinRate < 1<<10 {
 		errs = append(errs, errors.New("--body-budget and --client-body-budget must be at least 10MiB (the largest body), --body-min-rate at least 1KiB"))
 	}
+	if c.JWTSecret != "" {
+		if err := checkSecret(c.JWTSecret, "--jwt-secret (VIGIL_JWT_SECRET)"); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
@@ -341,6 +347,16 @@ func newLogger(w io.Writer, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
+// checkSecret refuses an HS256 secret shorter than auth.MinSecretLen,
+// from whichever source it came.
+func checkSecret(s, source string) error {
+	if len(s) < auth.MinSecretLen {
+		return fmt.Errorf("%s is %d bytes; an HS256 secret must be at least %d bytes (RFC 7518 §3.2: a shorter one can be brute-forced "+
+			"from a single token); generate one with: openssl rand -hex 32", source, len(s), auth.MinSecretLen)
+	}
+	return nil
+}
+
 // secretFile is where the generated HS256 secret is kept in the data dir.
 const secretFile = "jwt-secret"
 
@@ -348,14 +364,17 @@ const secretFile = "jwt-secret"
 // generating and storing it (mode 0600) the first time.
 func (c *config) jwtSecret(create bool) ([]byte, error) {
 	if c.JWTSecret != "" {
+		if err := checkSecret(c.JWTSecret, "--jwt-secret (VIGIL_JWT_SECRET)"); err != nil {
+			return nil, err
+		}
 		return []byte(c.JWTSecret), nil
 	}
 	path := filepath.Join(c.DataDir, secretFile)
 	b, err := os.ReadFile(path)
 	if err == nil {
 		s := strings.TrimSpace(string(b))
-		if len(s) < 32 {
-			return nil, fmt.Errorf("secret in %s is too short", path)
+		if err := checkSecret(s, "the secret in "+path); err != nil {
+			return nil, err
 		}
 		return []byte(s), nil
 	}

@@ -1,8 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestConfigStringHidesCredentials: every credential form pgx and the NATS
@@ -62,6 +67,47 @@ func TestConfigStringHidesCredentials(t *testing.T) {
 				if !strings.Contains(got, w) {
 					t.Errorf("String() = %q, want it to hold %q", got, w)
 				}
+			}
+		})
+	}
+}
+
+// TestShortJWTSecretRefused: an HS256 secret under 32 bytes stops serve,
+// worker and token, whether it comes from the flag, the environment or
+// the data dir's file, with an error that says what is wanted.
+func TestShortJWTSecretRefused(t *testing.T) {
+	short := strings.Repeat("s", 31)
+	fileDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(fileDir, secretFile), []byte(short+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+	}{
+		{"serve flag", []string{"serve", "--addr", "127.0.0.1:0", "--jwt-secret", "x"}, nil},
+		{"serve environment", []string{"serve", "--addr", "127.0.0.1:0"}, map[string]string{"VIGIL_JWT_SECRET": short}},
+		{"worker environment", []string{"worker", "--addr", "127.0.0.1:0"}, map[string]string{"VIGIL_JWT_SECRET": "x"}},
+		{"token flag", []string{"token", "--org", "acme", "--jwt-secret", short}, nil},
+		{"token environment", []string{"token", "--org", "acme"}, map[string]string{"VIGIL_JWT_SECRET": "x"}},
+		{"token file", []string{"token", "--org", "acme", "--data-dir", fileDir}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if !strings.Contains(strings.Join(args, " "), "--data-dir") {
+				args = append(args, "--data-dir", t.TempDir())
+			}
+			// Before the check, serve and worker started: the timeout ends them.
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			err := run(ctx, args, func(k string) string { return tc.env[k] }, &stdout, &stderr)
+			if err == nil || !strings.Contains(err.Error(), "at least 32 bytes") {
+				t.Fatalf("error %v, want one saying the secret must be at least 32 bytes", err)
+			}
+			if stdout.Len() > 0 {
+				t.Errorf("a token was minted with a short secret: %q", stdout.String())
 			}
 		})
 	}

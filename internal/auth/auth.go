@@ -37,6 +37,11 @@ const (
 // Config.Leeway is zero.
 const DefaultLeeway = 60 * time.Second
 
+// MinSecretLen is the shortest HS256 secret accepted, in bytes: RFC 7518
+// §3.2 requires a key at least as long as the hash output (256 bits), and
+// a shorter one can be found by brute force from a single token.
+const MinSecretLen = 32
+
 // maxTokenLen bounds the work an unauthenticated caller can cause. Real
 // tokens are a few hundred bytes to a few KiB.
 const maxTokenLen = 16 << 10
@@ -53,7 +58,7 @@ type Claims struct {
 // Config configures a Verifier. At least one of HS256Secret and JWKSURL
 // must be set.
 type Config struct {
-	HS256Secret []byte        // shared secret; nil/empty disables HS256
+	HS256Secret []byte        // shared secret, at least MinSecretLen bytes; nil/empty disables HS256
 	JWKSURL     string        // RS256/ES256/EdDSA keys; "" disables JWKS
 	Issuer      string        // optional: when set, "iss" must equal it
 	Audience    string        // optional: when set, "aud" must contain it
@@ -87,6 +92,9 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 	const op = "auth.NewVerifier"
 	if len(cfg.HS256Secret) == 0 && cfg.JWKSURL == "" {
 		return nil, &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "no HS256 secret and no JWKS URL configured"}
+	}
+	if len(cfg.HS256Secret) > 0 && len(cfg.HS256Secret) < MinSecretLen {
+		return nil, &vigil.Error{Code: vigil.EINVALID, Op: op, Message: shortSecret}
 	}
 	if cfg.Leeway < 0 {
 		return nil, &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "negative leeway"}

@@ -7,6 +7,9 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
+// shortSecret says why a secret is refused.
+const shortSecret = "HS256 secret must be at least 32 bytes"
+
 // mintClaims is the wire form of a minted token's claims.
 type mintClaims struct {
 	jwt.RegisteredClaims
@@ -18,13 +21,15 @@ type mintClaims struct {
 // Mint returns an HS256 token signed with secret carrying c's subject, org,
 // roles and permissions (empty ones omitted), issued and valid from now and
 // expiring after ttl; c.ExpiresAt is ignored. Times have second precision.
-// Mint returns EINVALID if secret or c.OrgID is empty, ttl is not positive
+// Mint returns EINVALID if secret is shorter than MinSecretLen, c.OrgID is empty, ttl is not positive
 // or now is zero.
 func Mint(secret []byte, c Claims, ttl time.Duration, now time.Time) (string, error) {
 	const op = "auth.Mint"
 	switch {
 	case len(secret) == 0:
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "empty secret"}
+	case len(secret) < MinSecretLen:
+		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: shortSecret}
 	case c.OrgID == "":
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "empty org_id"}
 	case ttl <= 0:

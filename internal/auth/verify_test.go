@@ -107,6 +107,8 @@ func TestMintErrors(t *testing.T) {
 	}{
 		{"nil secret", nil, ok, time.Minute, now},
 		{"empty secret", []byte{}, ok, time.Minute, now},
+		{"1-byte secret", []byte("x"), ok, time.Minute, now},
+		{"31-byte secret", testSecret[:31], ok, time.Minute, now},
 		{"no org", testSecret, auth.Claims{Subject: "u"}, time.Minute, now},
 		{"zero ttl", testSecret, ok, 0, now},
 		{"negative ttl", testSecret, ok, -time.Minute, now},
@@ -346,6 +348,8 @@ func TestNewVerifierErrors(t *testing.T) {
 	}{
 		{"nothing configured", auth.Config{}},
 		{"empty secret", auth.Config{HS256Secret: []byte{}}},
+		{"1-byte secret", auth.Config{HS256Secret: []byte("x")}},
+		{"31-byte secret", auth.Config{HS256Secret: testSecret[:31]}},
 		{"negative leeway", auth.Config{HS256Secret: testSecret, Leeway: -time.Second}},
 		{"JWKS URL not a URL", auth.Config{JWKSURL: "not a url"}},
 	}
@@ -377,7 +381,7 @@ func TestVerifierCopiesSecret(t *testing.T) {
 func TestVerifyConcurrent(t *testing.T) {
 	v := mustVerifier(t, auth.Config{HS256Secret: testSecret})
 	good := mustMint(t, testSecret, auth.Claims{OrgID: "o"}, time.Minute, time.Now())
-	bad := mustMint(t, []byte("other-secret"), auth.Claims{OrgID: "o"}, time.Minute, time.Now())
+	bad := mustMint(t, []byte("other-secret-0123456789abcdef-0123"), auth.Claims{OrgID: "o"}, time.Minute, time.Now())
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := range 16 {
