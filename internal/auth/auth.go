@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -49,7 +50,7 @@ const maxTokenLen = 16 << 10
 // Claims are the verified claims of a token.
 type Claims struct {
 	Subject     string   // "sub"
-	OrgID       string   // "org_id", required, non-empty string
+	OrgID       string   // "org_id", required, ValidOrgID
 	Roles       []string // "roles" (role names of that org), optional
 	Permissions []string // "permissions", optional
 	ExpiresAt   time.Time
@@ -177,8 +178,17 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Claims, error) {
 	}
 
 	var tc tokenClaims
-	if _, err := parser.ParseWithClaims(token, &tc, keyFunc); err != nil {
+	parsed, err := parser.ParseWithClaims(token, &tc, keyFunc)
+	if err != nil {
 		return nil, v.classify(err, &tc)
+	}
+	// The signature is good: now what the library read leniently.
+	payload, err := parser.DecodeSegment(strings.Split(parsed.Raw, ".")[1])
+	if err != nil {
+		return nil, unauthorized("malformed token", err)
+	}
+	if err := checkClaimsJSON(payload); err != nil {
+		return nil, err
 	}
 	return tc.claims()
 }
@@ -192,6 +202,13 @@ func decodeHeader(token string) (map[string]any, error) {
 	}
 	raw, err := base64.RawURLEncoding.DecodeString(seg)
 	if err != nil {
+		return nil, err
+	}
+	// A parameter named twice is refused (RFC 7515 §4 allows it): the JWT
+	// library and this function would each take the last, but a token
+	// should not say two things.
+	if err := members(raw, func(string, json.Token) error { return nil },
+		func(name string) error { return fmt.Errorf("header parameter %.64q twice", name) }); err != nil {
 		return nil, err
 	}
 	var h map[string]any
@@ -266,7 +283,18 @@ func (tc *tokenClaims) claims() (*Claims, error) {
 	if org == "" { // also JSON null
 		return nil, unauthorized("token has no org_id", nil)
 	}
+	if !ValidOrgID(org) {
+		return nil, unauthorized("invalid org_id claim", nil)
+	}
+	if tc.Subject != "" && !validSubject(tc.Subject) {
+		return nil, unauthorized("invalid sub claim", nil)
+	}
 	roles, ok := stringList(tc.Roles)
+	if ok {
+		for _, r := range roles {
+			ok = ok && validRoleName(r)
+		}
+	}
 	if !ok {
 		return nil, unauthorized("invalid roles claim", nil)
 	}

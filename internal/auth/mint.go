@@ -21,7 +21,8 @@ type mintClaims struct {
 // Mint returns an HS256 token signed with secret carrying c's subject, org,
 // roles and permissions (empty ones omitted), issued and valid from now and
 // expiring after ttl; c.ExpiresAt is ignored. Times have second precision.
-// Mint returns EINVALID if secret is shorter than MinSecretLen, c.OrgID is empty, ttl is not positive
+// Mint returns EINVALID if secret is shorter than MinSecretLen, c.OrgID is
+// not a ValidOrgID, c.Subject is not a possible subject, ttl is not positive
 // or now is zero.
 func Mint(secret []byte, c Claims, ttl time.Duration, now time.Time) (string, error) {
 	const op = "auth.Mint"
@@ -32,6 +33,10 @@ func Mint(secret []byte, c Claims, ttl time.Duration, now time.Time) (string, er
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: shortSecret}
 	case c.OrgID == "":
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "empty org_id"}
+	case !ValidOrgID(c.OrgID):
+		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "org_id must be 1..128 ASCII letters, digits, '_', '.', ':', '@' or '-', starting with a letter or digit"}
+	case c.Subject != "" && !validSubject(c.Subject):
+		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "sub must be at most 256 bytes of text without control characters"}
 	case ttl <= 0:
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "non-positive ttl"}
 	case now.IsZero():

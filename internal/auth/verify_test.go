@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -110,6 +111,9 @@ func TestMintErrors(t *testing.T) {
 		{"1-byte secret", []byte("x"), ok, time.Minute, now},
 		{"31-byte secret", testSecret[:31], ok, time.Minute, now},
 		{"no org", testSecret, auth.Claims{Subject: "u"}, time.Minute, now},
+		{"blank org", testSecret, auth.Claims{OrgID: " "}, time.Minute, now},
+		{"org with a slash", testSecret, auth.Claims{OrgID: "acme/eu"}, time.Minute, now},
+		{"sub with a newline", testSecret, auth.Claims{OrgID: "o", Subject: "u\n"}, time.Minute, now},
 		{"zero ttl", testSecret, ok, 0, now},
 		{"negative ttl", testSecret, ok, -time.Minute, now},
 		{"zero now", testSecret, ok, time.Minute, time.Time{}},
@@ -156,6 +160,35 @@ func TestVerifyClaims(t *testing.T) {
 		{name: "org_id number", edit: set("org_id", 42), wantErr: "invalid org_id claim"},
 		{name: "org_id array", edit: set("org_id", []string{"org-1"}), wantErr: "invalid org_id claim"},
 		{name: "org_id object", edit: set("org_id", map[string]string{"id": "org-1"}), wantErr: "invalid org_id claim"},
+		{name: "org_id blank", edit: set("org_id", "   "), wantErr: "invalid org_id claim"},
+		{name: "org_id with NUL", edit: set("org_id", "org\x00-1"), wantErr: "invalid org_id claim"},
+		{name: "org_id of 10 KB", edit: set("org_id", strings.Repeat("o", 10<<10)), wantErr: "invalid org_id claim"},
+		{name: "org_id of 129 bytes", edit: set("org_id", strings.Repeat("o", 129)), wantErr: "invalid org_id claim"},
+		{name: "org_id with a blank", edit: set("org_id", "acme corp"), wantErr: "invalid org_id claim"},
+		{name: "org_id with a newline", edit: set("org_id", "acme\n"), wantErr: "invalid org_id claim"},
+		{name: "org_id starting with a dot", edit: set("org_id", ".acme"), wantErr: "invalid org_id claim"},
+		{name: "org_id not ASCII", edit: set("org_id", "café"), wantErr: "invalid org_id claim"},
+		{name: "org_id with a slash", edit: set("org_id", "acme/eu"), wantErr: "invalid org_id claim"},
+		{name: "org_id of 128 bytes", edit: set("org_id", strings.Repeat("o", 128))},
+		{name: "org_id UUID", edit: set("org_id", "0b5b1c1e-8d0e-4c53-9d4c-3f2a7d7c1e11")},
+		{name: "org_id with punctuation", edit: set("org_id", "tenant:acme@eu-1.prod_2")},
+		{name: "sub blank", edit: set("sub", " \t "), wantErr: "invalid sub claim"},
+		{name: "sub with NUL", edit: set("sub", "user\x00-1"), wantErr: "invalid sub claim"},
+		{name: "sub with a newline", edit: set("sub", "user-1\nforged log line"), wantErr: "invalid sub claim"},
+		{name: "sub of 10 KB", edit: set("sub", strings.Repeat("u", 10<<10)), wantErr: "invalid sub claim"},
+		{name: "sub of 256 bytes", edit: set("sub", strings.Repeat("u", 256))},
+		{name: "sub of an identity provider", edit: set("sub", "auth0|5f7c8ec7c33c6c004bbafe82")},
+		{name: "sub with blanks inside", edit: set("sub", "CN=Jane Doe,O=Acme")},
+		{name: "sub empty", edit: set("sub", "")},
+		{name: "role with NUL", edit: set("roles", []string{"analyst\x00"}), wantErr: "invalid roles claim"},
+		{name: "role of 101 characters", edit: set("roles", []string{strings.Repeat("r", 101)}), wantErr: "invalid roles claim"},
+		{name: "exp a numeric string", edit: set("exp", fmt.Sprint(now.Add(time.Hour).Unix())), wantErr: "invalid exp claim"},
+		{name: "nbf a numeric string", edit: set("nbf", fmt.Sprint(now.Unix())), wantErr: "invalid nbf claim"},
+		{name: "iat a numeric string", edit: set("iat", fmt.Sprint(now.Unix())), wantErr: "invalid iat claim"},
+		{name: "exp fractional", edit: set("exp", float64(now.Add(time.Hour).Unix())+0.5)},
+		{name: "EXP for exp", edit: func(c jwt.MapClaims) { c["EXP"] = c["exp"]; delete(c, "exp") }, wantErr: `invalid claim name "EXP"`},
+		{name: "Org_ID beside org_id", edit: set("Org_ID", "org-2"), wantErr: `invalid claim name "Org_ID"`},
+		{name: "other claims in any case", edit: set("Email", "jane@example.com")},
 		{name: "nbf beyond leeway", edit: set("nbf", now.Add(5*time.Minute).Unix()), wantErr: "token not valid yet"},
 		{name: "nbf within leeway", edit: set("nbf", now.Add(30*time.Second).Unix())},
 		{name: "iat beyond leeway", edit: set("iat", now.Add(5*time.Minute).Unix()), wantErr: "token issued in the future"},
@@ -481,4 +514,53 @@ func jsonEqual(tb testing.TB, a, b any) bool {
 		tb.Fatal(err)
 	}
 	return string(ja) == string(jb)
+}
+
+// TestVerifyStrictJSON: a token whose header or claims name a member twice
+// is refused (RFC 7519 §4 and RFC 7515 §4 allow either refusing it or
+// taking the last; taking the last lets a token say two things), as is a
+// Vigil claim with its name in another case, which encoding/json would
+// read as that claim.
+func TestVerifyStrictJSON(t *testing.T) {
+	v := mustVerifier(t, auth.Config{HS256Secret: testSecret})
+	exp := time.Now().Add(time.Hour).Unix()
+	hs := `{"alg":"HS256","typ":"JWT"}`
+	tests := []struct {
+		name, header, claims, wantErr string
+	}{
+		{"valid", hs, fmt.Sprintf(`{"org_id":"org-1","exp":%d}`, exp), ""},
+		{"org_id twice", hs, fmt.Sprintf(`{"org_id":"org-1","exp":%d,"org_id":"org-2"}`, exp), `duplicate claim "org_id"`},
+		{"exp twice", hs, fmt.Sprintf(`{"org_id":"org-1","exp":1,"exp":%d}`, exp), `duplicate claim "exp"`},
+		{"other claim twice", hs, fmt.Sprintf(`{"org_id":"org-1","exp":%d,"x":1,"x":2}`, exp), `duplicate claim "x"`},
+		{"nested duplicates are the claim's business", hs, fmt.Sprintf(`{"org_id":"org-1","exp":%d,"x":{"a":1,"a":2}}`, exp), ""},
+		{"alg twice", `{"alg":"none","alg":"HS256"}`, fmt.Sprintf(`{"org_id":"org-1","exp":%d}`, exp), "malformed token"},
+		{"ORG_ID for org_id", hs, fmt.Sprintf(`{"ORG_ID":"org-1","exp":%d}`, exp), `invalid claim name "ORG_ID"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tok := signRaw(t, tt.header, tt.claims)
+			got, err := v.Verify(t.Context(), tok)
+			if tt.wantErr == "" {
+				if err != nil {
+					t.Fatalf("Verify: %v", err)
+				}
+				return
+			}
+			wantUnauthorized(t, err, tt.wantErr, tok)
+			if got != nil {
+				t.Errorf("claims = %+v, want nil", got)
+			}
+		})
+	}
+}
+
+// signRaw signs a header and claims given as JSON text, byte for byte.
+func signRaw(tb testing.TB, header, claims string) string {
+	tb.Helper()
+	signing := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(claims))
+	sig, err := jwt.SigningMethodHS256.Sign(signing, testSecret)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig)
 }
