@@ -74,7 +74,41 @@ func Known(source string) bool { _, ok := parsers[source]; return ok }
 // Parse parses raw as a line of source. It never fails: a line that no
 // parser understands yields Parsed false and whatever the generic parser
 // could take from it.
+//
+// No field name or value of the event holds a NUL character: each is
+// replaced by U+FFFD. Fields become node values, descriptions and keys,
+// which PostgreSQL's text columns refuse with a NUL (the worker would
+// fail the batch on every try); the raw line keeps it.
 func Parse(source string, raw []byte, ref time.Time) Result {
+	res := parse(source, raw, ref)
+	if hasNUL(res.Event) {
+		res.Event = withoutNUL(res.Event)
+	}
+	return res
+}
+
+func hasNUL(ev Event) bool {
+	for k, v := range ev {
+		if strings.IndexByte(k, 0) >= 0 {
+			return true
+		}
+		switch x := v.(type) {
+		case string:
+			if strings.IndexByte(x, 0) >= 0 {
+				return true
+			}
+		case []string:
+			for _, s := range x {
+				if strings.IndexByte(s, 0) >= 0 {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func parse(source string, raw []byte, ref time.Time) Result {
 	if p, ok := parsers[source]; ok {
 		if ev, ts, ok := p(raw, ref); ok {
 			return Result{Event: ev, Time: ts, Parsed: true, Parser: source}
@@ -84,6 +118,26 @@ func Parse(source string, raw []byte, ref time.Time) Result {
 	}
 	ev, ts, ok := parseGeneric(raw, ref)
 	return Result{Event: ev, Time: ts, Parsed: ok, Parser: "generic"}
+}
+
+// withoutNUL returns ev with NUL characters in names and values replaced.
+func withoutNUL(ev Event) Event {
+	const nul, repl = "\x00", "\uFFFD"
+	out := make(Event, len(ev))
+	for k, v := range ev {
+		switch x := v.(type) {
+		case string:
+			v = strings.ReplaceAll(x, nul, repl)
+		case []string:
+			y := make([]string, len(x))
+			for i, s := range x {
+				y[i] = strings.ReplaceAll(s, nul, repl)
+			}
+			v = y
+		}
+		out[strings.ReplaceAll(k, nul, repl)] = v
+	}
+	return out
 }
 
 // Fields of an event that name nodes, by node type.
