@@ -7,20 +7,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/search"
 )
-
-type artifactItem struct {
-	Source    *string         `json:"source"`
-	Raw       *string         `json:"raw"`
-	Timestamp *string         `json:"timestamp"`
-	Metadata  json.RawMessage `json:"metadata"`
-}
 
 type itemError struct {
 	Index  int    `json:"index"`
@@ -28,70 +23,153 @@ type itemError struct {
 	Reason string `json:"reason"`
 }
 
+// itemWarning says that an accepted item was stored altered.
+type itemWarning struct {
+	Index int    `json:"index"`
+	Field string `json:"field"`
+	Issue string `json:"issue"`
+}
+
+// altered is the warning of a field whose text could not be kept as sent.
+const altered = "invalid UTF-8 or an unpaired UTF-16 surrogate escape, replaced by U+FFFD: the stored text differs from the bytes sent"
+
+// itemFields are the members of an artifact item.
+var itemFields = map[string]*shape{"source": nil, "raw": nil, "timestamp": nil, "metadata": nil}
+
 // parseArtifact validates one item of a batch against the limits of
-// docs/api.md (Artifacts); a bad item is rejected alone, the rest kept.
-func parseArtifact(raw json.RawMessage, now time.Time) (*vigil.Artifact, *vigil.FieldIssue) {
-	// null would decode into an empty item and be reported as a missing
-	// source; it is not an object.
-	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-		return nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+// docs/api.md (Artifacts), a bad item rejected alone: an object with
+// exactly the members source, raw, timestamp and metadata, each at most
+// once and in that case. It returns the fields whose text was altered to
+// be stored (invalid UTF-8).
+func parseArtifact(item []byte, now time.Time) (*vigil.Artifact, []string, *vigil.FieldIssue) {
+	w := walker{b: item}
+	w.ws()
+	if w.i >= len(w.b) || w.b[w.i] != '{' {
+		return nil, nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
 	}
-	var it artifactItem
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&it); err != nil {
-		fi := vigil.ErrorDetails(jsonError(err))
-		if len(fi) == 0 {
-			return nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+	// One walk finds each member's value, a repeated or unknown name, and
+	// a name repeated inside metadata.
+	var vals [4][]byte // source, raw, timestamp, metadata
+	w.i++
+	w.depth++
+	for first := true; ; first = false {
+		w.ws()
+		if w.i < len(w.b) && w.b[w.i] == '}' && first {
+			break
 		}
-		if fi[0].Field == "body" {
-			fi[0] = vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+		if w.i >= len(w.b) || w.b[w.i] != '"' {
+			return nil, nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
 		}
-		return nil, &fi[0]
+		lit, _ := w.str()
+		name, ok := memberName(lit)
+		if !ok {
+			return nil, nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+		}
+		slot := slices.Index([]string{"source", "raw", "timestamp", "metadata"}, name)
+		switch {
+		case slot < 0:
+			return nil, nil, &vigil.FieldIssue{Field: name, Issue: unknownField(name, itemFields)}
+		case vals[slot] != nil:
+			return nil, nil, &vigil.FieldIssue{Field: name, Issue: "duplicate key"}
+		}
+		w.ws()
+		w.i++ // ':'
+		w.ws()
+		start := w.i
+		w.path = append(w.path[:0], pathElem{name: name})
+		if !w.value(nil, true) {
+			if w.issue != nil {
+				return nil, nil, w.issue
+			}
+			return nil, nil, &vigil.FieldIssue{Field: "artifact", Issue: "must be an object"}
+		}
+		vals[slot] = item[start:w.i]
+		w.ws()
+		if w.i < len(w.b) && w.b[w.i] == ',' {
+			w.i++
+			continue
+		}
+		break
 	}
-	if it.Source == nil {
-		return nil, &vigil.FieldIssue{Field: "source", Issue: "is required"}
+	var changed []string
+	str := func(field string, v []byte) (*string, *vigil.FieldIssue) {
+		if v == nil || string(v) == "null" {
+			return nil, nil
+		}
+		if v[0] != '"' {
+			return nil, &vigil.FieldIssue{Field: field, Issue: "must be a string"}
+		}
+		t, alt, ok := jsonText(v)
+		if !ok {
+			return nil, &vigil.FieldIssue{Field: field, Issue: "must be a string"}
+		}
+		if alt {
+			changed = append(changed, field)
+		}
+		return &t, nil
 	}
-	if issue := vigil.ValidateSource(*it.Source); issue != "" {
-		return nil, &vigil.FieldIssue{Field: "source", Issue: issue}
+	source, issue := str("source", vals[0])
+	if issue != nil {
+		return nil, nil, issue
 	}
-	if it.Raw == nil {
-		return nil, &vigil.FieldIssue{Field: "raw", Issue: "is required"}
+	raw, issue := str("raw", vals[1])
+	if issue != nil {
+		return nil, nil, issue
 	}
-	if len(*it.Raw) == 0 || len(*it.Raw) > vigil.MaxRawBytes {
-		return nil, &vigil.FieldIssue{Field: "raw", Issue: "must be 1 byte to 1 MiB"}
+	ts, issue := str("timestamp", vals[2])
+	if issue != nil {
+		return nil, nil, issue
 	}
-	a := &vigil.Artifact{ID: vigil.NewID(), Source: *it.Source, Raw: *it.Raw, Timestamp: now, TimestampDefaulted: true,
+	if source == nil {
+		return nil, nil, &vigil.FieldIssue{Field: "source", Issue: "is required"}
+	}
+	if issue := vigil.ValidateSource(*source); issue != "" {
+		return nil, nil, &vigil.FieldIssue{Field: "source", Issue: issue}
+	}
+	if raw == nil {
+		return nil, nil, &vigil.FieldIssue{Field: "raw", Issue: "is required"}
+	}
+	if len(*raw) == 0 || len(*raw) > vigil.MaxRawBytes {
+		return nil, nil, &vigil.FieldIssue{Field: "raw", Issue: "must be 1 byte to 1 MiB"}
+	}
+	a := &vigil.Artifact{ID: vigil.NewID(), Source: *source, Raw: *raw, Timestamp: now, TimestampDefaulted: true,
 		CreatedAt: now, Metadata: json.RawMessage("{}")}
-	if it.Timestamp != nil {
-		t, err := time.Parse(time.RFC3339Nano, *it.Timestamp)
+	if ts != nil {
+		t, err := time.Parse(time.RFC3339Nano, *ts)
 		if err != nil {
-			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be an RFC 3339 timestamp"}
+			return nil, nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be an RFC 3339 timestamp"}
 		}
 		if !vigil.ValidTimestamp(t) {
-			return nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be between 1900 and 2200"}
+			return nil, nil, &vigil.FieldIssue{Field: "timestamp", Issue: "must be between 1900 and 2200"}
 		}
 		a.Timestamp, a.TimestampDefaulted = t.UTC(), false
 	}
-	if m := bytes.TrimSpace(it.Metadata); len(m) > 0 && !bytes.Equal(m, []byte("null")) {
+	if m := vals[3]; m != nil && string(m) != "null" {
 		if m[0] != '{' {
-			return nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be an object"}
+			return nil, nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be an object"}
 		}
 		if len(m) > vigil.MaxMetadataSize {
-			return nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be at most 64 KiB"}
+			return nil, nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be at most 64 KiB"}
+		}
+		// Stored as text, which neither store takes with invalid UTF-8
+		// (PostgreSQL refuses it, the worker would fail the batch on every
+		// try): replaced as in raw, and said so.
+		if !utf8.Valid(m) {
+			m = validUTF8(m)
+			changed = append(changed, "metadata")
 		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, m); err != nil {
-			return nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be an object"}
+			return nil, nil, &vigil.FieldIssue{Field: "metadata", Issue: "must be an object"}
 		}
 		a.Metadata = compact.Bytes()
 	}
-	return a, nil
+	return a, changed, nil
 }
 
 func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
 	var b struct {
-		Artifacts *[]json.RawMessage `json:"artifacts"`
+		Artifacts *[]batchItem `json:"artifacts"`
 	}
 	if err := decode(w, r, &b); err != nil {
 		s.fail(w, r, err)
@@ -113,11 +191,15 @@ func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
 	accepted := make([]*vigil.Artifact, 0, len(*b.Artifacts))
 	ids := make([]string, 0, len(*b.Artifacts))
 	errs := []itemError{}
+	warns := []itemWarning{}
 	for i, raw := range *b.Artifacts {
-		a, issue := parseArtifact(raw, now)
+		a, changed, issue := parseArtifact(raw, now)
 		if issue != nil {
 			errs = append(errs, itemError{Index: i, Field: issue.Field, Reason: issue.Field + ": " + issue.Issue})
 			continue
+		}
+		for _, f := range changed {
+			warns = append(warns, itemWarning{Index: i, Field: f, Issue: altered})
 		}
 		a.OrgID = org
 		accepted = append(accepted, a)
@@ -134,7 +216,7 @@ func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ok(w, http.StatusAccepted, "Artifacts accepted for processing", map[string]any{
-		"accepted": len(accepted), "rejected": len(errs), "ids": ids, "errors": errs,
+		"accepted": len(accepted), "rejected": len(errs), "ids": ids, "errors": errs, "warnings": warns,
 	})
 }
 

@@ -1,12 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
 	"mime"
 	"net/http"
+	"reflect"
 	"strings"
 
 	"github.com/vigil-soc/vigil"
@@ -86,8 +88,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeJSON(w, status, errorBody{Message: vigil.ErrorMessage(err), Error: errorInfo{Code: code, Details: details}})
 }
 
-// decode reads a JSON body into dst, refusing unknown fields, trailing
-// data, wrong media types and bodies over MaxBodyBytes.
+// decode reads a JSON body into dst, refusing unknown fields, names in
+// another case than the field's, names repeated in one object (checkKeys),
+// trailing data, wrong media types and bodies over MaxBodyBytes.
 func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
@@ -95,8 +98,14 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 			return vigil.Errorf(vigil.EUNSUPPORTED, "request body must be application/json")
 		}
 	}
-	body := http.MaxBytesReader(w, r.Body, MaxBodyBytes)
-	dec := json.NewDecoder(body)
+	body, err := readBody(w, r)
+	if err != nil {
+		return jsonError(err)
+	}
+	if issue := checkKeys(body, shapeOf(reflect.TypeOf(dst))); issue != nil {
+		return vigil.Invalid(*issue)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(dst); err != nil {
 		return jsonError(err)
@@ -110,6 +119,14 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 		return vigil.InvalidField("body", "must hold a single JSON value")
 	}
 	return nil
+}
+
+// readBody reads a request body of at most MaxBodyBytes. The buffer grows
+// as the body arrives: a Content-Length alone reserves nothing.
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), 64<<10)+bytes.MinRead))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	return buf.Bytes(), err
 }
 
 // jsonError turns a decoding error into an EINVALID naming the field, or

@@ -39,6 +39,9 @@ type PostResult struct {
 	Rejected int
 	IDs      []string
 	Errors   []ItemError
+	// Warnings name the accepted items' fields stored altered (invalid
+	// UTF-8 replaced by U+FFFD).
+	Warnings []ItemWarning
 
 	// Of an error envelope.
 	Code    string
@@ -53,6 +56,13 @@ type ItemError struct {
 	Index  int    `json:"index"`
 	Field  string `json:"field"`
 	Reason string `json:"reason"`
+}
+
+// ItemWarning says that a field of an accepted item was stored altered.
+type ItemWarning struct {
+	Index int    `json:"index"`
+	Field string `json:"field"`
+	Issue string `json:"issue"`
 }
 
 // PostArtifacts posts one batch.
@@ -89,15 +99,16 @@ func (c *Client) PostArtifactsJSON(ctx context.Context, body []byte) (PostResult
 		return res, nil
 	}
 	var data struct {
-		Accepted int         `json:"accepted"`
-		Rejected int         `json:"rejected"`
-		IDs      []string    `json:"ids"`
-		Errors   []ItemError `json:"errors"`
+		Accepted int           `json:"accepted"`
+		Rejected int           `json:"rejected"`
+		IDs      []string      `json:"ids"`
+		Errors   []ItemError   `json:"errors"`
+		Warnings []ItemWarning `json:"warnings"`
 	}
 	if err := json.Unmarshal(env.Data, &data); err != nil {
 		return res, fmt.Errorf("POST /v1/artifacts: reply data: %w", err)
 	}
-	res.Accepted, res.Rejected, res.IDs, res.Errors = data.Accepted, data.Rejected, data.IDs, data.Errors
+	res.Accepted, res.Rejected, res.IDs, res.Errors, res.Warnings = data.Accepted, data.Rejected, data.IDs, data.Errors, data.Warnings
 	return res, nil
 }
 

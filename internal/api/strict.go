@@ -1,0 +1,483 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf16"
+	"unicode/utf8"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Request bodies are read strictly. encoding/json matches a member name to
+// a field without regard to case ("RAW" fills raw) and keeps the last of a
+// name given twice, so one body could mean different things to Vigil and
+// to whatever checked it on the way (a proxy, a WAF, the sender's own
+// validation). Before a body is decoded, checkKeys walks it once: a member
+// name given twice in one object, anywhere (metadata and rule conditions
+// included), and a name that is not exactly one of a struct's fields are
+// refused with 400 naming the field. The walk copies nothing and skips
+// string contents with bytes.IndexByte; a body it cannot read is left to
+// encoding/json to describe.
+
+// shape is what checkKeys knows of the JSON a Go type decodes: the exact
+// member names of a struct, the elements of a slice, or nothing (nil:
+// free-form JSON, whose names may be anything, each once per object).
+type shape struct {
+	fields map[string]*shape // a struct: its JSON member names
+	elem   *shape            // a slice or array
+	opaque bool              // checked where it is decoded (batchItem)
+}
+
+var shapes sync.Map // reflect.Type → *shape
+
+// shapeOf returns the shape of what t decodes.
+func shapeOf(t reflect.Type) *shape {
+	if s, ok := shapes.Load(t); ok {
+		return s.(*shape)
+	}
+	s := buildShape(t, map[reflect.Type]bool{})
+	shapes.Store(t, s)
+	return s
+}
+
+var (
+	rawMessageType = reflect.TypeFor[json.RawMessage]()
+	batchItemType  = reflect.TypeFor[batchItem]()
+)
+
+func buildShape(t reflect.Type, seen map[reflect.Type]bool) *shape {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch {
+	case t == batchItemType:
+		return &shape{opaque: true}
+	case t == rawMessageType || seen[t]:
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		seen[t] = true
+		s := &shape{fields: map[string]*shape{}}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" {
+				continue
+			}
+			if f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct {
+				// encoding/json lifts an embedded struct's fields.
+				if e := buildShape(f.Type, seen); e != nil {
+					maps.Copy(s.fields, e.fields)
+				}
+				continue
+			}
+			if !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			s.fields[name] = buildShape(f.Type, seen)
+		}
+		delete(seen, t)
+		return s
+	case reflect.Slice, reflect.Array:
+		if e := buildShape(t.Elem(), seen); e != nil {
+			return &shape{elem: e}
+		}
+	}
+	return nil
+}
+
+// batchItem is one item of an artifact batch, kept as its JSON text and
+// checked by parseArtifact, so that a bad item is refused alone.
+type batchItem []byte
+
+// UnmarshalJSON keeps a copy of the item's text, as json.RawMessage does.
+func (b *batchItem) UnmarshalJSON(data []byte) error {
+	*b = append((*b)[:0], data...)
+	return nil
+}
+
+// maxWalkDepth matches encoding/json's nesting limit: deeper bodies are
+// left to it to refuse.
+const maxWalkDepth = 10000
+
+// walker reads JSON text without decoding it. A syntax error stops it
+// (ok false); it is then encoding/json's to report.
+type walker struct {
+	b     []byte
+	i     int
+	depth int
+	path  []pathElem // of the value being walked, formatted only for an issue
+	issue *vigil.FieldIssue
+}
+
+type pathElem struct {
+	name  string
+	index int // of an array element when name == ""
+}
+
+// checkKeys returns the first member of body named twice in its object,
+// or not exactly as s names it, as a field issue; nil when there is none
+// or body is not JSON.
+func checkKeys(body []byte, s *shape) *vigil.FieldIssue {
+	w := walker{b: body}
+	w.value(s, true)
+	return w.issue
+}
+
+func (w *walker) ws() {
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ' ', '\t', '\n', '\r':
+			w.i++
+		default:
+			return
+		}
+	}
+}
+
+// fail records issue at the current path (plus name) and stops the walk.
+func (w *walker) fail(name, issue string) bool {
+	field := formatPath(w.path)
+	if name != "" {
+		if field != "" {
+			field += "."
+		}
+		field += name
+	}
+	if field == "" {
+		field = "body"
+	}
+	w.issue = &vigil.FieldIssue{Field: field, Issue: issue}
+	return false
+}
+
+func formatPath(p []pathElem) string {
+	var b strings.Builder
+	for _, e := range p {
+		if e.name == "" {
+			b.WriteString("[" + strconv.Itoa(e.index) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(e.name)
+	}
+	return b.String()
+}
+
+// str steps over the string literal at w.i and returns it, quotes
+// included.
+func (w *walker) str() ([]byte, bool) {
+	start := w.i
+	j := w.i + 1
+	for {
+		k := bytes.IndexByte(w.b[j:], '"')
+		if k < 0 {
+			return nil, false
+		}
+		j += k
+		// The quote ends the string unless an odd run of backslashes
+		// escapes it.
+		n := 0
+		for p := j - 1; p > start && w.b[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			w.i = j
+			return w.b[start:j], true
+		}
+	}
+}
+
+// value walks one value of shape s; check is false inside an opaque value,
+// which is only stepped over.
+func (w *walker) value(s *shape, check bool) bool {
+	w.ws()
+	if w.i >= len(w.b) {
+		return false
+	}
+	switch w.b[w.i] {
+	case '{':
+		return w.object(s, check)
+	case '[':
+		w.depth++
+		if w.depth > maxWalkDepth {
+			return false
+		}
+		w.i++
+		var elem *shape
+		if s != nil {
+			elem = s.elem
+		}
+		w.ws()
+		if w.i < len(w.b) && w.b[w.i] == ']' {
+			w.i++
+			w.depth--
+			return true
+		}
+		for n := 0; ; n++ {
+			w.path = append(w.path, pathElem{index: n})
+			if !w.value(elem, check) {
+				return false
+			}
+			w.path = w.path[:len(w.path)-1]
+			w.ws()
+			if w.i >= len(w.b) {
+				return false
+			}
+			switch w.b[w.i] {
+			case ',':
+				w.i++
+			case ']':
+				w.i++
+				w.depth--
+				return true
+			default:
+				return false
+			}
+		}
+	case '"':
+		_, ok := w.str()
+		return ok
+	}
+	// A number, true, false or null: up to the next delimiter.
+	for w.i < len(w.b) {
+		switch w.b[w.i] {
+		case ',', ']', '}', ' ', '\t', '\n', '\r':
+			return true
+		}
+		w.i++
+	}
+	return true
+}
+
+func (w *walker) object(s *shape, check bool) bool {
+	w.depth++
+	if w.depth > maxWalkDepth {
+		return false
+	}
+	w.i++
+	if s != nil && s.opaque {
+		check = false
+	}
+	var names []string // of this object, to find a repeated one
+	var set map[string]bool
+	w.ws()
+	if w.i < len(w.b) && w.b[w.i] == '}' {
+		w.i++
+		w.depth--
+		return true
+	}
+	for {
+		w.ws()
+		if w.i >= len(w.b) || w.b[w.i] != '"' {
+			return false
+		}
+		lit, ok := w.str()
+		if !ok {
+			return false
+		}
+		var child *shape
+		if check {
+			name, ok := memberName(lit)
+			if !ok {
+				return false
+			}
+			switch {
+			case set != nil:
+				if set[name] {
+					return w.fail(name, "duplicate key")
+				}
+				set[name] = true
+			default:
+				for _, n := range names {
+					if n == name {
+						return w.fail(name, "duplicate key")
+					}
+				}
+				names = append(names, name)
+				if len(names) > 16 {
+					set = make(map[string]bool, 32)
+					for _, n := range names {
+						set[n] = true
+					}
+				}
+			}
+			if s != nil && s.fields != nil {
+				c, known := s.fields[name]
+				if issue := unknownField(name, s.fields); !known && issue != "unknown field" {
+					return w.fail(name, issue)
+				}
+				// Any other unknown name is encoding/json's to refuse.
+				child = c
+			}
+			w.path = append(w.path, pathElem{name: name})
+		}
+		w.ws()
+		if w.i >= len(w.b) || w.b[w.i] != ':' {
+			return false
+		}
+		w.i++
+		if !w.value(child, check) {
+			return false
+		}
+		if check {
+			w.path = w.path[:len(w.path)-1]
+		}
+		w.ws()
+		if w.i >= len(w.b) {
+			return false
+		}
+		switch w.b[w.i] {
+		case ',':
+			w.i++
+		case '}':
+			w.i++
+			w.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// memberName decodes a member name's literal (quotes included).
+func memberName(lit []byte) (string, bool) {
+	s, _, ok := jsonText(lit)
+	return s, ok
+}
+
+// unknownField says why name is not a field, pointing at the field it
+// names in another case.
+func unknownField(name string, fields map[string]*shape) string {
+	for f := range fields {
+		if strings.EqualFold(f, name) {
+			return fmt.Sprintf("unknown field (names are case-sensitive: %q)", f)
+		}
+	}
+	return "unknown field"
+}
+
+// jsonText decodes a string literal (quotes included), as encoding/json
+// does, and reports whether the text had to be altered: invalid UTF-8 and
+// unpaired UTF-16 surrogate escapes are replaced by U+FFFD. ok is false
+// for an invalid escape.
+func jsonText(lit []byte) (s string, altered, ok bool) {
+	in := lit[1 : len(lit)-1]
+	valid := utf8.Valid(in)
+	if bytes.IndexByte(in, '\\') < 0 {
+		if valid {
+			return string(in), false, true
+		}
+		return string(validUTF8(in)), true, true
+	}
+	out := make([]byte, 0, len(in))
+	altered = !valid
+	for len(in) > 0 {
+		k := bytes.IndexByte(in, '\\')
+		if k < 0 {
+			k = len(in)
+		}
+		// A backslash is never part of a multi-byte sequence: each run
+		// between escapes is whole.
+		if valid {
+			out = append(out, in[:k]...)
+		} else {
+			out = append(out, validUTF8(in[:k])...)
+		}
+		if in = in[k:]; len(in) == 0 {
+			break
+		}
+		if len(in) < 2 {
+			return "", false, false
+		}
+		switch e := in[1]; e {
+		case '"', '\\', '/':
+			out = append(out, e)
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		case 'u':
+			r, ok := hex4(in[2:])
+			if !ok {
+				return "", false, false
+			}
+			in = in[6:]
+			if utf16.IsSurrogate(r) {
+				if len(in) >= 6 && in[0] == '\\' && in[1] == 'u' {
+					if r2, ok := hex4(in[2:]); ok {
+						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+							out = utf8.AppendRune(out, d)
+							in = in[6:]
+							continue
+						}
+					}
+				}
+				r, altered = utf8.RuneError, true
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		default:
+			return "", false, false
+		}
+		in = in[2:]
+	}
+	return string(out), altered, true
+}
+
+func hex4(b []byte) (rune, bool) {
+	if len(b) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range b[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		case c >= 'A' && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}
+
+// validUTF8 returns b with each byte that is not part of valid UTF-8
+// replaced by U+FFFD, as encoding/json replaces them in strings.
+func validUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, n := utf8.DecodeRune(b)
+		if r == utf8.RuneError && n == 1 {
+			out = append(out, "\uFFFD"...)
+		} else {
+			out = append(out, b[:n]...)
+		}
+		b = b[n:]
+	}
+	return out
+}
