@@ -50,7 +50,7 @@ const maxTokenLen = 16 << 10
 // Claims are the verified claims of a token.
 type Claims struct {
 	Subject     string   // "sub"
-	OrgID       string   // "org_id", required, ValidOrgID
+	OrgID       string   // "org_id", required, vigil.ValidOrgID
 	Roles       []string // "roles" (role names of that org), optional
 	Permissions []string // "permissions", optional
 	ExpiresAt   time.Time
@@ -283,7 +283,7 @@ func (tc *tokenClaims) claims() (*Claims, error) {
 	if org == "" { // also JSON null
 		return nil, unauthorized("token has no org_id", nil)
 	}
-	if !ValidOrgID(org) {
+	if !vigil.ValidOrgID(org) {
 		return nil, unauthorized("invalid org_id claim", nil)
 	}
 	if tc.Subject != "" && !validSubject(tc.Subject) {

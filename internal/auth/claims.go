@@ -12,36 +12,16 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
-// Identity claims. Every request acts for the org of its token: the org id
-// is written into every record, compared in every query, logged with every
-// request, and must be storable by both stores. So it is an identifier of
-// a fixed shape, checked before anything reads it:
+// Identity claims, checked before anything reads them:
 //
-//	org_id  1..128 bytes: an ASCII letter or digit, then letters, digits, '_', '.', ':', '@' or '-'
-//	        (UUIDs, slugs, "tenant:acme@eu-1" all fit; blanks, '/', control characters and NUL do not)
+//	org_id  vigil.ValidOrgID
 //	sub     optional; when present at most 256 bytes of UTF-8, not only blanks, no control
 //	        characters (NUL, newlines, escapes): identity providers' subjects ("auth0|5f7c…",
 //	        e-mail addresses, "CN=Jane Doe,O=Acme") fit
 //	roles   each a possible role name: 1..100 characters, no NUL
-const (
-	MaxOrgIDLen   = 128
-	MaxSubjectLen = 256
-)
 
-// ValidOrgID reports whether s has the shape of an org id.
-func ValidOrgID(s string) bool {
-	if len(s) < 1 || len(s) > MaxOrgIDLen || !alnum(s[0]) {
-		return false
-	}
-	for i := 1; i < len(s); i++ {
-		if c := s[i]; !alnum(c) && !strings.ContainsRune("_.:@-", rune(c)) {
-			return false
-		}
-	}
-	return true
-}
-
-func alnum(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' }
+// MaxSubjectLen bounds the sub claim.
+const MaxSubjectLen = 256
 
 // validSubject reports whether a non-empty sub claim may name a caller.
 func validSubject(s string) bool {

@@ -22,7 +22,7 @@ type mintClaims struct {
 // roles and permissions (empty ones omitted), issued and valid from now and
 // expiring after ttl; c.ExpiresAt is ignored. Times have second precision.
 // Mint returns EINVALID if secret is shorter than MinSecretLen, c.OrgID is
-// not a ValidOrgID, c.Subject is not a possible subject, ttl is not positive
+// not a vigil.ValidOrgID, c.Subject is not a possible subject, ttl is not positive
 // or now is zero.
 func Mint(secret []byte, c Claims, ttl time.Duration, now time.Time) (string, error) {
 	const op = "auth.Mint"
@@ -33,8 +33,8 @@ func Mint(secret []byte, c Claims, ttl time.Duration, now time.Time) (string, er
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: shortSecret}
 	case c.OrgID == "":
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "empty org_id"}
-	case !ValidOrgID(c.OrgID):
-		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "org_id must be 1..128 ASCII letters, digits, '_', '.', ':', '@' or '-', starting with a letter or digit"}
+	case !vigil.ValidOrgID(c.OrgID):
+		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "org_id must be " + vigil.OrgIDRule}
 	case c.Subject != "" && !validSubject(c.Subject):
 		return "", &vigil.Error{Code: vigil.EINVALID, Op: op, Message: "sub must be at most 256 bytes of text without control characters"}
 	case ttl <= 0:

@@ -174,6 +174,10 @@ func (c *Config) check() error {
 	if c.Org == "" && c.OrgFrom == "" {
 		errs = append(errs, errors.New("org is required (…?org=<org id>), or org-from with client-ca on tls://"))
 	}
+	if c.Org != "" && !vigil.ValidOrgID(c.Org) {
+		// What no token can name, no one could read.
+		errs = append(errs, fmt.Errorf("org must be %s, not %.140q", vigil.OrgIDRule, c.Org))
+	}
 	if c.Network == "tls" {
 		if c.CertFile == "" || c.KeyFile == "" {
 			errs = append(errs, errors.New("tls:// needs cert and key (PEM files)"))

@@ -37,6 +37,9 @@ func TestParseURL(t *testing.T) {
 		{name: "message too large", url: "tcp://:601?org=a&max-message=2MiB", err: "max-message"},
 		{name: "message too small", url: "tcp://:601?org=a&max-message=10", err: "max-message"},
 		{name: "repeated", url: "tcp://:601?org=a&org=b", err: "given 2 times"},
+		{name: "org with a blank", url: "tcp://:601?org=acme%20corp", err: "org must be"},
+		{name: "org with a slash", url: "tcp://:601?org=acme/eu", err: "org must be"},
+		{name: "org of 129 bytes", url: "tcp://:601?org=" + strings.Repeat("o", 129), err: "org must be"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -9,7 +9,8 @@ import (
 	"log/slog"
 	"os"
 	"time"
-	"unicode"
+
+	"github.com/vigil-soc/vigil"
 )
 
 // tlsConfig loads a TLS listener's certificate and, for mutual TLS, the
@@ -94,19 +95,11 @@ func certOrg(cert *x509.Certificate, from string) string {
 	return ""
 }
 
-// checkOrg refuses an org id no token could carry sensibly: empty, over
-// 128 bytes, or with control characters or spaces.
+// checkOrg refuses an org id no token could carry (vigil.ValidOrgID): its
+// artifacts would be stored where no one can read them.
 func checkOrg(org string) error {
-	if org == "" {
-		return errors.New("empty")
-	}
-	if len(org) > 128 {
-		return errors.New("longer than 128 bytes")
-	}
-	for _, r := range org {
-		if unicode.IsControl(r) || unicode.IsSpace(r) {
-			return errors.New("has spaces or control characters")
-		}
+	if !vigil.ValidOrgID(org) {
+		return errors.New("not an org id (" + vigil.OrgIDRule + ")")
 	}
 	return nil
 }
