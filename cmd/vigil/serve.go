@@ -78,6 +78,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return err
 		}
 		defer lock.Release() // after everything else closed (deferred first)
+		warnOpenDataDir(c.DataDir, log)
 	}
 	store, err := openStore(ctx, &c, log)
 	if err != nil {
@@ -364,6 +365,19 @@ func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store
 	go srv.Serve(ln)
 	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("serves", "metrics, healthz, readyz"))
 	return srv, nil
+}
+
+// warnOpenDataDir says when the data dir lets others in. Vigil creates it
+// 0700 and its files 0600, and never changes the mode of one that exists:
+// an operator may open it to a group (a backup agent) on purpose.
+func warnOpenDataDir(dir string, log *slog.Logger) {
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm()&0o077 == 0 {
+		return
+	}
+	log.Warn("the data dir is open to other users: it holds the database, the queue and the JWT secret; "+
+		"Vigil creates its files 0600, but chmod 700 the directory unless you opened it on purpose",
+		slog.String("data_dir", dir), slog.String("mode", fmt.Sprintf("%#o", fi.Mode().Perm())))
 }
 
 // store is what a process opens and hands to its parts: the store

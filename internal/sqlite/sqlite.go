@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/url"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -86,6 +87,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
+	if err := createPrivate(abs); err != nil {
+		return nil, err
+	}
 	// dsn is the database with the common pragmas, then extra ones (a
 	// later cache_size overrides the common one).
 	dsn := func(txlock string, extra ...string) string {
@@ -153,6 +157,30 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	s.c, s.stopCheckpoint, s.checkpointDone = c, make(chan struct{}), make(chan struct{})
 	go checkpointLoop(c, s.stopCheckpoint, s.checkpointDone)
 	return s, nil
+}
+
+// createPrivate creates the database file, empty, readable and writable
+// by its owner only, unless it exists. SQLite would create it 0644 (less
+// the umask), and it creates the -wal and -shm files with the mode of the
+// database file: so all three are 0600, and a mode the operator gave an
+// existing database (0640 for a backup group) is the mode of all three.
+func createPrivate(path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	// Exactly 0600, whatever the umask took away.
+	err = f.Chmod(0o600)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: create %s: %w", path, err)
+	}
+	return nil
 }
 
 // Migrate opens the database at path, applies pending migrations and
