@@ -17,6 +17,12 @@ type Signal struct {
 	Member     string
 	// Nodes the signal adds to the observation, with their roles.
 	Nodes []NodeRef
+	// EngineEvent marks a sensor's report on its own work rather than on
+	// an attack: a Suricata decoder, stream or app-layer event (its
+	// "SURICATA …" signatures). Such signals count only in the orgs that
+	// promote them (EnrichmentSettings.SuricataEngineEvents); elsewhere
+	// their artifacts stay searchable and nothing else comes of them.
+	EngineEvent bool
 }
 
 // WindowState summarizes the signals of one (detector, key) that fired,
@@ -35,12 +41,45 @@ type WindowState struct {
 }
 
 // Finding is the observation a detector makes of a window: its type,
-// severity and description, and the title of the incident it opens.
+// severity and description, the title it gives its incident, and how
+// specific it is.
 type Finding struct {
 	Type        string
 	Severity    string
-	Title       string // the incident's title if this finding opens one
+	Title       string // the incident's title while this finding heads it
 	Description string
+	// Specificity ranks findings of one severity (see TitleRank); the
+	// zero value is SpecificityBehavior.
+	Specificity int
+}
+
+// How precisely a finding names what happened. An incident is named and
+// rated after its most severe finding and, among equally severe ones,
+// the most specific (then the newest): a Suricata signature that names
+// the attack over a threshold on generic events, both over the sensor's
+// own decoder noise.
+const (
+	// SpecificityEngineEvent: a sensor's report on its own decoding (a
+	// Suricata decoder or stream event), not on an attack.
+	SpecificityEngineEvent = -10
+	// SpecificityBehavior: a threshold over generic events (failed
+	// logins, denied ports, odd DNS names).
+	SpecificityBehavior = 0
+	// SpecificitySignature: a rule written for one attack (an IDS
+	// signature), or a success that follows a brute force.
+	SpecificitySignature = 10
+	// SpecificityIndicator: a known-bad indicator (threat intelligence).
+	SpecificityIndicator = 20
+	// SpecificityAnalyst: an observation an analyst recorded.
+	SpecificityAnalyst = 30
+)
+
+// TitleRank orders the observations of an incident for its title and
+// severity: severity first, then specificity (which stays within ±500).
+// The highest rank heads the incident; equal ranks go to the newest
+// observation.
+func TitleRank(severity string, specificity int) int {
+	return SeverityRank(severity)*1000 + max(-500, min(500, specificity))
 }
 
 // Detection is the signals of one (detector, key) in a batch, with the

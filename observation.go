@@ -27,6 +27,11 @@ type Observation struct {
 	// have, in the same transaction, and adds them to NodeIDs after the ids
 	// already there; a ref's Key adds it to KeyNodeIDs.
 	Nodes []NodeRef `json:"-"`
+	// Title is the incident's title while this observation heads it
+	// (TitleRank); Specificity ranks it among observations of its
+	// severity. Set when the observation is recorded.
+	Title       string `json:"-"`
+	Specificity int    `json:"-"`
 }
 
 // ObservationFilter selects observations of one org.

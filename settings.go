@@ -6,20 +6,26 @@ import (
 	"time"
 )
 
-// EnrichmentSettings are one org's switches and limits for enrichment.
-// Each switch turns one provider of internal/enrich on or off.
+// EnrichmentSettings are one org's switches and limits for enrichment,
+// its own networks, and which of its sensors' events detection counts.
+// Each enabled switch turns one provider of internal/enrich on or off.
 type EnrichmentSettings struct {
 	GeoIPEnabled bool `json:"geoip_enabled"`
 	DNSEnabled   bool `json:"dns_enabled"`
 	// WhoisEnabled turns on registration data of addresses and domains:
 	// WHOIS data, fetched over RDAP, the protocol that replaced WHOIS
 	// (the "rdap" provider).
-	WhoisEnabled       bool      `json:"whois_enabled"`
-	ThreatIntelEnabled bool      `json:"threat_intel_enabled"`
-	RateLimit          int       `json:"rate_limit"`
-	CacheTTLHours      int       `json:"cache_ttl_hours"`
-	InternalNetworks   []string  `json:"internal_networks"`
-	UpdatedAt          time.Time `json:"updated_at"`
+	WhoisEnabled       bool     `json:"whois_enabled"`
+	ThreatIntelEnabled bool     `json:"threat_intel_enabled"`
+	RateLimit          int      `json:"rate_limit"`
+	CacheTTLHours      int      `json:"cache_ttl_hours"`
+	InternalNetworks   []string `json:"internal_networks"`
+	// SuricataEngineEvents promotes Suricata's decoder, stream and
+	// app-layer events ("SURICATA …" signatures) to alerts that open
+	// incidents; by default they are capture noise and stay searchable
+	// artifacts only.
+	SuricataEngineEvents bool      `json:"suricata_engine_events"`
+	UpdatedAt            time.Time `json:"updated_at"`
 }
 
 // Ranges of the numeric settings, checked on PUT: rate_limit is look-ups

@@ -46,6 +46,7 @@ type Store interface {
 	RuleStore
 	RoleStore
 	SettingsStore
+	SuppressionStore
 	SignalStore
 }
 
@@ -197,11 +198,38 @@ type SettingsStore interface {
 	PutEnrichmentSettings(ctx context.Context, org string, s *EnrichmentSettings) error
 }
 
+// SuppressionStore keeps each org's suppressions and counts what they
+// swallow.
+type SuppressionStore interface {
+	// CreateSuppression stores s; ECONFLICT when org already has
+	// MaxSuppressions.
+	CreateSuppression(ctx context.Context, org string, s *Suppression) error
+	// GetSuppression returns one suppression of org; ENOTFOUND if org has
+	// none with id.
+	GetSuppression(ctx context.Context, org, id string) (*Suppression, error)
+	// ListSuppressions returns a page of org's suppressions, newest first
+	// (by CreatedAt, ties by id descending), and their total.
+	ListSuppressions(ctx context.Context, org string, p Page) ([]*Suppression, int, error)
+	// UpdateSuppression applies u; ENOTFOUND if org has none with id.
+	UpdateSuppression(ctx context.Context, org, id string, u SuppressionUpdate, now time.Time) (*Suppression, error)
+	// DeleteSuppression removes one suppression of org; ENOTFOUND if org
+	// has none with id.
+	DeleteSuppression(ctx context.Context, org, id string) error
+	// CountSuppressed records what suppressions of org swallowed at now,
+	// once per (suppression, detector, key, artifact), so that a
+	// redelivered artifact counts once: each suppression's count grows
+	// by its hits not recorded before, and its LastSuppressedAt becomes
+	// now. Hits of suppressions org no longer has are dropped. It
+	// returns the hits newly counted.
+	CountSuppressed(ctx context.Context, org string, hits []SuppressedSignal, now time.Time) ([]SuppressedSignal, error)
+}
+
 // SignalStore is the housekeeping of the detection state that
 // correlation records (signals and bursts).
 type SignalStore interface {
 	// PruneSignals forgets, in every org, detection signals older than
-	// before and bursts whose last signal is older; it returns how many
-	// signals it forgot.
+	// before, bursts whose last signal is older, and the record of
+	// suppressed signals counted before it; it returns how many
+	// detection signals it forgot.
 	PruneSignals(ctx context.Context, before time.Time) (int, error)
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/rules"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/suppress"
 	"github.com/vigil-soc/vigil/internal/syslog"
 )
 
@@ -129,7 +130,11 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorkers()
 	policy := vigil.CorrelationPolicy{Window: c.CorrWindow, HubLimit: c.HubLimit}
-	proc := pipeline.NewProcessor(store, log, metrics)
+	// One cache of each org's suppressions and detection settings for the
+	// workers, which the API of this process invalidates on writes; other
+	// processes see a write within suppress.DefaultTTL.
+	screens := suppress.NewCache(store, suppress.DefaultTTL, log)
+	proc := pipeline.NewProcessor(store, log, metrics).WithSuppressions(screens)
 	if !c.DetectionOff {
 		proc.WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy)
 	}
@@ -230,7 +235,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	handler := api.New(api.Config{
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
 		Ready: ready, Logger: log, Registry: reg,
-		Correlation: policy, AccessLog: c.AccessLog,
+		Correlation: policy, AccessLog: c.AccessLog, Screens: screens,
 		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
 		Reclassify: reclassify,
 		BodyBudget: c.BodyBudget, ClientBodyBudget: c.ClientBodyBudget, BodyMinRate: c.BodyMinRate,

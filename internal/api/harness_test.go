@@ -13,14 +13,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/rules"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/suppress"
 )
 
 var testSecret = []byte("test-secret-0123456789abcdef0123456789abcdef")
@@ -40,12 +44,26 @@ type env struct {
 // does, instead of storing them in the request.
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return newEnvWith(t, nil)
+	return buildEnv(t, false, nil)
+}
+
+// newDetectingEnv is newEnv with the pipeline's detection on, wired as
+// vigil serve wires it: one cache of the orgs' suppressions and settings
+// shared by the API (which invalidates it on writes) and the workers, and
+// the pipeline's metrics on the API's /metrics.
+func newDetectingEnv(t testing.TB) *env {
+	t.Helper()
+	return buildEnv(t, true, nil)
 }
 
 // newEnvWith is newEnv with the server's configuration changed by
 // configure (which may wrap the store) before the server is built.
 func newEnvWith(t testing.TB, configure func(*api.Config)) *env {
+	t.Helper()
+	return buildEnv(t, false, configure)
+}
+
+func buildEnv(t testing.TB, detection bool, configure func(*api.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	var store api.Store
@@ -66,15 +84,22 @@ func newEnvWith(t testing.TB, configure func(*api.Config)) *env {
 	if err != nil {
 		t.Fatalf("verifier: %v", err)
 	}
-	var ingester api.Ingester = pipeline.NewDirect(store, nil)
+	reg := prometheus.NewRegistry()
+	m := pipeline.NewMetrics(reg)
+	proc := pipeline.NewProcessor(store, nil, m)
+	screens := suppress.NewCache(store, suppress.DefaultTTL, nil)
+	if detection {
+		proc.WithSuppressions(screens).WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), vigil.DefaultCorrelationPolicy())
+	}
+	var ingester api.Ingester = pipeline.NewDirectProcessor(proc)
 	if os.Getenv("VIGIL_TEST_API_QUEUE") == "jetstream" {
-		ingester = queuedIngester(t, store)
+		ingester = queuedIngester(t, proc, m)
 	}
 	// Re-classification after rule writes runs in the background, as in
 	// vigil serve; configure may set Reclassify to nil to keep it from
 	// running.
 	rc := rules.NewReclassifier(store, nil)
-	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester, Reclassify: rc}
+	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester, Reclassify: rc, Registry: reg, Screens: screens}
 	if configure != nil {
 		configure(&cfg)
 	}
@@ -89,17 +114,16 @@ func newEnvWith(t testing.TB, configure func(*api.Config)) *env {
 	return &env{t: t, srv: srv, store: store}
 }
 
-// queuedIngester starts an in-process JetStream queue and one worker over
-// store, stopped when the test ends. Replies wait for the worker, so a
-// test reading right after a POST sees its artifacts.
-func queuedIngester(t testing.TB, store api.Store) api.Ingester {
+// queuedIngester starts an in-process JetStream queue and one worker
+// running proc, stopped when the test ends. Replies wait for the worker,
+// so a test reading right after a POST sees its artifacts.
+func queuedIngester(t testing.TB, proc *pipeline.Processor, m *pipeline.Metrics) api.Ingester {
 	t.Helper()
 	q, err := queue.Open(context.Background(), queue.Config{Dir: t.TempDir()}, nil)
 	if err != nil {
 		t.Fatalf("queue: %v", err)
 	}
-	m := pipeline.NewMetrics(nil)
-	w := pipeline.NewWorker(q, pipeline.NewProcessor(store, nil, m), nil, m)
+	w := pipeline.NewWorker(q, proc, nil, m)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); w.Run(ctx) }()

@@ -179,6 +179,9 @@ func (s *Server) createObservation(w http.ResponseWriter, r *http.Request) {
 	o := &vigil.Observation{
 		ID: vigil.NewID(), Type: *b.Type, Description: *b.Description, Severity: vigil.SeverityMedium,
 		NodeIDs: []string{}, ArtifactIDs: []string{}, CreatedAt: now, UpdatedAt: now,
+		// An analyst's own finding names its incident over a detector's
+		// of the same severity.
+		Specificity: vigil.SpecificityAnalyst,
 	}
 	if b.Severity != nil {
 		o.Severity = *b.Severity

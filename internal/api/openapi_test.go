@@ -61,6 +61,11 @@ var extensionRoutes = []struct {
 	{"GET", "/v1/nodes", "observations:read", "incidents:read"},
 	{"GET", "/v1/nodes/:id", "observations:read", "signals:read"},
 	{"GET", "/v1/artifacts/:id", "signals:read", "incidents:read"},
+	{"GET", "/v1/suppressions", "signals:read", "observations:read"},
+	{"GET", "/v1/suppressions/:id", "signals:read", "incidents:read"},
+	{"POST", "/v1/suppressions", "signals:manage", "signals:write"},
+	{"PUT", "/v1/suppressions/:id", "signals:manage", "signals:write"},
+	{"DELETE", "/v1/suppressions/:id", "signals:manage", "observer:read"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -539,6 +544,10 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"cache_ttl_hours": 8761}, "cache_ttl_hours")
 	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"geoip_enabled": "yes"}, "geoip_enabled")
 	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"colour": "red"}, "colour")
+	if set := o.ok("PUT", "/v1/enrichment-settings", admin, map[string]any{"suricata_engine_events": true}, http.StatusOK); set.data()["suricata_engine_events"] != true {
+		t.Errorf("suricata_engine_events not set: %s", set.Raw)
+	}
+	o.bad("PUT", "/v1/enrichment-settings", admin, map[string]any{"suricata_engine_events": "yes"}, "suricata_engine_events")
 	o.call("PUT", "/v1/enrichment-settings", admin, map[string]any{"internal_networks": []string{"not-a-cidr"}}, http.StatusBadRequest)
 
 	// Artifacts.
@@ -815,6 +824,70 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("DELETE", "/v1/classification-rules/"+ruleID, e.token("org-a", "signals:manage"), nil, http.StatusOK)
 	o.call("DELETE", "/v1/classification-rules/"+ruleID, admin, nil, http.StatusNotFound)
 
+	// Suppressions.
+	leaf := func(field, op string, value any) map[string]any {
+		return map[string]any{"field": field, "op": op, "value": value}
+	}
+	sup := o.ok("POST", "/v1/suppressions", admin, map[string]any{
+		"name": "our own scanner", "reason": "weekly authorized scan from the security team's host", "enabled": true,
+		"expires_at": "2199-01-01T00:00:00Z",
+		"conditions": map[string]any{"all": []any{
+			leaf("signal.detector", "in", []string{"port_scan", "host_sweep"}),
+			leaf("signal.source_ip", "cidr", "10.9.0.0/16"),
+			map[string]any{"not": leaf("event.destination.port", "eq", 22)},
+		}},
+	}, http.StatusCreated).data()
+	if sup["active"] != true || sup["suppressed_count"] != float64(0) || sup["last_suppressed_at"] != nil || sup["created_by"] != "analyst@org-a" {
+		t.Errorf("created suppression = %v", sup)
+	}
+	supID := sup["id"].(string)
+	minSup := o.ok("POST", "/api/v1/suppressions", admin, map[string]any{"name": "noisy signature",
+		"conditions": leaf("signal.signature", "prefix", "ET POLICY")}, http.StatusCreated).data()
+	if minSup["enabled"] != true || minSup["expires_at"] != nil || minSup["reason"] != "" {
+		t.Errorf("defaults = %v", minSup)
+	}
+	cond := leaf("signal.user", "eq", "backup")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"conditions": cond}, "name")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x"}, "conditions")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x", "conditions": map[string]any{}}, "conditions")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x", "conditions": map[string]any{"all": []any{
+		leaf("incident.severity", "eq", "high")}}}, "conditions.all[0].field")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x", "conditions": leaf("signal.user", "like", "b")}, "conditions.op")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x", "conditions": cond, "expires_at": "tomorrow"}, "expires_at")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x", "conditions": cond, "reason": strings.Repeat("r", 2001)}, "reason")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": " ", "conditions": cond}, "name")
+	o.bad("POST", "/v1/suppressions", admin, map[string]any{"name": "x", "conditions": cond, "org_id": "org-b"}, "org_id")
+	sl := o.call("GET", "/v1/suppressions?limit=1", admin, nil, http.StatusOK)
+	if sl.data()["total"] != float64(2) || len(sl.data()["suppressions"].([]any)) != 1 {
+		t.Errorf("suppressions list = %s", sl.Raw)
+	}
+	o.badQuery("/v1/suppressions", admin, "limit", "0", true)
+	o.badQuery("/v1/suppressions", admin, "offset", "-1", true)
+	o.call("GET", "/v1/suppressions/"+supID, admin, nil, http.StatusOK)
+	o.call("GET", "/api/v1/suppressions/"+supID, other, nil, http.StatusNotFound)
+	o.call("GET", "/v1/suppressions/"+oasMissingID, admin, nil, http.StatusNotFound)
+	if u := o.ok("PUT", "/v1/suppressions/"+supID, admin, map[string]any{"enabled": false, "expires_at": nil}, http.StatusOK).data(); u["active"] != false || u["expires_at"] != nil {
+		t.Errorf("updated suppression = %v", u)
+	}
+	o.ok("PUT", "/v1/suppressions/"+supID, admin, map[string]any{"expires_at": "2020-01-01T00:00:00Z", "enabled": true}, http.StatusOK)
+	o.bad("PUT", "/v1/suppressions/"+supID, admin, map[string]any{"conditions": leaf("observation.type", "eq", "auth")}, "conditions.field")
+	o.bad("PUT", "/v1/suppressions/"+supID, admin, map[string]any{"expires_at": 5}, "expires_at")
+	o.call("PUT", "/v1/suppressions/"+supID, other, map[string]any{"enabled": true}, http.StatusNotFound)
+	o.call("DELETE", "/v1/suppressions/"+supID, e.token("org-a", "signals:write"), nil, http.StatusForbidden)
+	o.call("DELETE", "/v1/suppressions/"+supID, e.token("org-a", "signals:manage"), nil, http.StatusOK)
+	o.call("DELETE", "/v1/suppressions/"+supID, admin, nil, http.StatusNotFound)
+	// An org has at most vigil.MaxSuppressions.
+	for i := 0; i < vigil.MaxSuppressions-1; i++ {
+		now := time.Now()
+		if err := e.store.CreateSuppression(context.Background(), "org-a", &vigil.Suppression{ID: vigil.NewID(), Name: "filler", Enabled: false,
+			Conditions: json.RawMessage(`{"field":"signal.key","op":"eq","value":"x"}`), CreatedAt: now, UpdatedAt: now}); err != nil {
+			t.Fatalf("filler %d: %v", i, err)
+		}
+	}
+	if r := o.call("POST", "/v1/suppressions", admin, map[string]any{"name": "one too many", "conditions": cond}, http.StatusConflict); r.errCode() != "conflict" {
+		t.Errorf("limit: %s", r.Raw)
+	}
+
 	// Roles.
 	role := o.ok("POST", "/v1/roles", admin, map[string]any{"name": "analyst", "permissions": []string{"observations:write", "incidents:read", "incidents:read"}}, http.StatusCreated).data()
 	if ps := role["permissions"].([]any); len(ps) != 2 {
@@ -853,6 +926,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		{"DELETE", "/v1/incidents"}, {"POST", "/v1/incidents/" + incID}, {"GET", "/v1/incidents/" + incID + "/status"},
 		{"DELETE", "/api/v1/artifacts"}, {"PUT", "/v1/classification-rules"}, {"POST", "/v1/roles/" + roleID},
 		{"POST", "/v1/enrichment-settings"}, {"DELETE", "/v1/openapi.json"}, {"PUT", "/api/v1/openapi.json"},
+		{"PATCH", "/v1/suppressions"}, {"POST", "/v1/suppressions/" + oasMissingID},
 	} {
 		r := o.call(c.method, c.path, admin, nil, http.StatusMethodNotAllowed)
 		if r.errCode() != "method_not_allowed" {

@@ -42,6 +42,12 @@ type Store interface {
 	correlate.Store
 }
 
+// Screens caches what each org's detection counts (suppress.Cache).
+type Screens interface {
+	// Invalidate forgets org's cached screen.
+	Invalidate(org string)
+}
+
 // Config wires a Server.
 type Config struct {
 	Store    Store
@@ -52,6 +58,10 @@ type Config struct {
 	Logger      *slog.Logger
 	Registry    *prometheus.Registry
 	Correlation vigil.CorrelationPolicy
+	// Screens is told when an org's suppressions or settings change, so
+	// that the workers of this process screen its signals by the new
+	// ones at once (a suppress.Cache they share); nil when none run here.
+	Screens Screens
 	// AccessLog logs one line per request at info level (method, path,
 	// status, duration, org, request id; never the token or the body).
 	AccessLog bool
@@ -89,6 +99,7 @@ type Server struct {
 	engine      *correlate.Engine // records, updates and deletes observations, and classifies
 	verifier    *auth.Verifier
 	ingest      Ingester
+	screens     Screens
 	ready       []Readiness
 	log         *slog.Logger
 	accessLevel slog.Level // of the per-request log line
@@ -114,6 +125,7 @@ func New(cfg Config) *Server {
 		engine:      correlate.NewEngine(cfg.Store, rules.NewClassifier(cfg.Store), cfg.Correlation),
 		verifier:    cfg.Verifier,
 		ingest:      cfg.Ingester,
+		screens:     cfg.Screens,
 		ready:       cfg.Ready,
 		log:         cfg.Logger,
 		accessLevel: slog.LevelDebug,
@@ -192,6 +204,15 @@ func (s *Server) routes(metrics http.Handler) {
 		{"GET", "/classification-rules/{id}", vigil.PermSignalsRead, s.getRule},
 		{"PUT", "/classification-rules/{id}", vigil.PermSignalsWrite, s.updateRule},
 		{"DELETE", "/classification-rules/{id}", vigil.PermSignalsManage, s.deleteRule},
+
+		// Suppressions: an addition to the contract, the org's
+		// exceptions to detection; written with signals:manage, as the
+		// settings that decide what detection counts.
+		{"GET", "/suppressions", vigil.PermSignalsRead, s.listSuppressions},
+		{"POST", "/suppressions", vigil.PermSignalsManage, s.createSuppression},
+		{"GET", "/suppressions/{id}", vigil.PermSignalsRead, s.getSuppression},
+		{"PUT", "/suppressions/{id}", vigil.PermSignalsManage, s.updateSuppression},
+		{"DELETE", "/suppressions/{id}", vigil.PermSignalsManage, s.deleteSuppression},
 
 		{"GET", "/roles", vigil.PermAdmin, s.listRoles},
 		{"POST", "/roles", vigil.PermAdmin, s.createRole},

@@ -16,6 +16,10 @@ type settingsBody struct {
 	RateLimit          *int      `json:"rate_limit"`
 	CacheTTLHours      *int      `json:"cache_ttl_hours"`
 	InternalNetworks   *[]string `json:"internal_networks"`
+	// SuricataEngineEvents is an addition to the contract's fields:
+	// whether Suricata's own decoder, stream and app-layer events open
+	// incidents (docs/detections.md).
+	SuricataEngineEvents *bool `json:"suricata_engine_events"`
 }
 
 // maxInternalNetworks bounds the CIDR list of one org.
@@ -51,7 +55,8 @@ func (b *settingsBody) merge(set *vigil.EnrichmentSettings) error {
 	for _, f := range []struct {
 		src *bool
 		dst *bool
-	}{{b.GeoIPEnabled, &set.GeoIPEnabled}, {b.DNSEnabled, &set.DNSEnabled}, {b.WhoisEnabled, &set.WhoisEnabled}, {b.ThreatIntelEnabled, &set.ThreatIntelEnabled}} {
+	}{{b.GeoIPEnabled, &set.GeoIPEnabled}, {b.DNSEnabled, &set.DNSEnabled}, {b.WhoisEnabled, &set.WhoisEnabled},
+		{b.ThreatIntelEnabled, &set.ThreatIntelEnabled}, {b.SuricataEngineEvents, &set.SuricataEngineEvents}} {
 		if f.src != nil {
 			*f.dst = *f.src
 		}
@@ -101,5 +106,6 @@ func (s *Server) putSettings(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.suppressionsChanged(org) // the settings say which engine events count
 	ok(w, http.StatusOK, "Enrichment settings updated successfully", set)
 }

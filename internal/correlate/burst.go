@@ -185,7 +185,7 @@ func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.W
 	st.Nodes = refs
 	f := d.Describe(d.Key, st)
 	o := &vigil.Observation{ID: vigil.NewID(), Type: f.Type, Description: f.Description, Severity: f.Severity,
-		ArtifactIDs: artifactIDs, CreatedAt: now, UpdatedAt: now}
+		ArtifactIDs: artifactIDs, CreatedAt: now, UpdatedAt: now, Title: f.Title, Specificity: f.Specificity}
 	nodes, err := tx.UpsertNodes(ctx, refs, now)
 	if err != nil {
 		return "", err
@@ -238,9 +238,12 @@ func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, 
 	if err := tx.LockKeys(ctx, sortedKeys(keys)); err != nil {
 		return err
 	}
+	// Its title stays the one it fired with (a growing burst must not
+	// rename its incident at every batch); its rank follows its severity.
+	sev := vigil.MaxSeverity(b.Severity, f.Severity)
 	if err := tx.GrowObservation(ctx, Growth{ObservationID: b.ObservationID, IncidentID: b.IncidentID,
 		NodeIDs: nodeIDs, Keys: keys, ArtifactIDs: artifactIDs, Description: f.Description,
-		Severity: vigil.MaxSeverity(b.Severity, f.Severity), Now: now}); err != nil {
+		Severity: sev, TitleRank: vigil.TitleRank(sev, f.Specificity), Now: now}); err != nil {
 		return err
 	}
 	return tx.ExtendBurst(ctx, b.DetectionKey, b.ObservationID, max(b.Last, nanos(newest)), b.Signals+len(fresh))

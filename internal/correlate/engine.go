@@ -49,8 +49,10 @@ func NewEngine(store Store, classify Classifier, policy vigil.CorrelationPolicy)
 // Record stores o (its ID, CreatedAt and UpdatedAt set by the caller) and
 // correlates it: it joins the open incident of org that shares a key node
 // with it and was active within the policy's window; if it bridges
-// several, they are merged into the oldest; else it opens a new incident
-// titled title. A key node that is already a key of HubLimit open
+// several, they are merged into the oldest; else it opens a new incident.
+// title is the incident's title while o heads it (vigil.TitleRank: the
+// most severe, then most specific, then newest observation names and
+// rates its incident). A key node that is already a key of HubLimit open
 // incidents (a NAT gateway, a public resolver) stays in the observation
 // as context and joins nothing. The nodes of o.Nodes are created when
 // new, in the same transaction. Record sets o.IncidentID and o.KeyNodeIDs,
@@ -58,6 +60,7 @@ func NewEngine(store Store, classify Classifier, policy vigil.CorrelationPolicy)
 // EINVALID.
 func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, title string) error {
 	o.OrgID = org
+	o.Title = title
 	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
 	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
 	givenIDs, givenKeys := o.NodeIDs, o.KeyNodeIDs
@@ -113,7 +116,7 @@ func (e *Engine) Update(ctx context.Context, org, id string, u vigil.Observation
 			o.NodeIDs, o.ArtifactIDs = nodeIDs, artifactIDs
 			o.KeyNodeIDs = keyList(nodeIDs, keys)
 		}
-		if err := tx.UpdateObservation(ctx, o, keys, u.ChangesRefs()); err != nil {
+		if err := tx.UpdateObservation(ctx, o, vigil.TitleRank(o.Severity, o.Specificity), keys, u.ChangesRefs()); err != nil {
 			return err
 		}
 		if o.IncidentID != "" {
@@ -179,7 +182,7 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, key
 	if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
 		return err
 	}
-	if err := tx.InsertObservation(ctx, o, keys); err != nil {
+	if err := tx.InsertObservation(ctx, o, vigil.TitleRank(o.Severity, o.Specificity), keys); err != nil {
 		return err
 	}
 	var candidates []Candidate
@@ -197,7 +200,8 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, key
 		}
 	} else {
 		// The observation bridges every candidate: they merge into the
-		// oldest, which keeps its id, title and history.
+		// oldest, which keeps its id and history; its title and severity
+		// follow its observations, as always.
 		slices.SortFunc(candidates, func(a, b Candidate) int {
 			if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 				return c

@@ -22,6 +22,9 @@ type fakeTx struct {
 	signals    map[DetectionKey][]vigil.Signal
 	joined     string // the incident JoinIncident was given
 	keys       map[string]bool
+	inserted   []*vigil.Observation // as InsertObservation was given them
+	ranks      []int                // the ranks of every observation written
+	locked     *vigil.Observation   // what LockObservation returns
 }
 
 func (f *fakeTx) call(format string, args ...any) {
@@ -64,9 +67,11 @@ func (f *fakeTx) RebuildIncident(_ context.Context, id string, _ time.Time) erro
 	f.call("RebuildIncident %s", id)
 	return nil
 }
-func (f *fakeTx) InsertObservation(_ context.Context, _ *vigil.Observation, keys map[string]bool) error {
+func (f *fakeTx) InsertObservation(_ context.Context, o *vigil.Observation, rank int, keys map[string]bool) error {
 	f.call("InsertObservation")
 	f.keys = keys
+	f.inserted = append(f.inserted, o)
+	f.ranks = append(f.ranks, rank)
 	return nil
 }
 func (f *fakeTx) JoinIncident(_ context.Context, incident string, _ *vigil.Observation, _ map[string]bool, _ time.Time) error {
@@ -75,14 +80,20 @@ func (f *fakeTx) JoinIncident(_ context.Context, incident string, _ *vigil.Obser
 	return nil
 }
 func (f *fakeTx) LockObservation(context.Context, string) (*vigil.Observation, error) {
-	return nil, vigil.NotFound("observation")
+	if f.locked == nil {
+		return nil, vigil.NotFound("observation")
+	}
+	return f.locked, nil
 }
-func (f *fakeTx) UpdateObservation(context.Context, *vigil.Observation, map[string]bool, bool) error {
+func (f *fakeTx) UpdateObservation(_ context.Context, o *vigil.Observation, rank int, _ map[string]bool, _ bool) error {
+	f.call("UpdateObservation %s", o.Severity)
+	f.ranks = append(f.ranks, rank)
 	return nil
 }
 func (f *fakeTx) DeleteObservation(context.Context, string) error { return nil }
 func (f *fakeTx) GrowObservation(_ context.Context, g Growth) error {
 	f.call("GrowObservation %s %s", g.ObservationID, g.Severity)
+	f.ranks = append(f.ranks, g.TitleRank)
 	return nil
 }
 func (f *fakeTx) ObservationIncidents(_ context.Context, ids []string) (map[string]string, error) {
@@ -278,5 +289,79 @@ func TestDetectRequires(t *testing.T) {
 	d.Requires = "other"
 	if got, _ := e.Detect(t.Context(), "org", []*vigil.Detection{d}); len(got) != 1 {
 		t.Fatalf("fired %+v, want one observation while the required burst is under way", got)
+	}
+}
+
+// TestRanks: the engine ranks every observation it writes by its
+// severity and specificity (vigil.TitleRank), which the stores keep to
+// name and rate the incident: a recorded observation with the title it
+// was given, a fired burst with its finding's title and specificity, a
+// grown one by the severity it keeps, an updated one by its new severity.
+func TestRanks(t *testing.T) {
+	tx := newFake()
+	e := NewEngine(fakeStore{tx}, nil, vigil.DefaultCorrelationPolicy())
+	o := &vigil.Observation{ID: "o", Severity: vigil.SeverityLow, Specificity: vigil.SpecificityAnalyst, CreatedAt: t0, UpdatedAt: t0}
+	if err := e.Record(t.Context(), "org", o, "analyst's"); err != nil {
+		t.Fatal(err)
+	}
+	if o.Title != "analyst's" || tx.ranks[0] != vigil.TitleRank(vigil.SeverityLow, vigil.SpecificityAnalyst) {
+		t.Errorf("recorded: title %q rank %d", o.Title, tx.ranks[0])
+	}
+
+	tx = newFake()
+	e = NewEngine(fakeStore{tx}, nil, vigil.DefaultCorrelationPolicy())
+	d := detection(t0, 3)
+	d.Describe = func(key string, w vigil.WindowState) vigil.Finding {
+		return vigil.Finding{Type: "t", Severity: vigil.SeverityHigh, Title: "sig " + key, Specificity: vigil.SpecificitySignature}
+	}
+	if _, err := e.Detect(t.Context(), "org", []*vigil.Detection{d}); err != nil {
+		t.Fatal(err)
+	}
+	if len(tx.inserted) != 1 || tx.inserted[0].Title != "sig k" || tx.inserted[0].Specificity != vigil.SpecificitySignature ||
+		tx.ranks[0] != vigil.TitleRank(vigil.SeverityHigh, vigil.SpecificitySignature) {
+		t.Fatalf("fired: %+v ranks %v", tx.inserted, tx.ranks)
+	}
+
+	tx = newFake()
+	k := DetectionKey{"bf", "k"}
+	tx.bursts[k] = []Burst{{DetectionKey: k, ObservationID: "b", Last: nanos(t0), Open: true, Severity: vigil.SeverityCritical, Signals: 3}}
+	e = NewEngine(fakeStore{tx}, nil, vigil.DefaultCorrelationPolicy())
+	if _, err := e.Detect(t.Context(), "org", []*vigil.Detection{d}); err != nil {
+		t.Fatal(err)
+	}
+	if want := vigil.TitleRank(vigil.SeverityCritical, vigil.SpecificitySignature); len(tx.ranks) != 1 || tx.ranks[0] != want {
+		t.Errorf("grown: ranks %v, want [%d] (the severity it keeps)", tx.ranks, want)
+	}
+
+	tx = newFake()
+	tx.locked = &vigil.Observation{ID: "o", Severity: vigil.SeverityLow, Specificity: vigil.SpecificityIndicator, IncidentID: "i"}
+	e = NewEngine(fakeStore{tx}, nil, vigil.DefaultCorrelationPolicy())
+	crit := vigil.SeverityCritical
+	if _, err := e.Update(t.Context(), "org", "o", vigil.ObservationUpdate{Severity: &crit}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if want := vigil.TitleRank(vigil.SeverityCritical, vigil.SpecificityIndicator); len(tx.ranks) != 1 || tx.ranks[0] != want ||
+		!slices.Contains(tx.log, "RebuildIncident i") {
+		t.Errorf("updated: ranks %v, log %v; want [%d] and the incident rebuilt", tx.ranks, tx.log, want)
+	}
+}
+
+func TestTitleRankOrder(t *testing.T) {
+	// Severity first; within one severity, specificity.
+	order := []int{
+		vigil.TitleRank(vigil.SeverityLow, vigil.SpecificityEngineEvent),
+		vigil.TitleRank(vigil.SeverityLow, vigil.SpecificityAnalyst),
+		vigil.TitleRank(vigil.SeverityMedium, vigil.SpecificityEngineEvent),
+		vigil.TitleRank(vigil.SeverityMedium, vigil.SpecificityBehavior),
+		vigil.TitleRank(vigil.SeverityMedium, vigil.SpecificitySignature),
+		vigil.TitleRank(vigil.SeverityMedium, vigil.SpecificityIndicator),
+		vigil.TitleRank(vigil.SeverityHigh, vigil.SpecificityEngineEvent),
+		vigil.TitleRank(vigil.SeverityCritical, -100000),
+	}
+	for i := 1; i < len(order); i++ {
+		if order[i] <= order[i-1] {
+			t.Errorf("ranks %v, want strictly ascending", order)
+			break
+		}
 	}
 }

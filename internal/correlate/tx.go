@@ -9,7 +9,15 @@ import (
 
 // Store runs the engine's transactions. Both stores implement it with
 // their SQL; the decisions (which incident an observation joins, when a
-// burst fires or grows) are the Engine's.
+// burst fires or grows, which observation heads an incident) are the
+// Engine's.
+//
+// An incident's headline is its observation of the highest rank
+// (vigil.TitleRank, computed by the Engine), the newest on ties (by
+// created_at, then id): every refresh of an incident (join, growth,
+// merge, rebuild) sets its title to that observation's title (kept when
+// it has none, as observations recorded before titles were stored) and
+// its computed severity to that observation's severity.
 type Store interface {
 	// Correlate runs fn in one write transaction whose reads and writes
 	// are all of org's records, committing when fn returns nil. A store
@@ -47,29 +55,30 @@ type Tx interface {
 	CreateIncident(ctx context.Context, inc NewIncident) error
 	// MergeIncident moves the observations, nodes and artifacts of
 	// incident from into incident into, leaves from as a pointer to into
-	// with no counts of its own, and refreshes into's counts and computed
-	// severity. Both are locked by OpenIncidents.
+	// with no counts of its own, and refreshes into's counts and headline.
+	// Both are locked by OpenIncidents.
 	MergeIncident(ctx context.Context, from, into string, now time.Time) error
 	// RebuildIncident recomputes an incident's nodes and artifacts from its
-	// observations, then its counts and computed severity.
+	// observations, then its counts and headline.
 	RebuildIncident(ctx context.Context, id string, now time.Time) error
 
-	// InsertObservation stores o, in no incident yet, with its nodes in
-	// order (keys[id] marking the key nodes) and its artifacts in order.
-	InsertObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool) error
+	// InsertObservation stores o, in no incident yet, with its title,
+	// specificity and rank (vigil.TitleRank), its nodes in order
+	// (keys[id] marking the key nodes) and its artifacts in order.
+	InsertObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool) error
 	// JoinIncident puts observation o into incident: it adds o's nodes
 	// (a key node stays a key) and artifacts to the incident's, advances
 	// its artifact count by those new to it, and refreshes its node count
-	// and computed severity, active at now unless it was active later.
+	// and headline, active at now unless it was active later.
 	JoinIncident(ctx context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error
-	// LockObservation returns an observation with its refs, locked with
-	// its incident until the transaction ends; ENOTFOUND if the org has
-	// none with id.
+	// LockObservation returns an observation with its refs, title and
+	// specificity, locked with its incident until the transaction ends;
+	// ENOTFOUND if the org has none with id.
 	LockObservation(ctx context.Context, id string) (*vigil.Observation, error)
-	// UpdateObservation writes o's type, description, severity and
+	// UpdateObservation writes o's type, description, severity, rank and
 	// UpdatedAt and, when refs, replaces its nodes (keys[id] marking the
 	// key nodes) and artifacts with o.NodeIDs and o.ArtifactIDs.
-	UpdateObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error
+	UpdateObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool, refs bool) error
 	// DeleteObservation removes an observation (locked by LockObservation).
 	DeleteObservation(ctx context.Context, id string) error
 	// GrowObservation applies g to a detected observation and its
@@ -120,9 +129,9 @@ type NewIncident struct {
 // Growth is what a growing burst adds to its observation and incident:
 // nodes (keys[id] marking key nodes) and artifacts, appended to the
 // observation's (its artifacts up to vigil.MaxObservationArtifacts) and
-// added to the incident's; the observation's new description and
-// severity; the incident's counts and computed severity are refreshed,
-// active at Now.
+// added to the incident's; the observation's new description, severity
+// and rank; the incident's counts and headline are refreshed, active at
+// Now.
 type Growth struct {
 	ObservationID string
 	IncidentID    string
@@ -131,6 +140,7 @@ type Growth struct {
 	ArtifactIDs   []string
 	Description   string
 	Severity      string
+	TitleRank     int
 	Now           time.Time
 }
 

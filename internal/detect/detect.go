@@ -58,6 +58,16 @@ type ContextDescriber interface {
 	DescribeContext(key string, ctx any, w vigil.WindowState) vigil.Finding
 }
 
+// Screen decides, signal by signal, which signals count in one org:
+// its suppressions, and the kinds of signal it promotes or not. A signal
+// screened out feeds no burst and opens no observation; its artifact is
+// stored all the same.
+type Screen interface {
+	// Admit reports whether the signal sg that detector drew from ev
+	// counts.
+	Admit(detector string, ev *Event, sg *vigil.Signal) bool
+}
+
 // Engine runs a set of detectors over batches of events.
 type Engine struct {
 	detectors []Detector
@@ -75,7 +85,11 @@ func (e *Engine) Detectors() []Detector { return e.detectors }
 // chunks that lie inside that window (see split): a batch that replays
 // hours of logs still fires every burst in it, once, at the signal that
 // crossed the threshold.
-func (e *Engine) Detections(evs []*Event) []*vigil.Detection {
+func (e *Engine) Detections(evs []*Event) []*vigil.Detection { return e.Screened(evs, nil) }
+
+// Screened is Detections over the signals that screen admits (all of
+// them when screen is nil), each judged before it is grouped.
+func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 	type pending struct {
 		sig vigil.Signal
 		ctx any
@@ -98,6 +112,9 @@ func (e *Engine) Detections(evs []*Event) []*vigil.Detection {
 				}
 				if sg.At.IsZero() {
 					sg.At = ev.At
+				}
+				if screen != nil && !screen.Admit(d.Name(), ev, &sg) {
+					continue
 				}
 				if _, ok := groups[sg.Key]; !ok {
 					keys = append(keys, sg.Key)

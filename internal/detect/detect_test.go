@@ -123,3 +123,37 @@ func TestDetections(t *testing.T) {
 		t.Errorf("alert described without its context: %+v", f)
 	}
 }
+
+// screenFunc is a Screen of a function.
+type screenFunc func(detector string, ev *Event, sg *vigil.Signal) bool
+
+func (f screenFunc) Admit(detector string, ev *Event, sg *vigil.Signal) bool {
+	return f(detector, ev, sg)
+}
+
+// TestScreened: the screen judges every signal, with its detector, event
+// and defaults filled in, before it is grouped; what it refuses is in no
+// detection.
+func TestScreened(t *testing.T) {
+	fail := func(src string, sec int) *Event {
+		ev := event(parse.Event{"event.action": "ssh_login", "event.outcome": "failure", "source.ip": src, "user.name": "root"})
+		ev.At = refTime.Add(time.Duration(sec) * time.Second)
+		return ev
+	}
+	evs := []*Event{fail("10.9.0.1", 0), fail("203.0.113.7", 1), fail("10.9.0.1", 2), fail("203.0.113.7", 3)}
+	var judged int
+	screen := screenFunc(func(detector string, ev *Event, sg *vigil.Signal) bool {
+		judged++
+		if detector != NameSSHBruteForce || sg.ArtifactID != ev.ArtifactID || !sg.At.Equal(ev.At) {
+			t.Errorf("judged %s %+v of %s at %v", detector, sg, ev.ArtifactID, ev.At)
+		}
+		return str(ev.Fields, "source.ip") != "10.9.0.1"
+	})
+	ds := NewEngine(SSHBruteForce{}).Screened(evs, screen)
+	if judged != 4 || len(ds) != 1 || ds[0].Key != "203.0.113.7" || len(ds[0].Signals) != 2 {
+		t.Fatalf("judged %d, detections %+v; want 4 judged and one detection of 203.0.113.7's 2 signals", judged, ds)
+	}
+	if all := NewEngine(SSHBruteForce{}).Screened(evs, nil); len(all) != 2 {
+		t.Errorf("without a screen: %d detections, want 2", len(all))
+	}
+}

@@ -63,22 +63,6 @@ var knownWrong = []string{
 	"dns_bind: dns_dga 203.0.113.67 names",
 	"dns_dnsmasq: dns_dga 203.0.113.66 lookups",
 	"dns_dnsmasq: dns_dga 203.0.113.66 names",
-	// Suricata's engine events (invalid checksum: capture noise from
-	// checksum offload) become observations, one per source, including
-	// the server's own address.
-	"suricata_checksum_noise: unexpected suricata_alert 2200074|203.0.113.10",
-	"suricata_checksum_noise: unexpected suricata_alert 2200074|203.0.113.20",
-	"suricata_checksum_noise: unexpected suricata_alert 2200074|203.0.113.66",
-	"suricata_loopback: unexpected suricata_alert 2200074|127.0.0.1",
-	"suricata_net: unexpected suricata_alert 2200074|203.0.113.10",
-	"suricata_net: unexpected suricata_alert 2200074|203.0.113.20",
-	"suricata_net: unexpected suricata_alert 2200074|203.0.113.66",
-	// Incidents keep the title of their first observation: the brute
-	// force's after the successful login (high) joined it, the invalid
-	// checksum's after the severity-1 web attacks joined it.
-	"ssh_bruteforce: title Successful SSH login",
-	"suricata_loopback: title LAB SCAN Nikto web scanner user agent or LAB WEB_SERVER /etc/passwd in URI (path traversal)",
-	"suricata_net: title LAB SCAN Nikto web scanner user agent or LAB WEB_SERVER /etc/passwd in URI (path traversal)",
 	// The HTTP Host header's address becomes a Domain node.
 	"suricata_loopback: Domain node 127.0.0.1",
 	"suricata_net: Domain node 203.0.113.10",

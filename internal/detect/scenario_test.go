@@ -339,8 +339,10 @@ func TestScenarioScripted(t *testing.T) {
 			t.Errorf("incident %q: severity %s, %d artifacts, nodes %v; want high, 32, with %s and %s",
 				inc.Title, inc.Severity, inc.ArtifactCount, inc.nodes, src, dst)
 		}
-		if inc.Title != "Port scan from "+src+" against "+dst {
-			t.Errorf("title %q, want the first detection's", inc.Title)
+		// Named after its most severe finding, the high IDS alert, not
+		// the first (the low scan).
+		if want := "Suricata: ET EXPLOIT Possible OpenSSH Exploit Attempt from " + src + " to " + dst; inc.Title != want {
+			t.Errorf("title %q, want the most severe finding's %q", inc.Title, want)
 		}
 	})
 	t.Run("UnrelatedAttacksApart", func(t *testing.T) {
@@ -477,8 +479,10 @@ func TestScenarioScripted(t *testing.T) {
 			}
 			t.Fatalf("%d incidents, want one with the DGA look-ups and the tunnel of %s (27 artifacts)", len(incs), client)
 		}
-		if incs[0].Title != "DGA-like DNS look-ups by "+client+" (xjwqpvkzrmdl.com)" {
-			t.Errorf("title %q", incs[0].Title)
+		// Two medium findings of equal specificity: the newer, the
+		// tunnel, names the incident.
+		if incs[0].Title != "DNS tunnel from "+client+" to exfil-example.org" {
+			t.Errorf("title %q, want the newest of equally severe findings", incs[0].Title)
 		}
 	})
 	t.Run("ThreatIntelHit", func(t *testing.T) {

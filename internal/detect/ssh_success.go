@@ -53,7 +53,7 @@ func (d SSHSuccess) Describe(key string, w vigil.WindowState) vigil.Finding {
 		desc += fmt.Sprintf(" into %s (%s)", plural(w.Distinct, "account"), list(w.Members, w.Distinct))
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: "auth", Severity: vigil.SeverityHigh, Title: title, Description: desc}
+	return vigil.Finding{Type: "auth", Severity: vigil.SeverityHigh, Title: title, Description: desc, Specificity: vigil.SpecificitySignature}
 }
 
 // userAtHost names an account of a host, "alice@web-01"; "" without a

@@ -16,6 +16,13 @@ import (
 // alerts are of type malware, scans and information leaks recon, the
 // rest network.
 //
+// Suricata's own decoder, stream and app-layer events (its "SURICATA …"
+// signatures, sids 2200000–2299999: invalid checksums, stream anomalies,
+// malformed HTTP) are signals marked EngineEvent: capture noise that the
+// org's screen drops unless it promotes them. Their findings rank below a
+// signature's (vigil.SpecificityEngineEvent), so that promoted they never
+// name an incident that holds an attack.
+//
 // The source address is the key node. The destination is context (the
 // attacked server), except for malware alerts, where it is the address
 // an infected host beacons to and so a key as well, with the HTTP or TLS
@@ -38,6 +45,7 @@ type alertInfo struct {
 	sid, signature, category string
 	severity                 int64
 	typ                      string
+	engine                   bool // a Suricata engine event
 }
 
 // alert reads what an alert event says, or ok false when ev is none.
@@ -55,7 +63,20 @@ func alert(ev *Event) (info alertInfo, src string, ok bool) {
 		info.severity = 3
 	}
 	info.typ = alertType(info.signature, info.category)
+	info.engine = engineEvent(info.sid, info.signature)
 	return info, src, true
+}
+
+// engineEvent reports whether an alert is one of Suricata's own engine
+// events: the rules shipped with Suricata for its decoder, stream and
+// app-layer parsers, all named "SURICATA …" and numbered 2200000–2299999
+// (Emerging Threats rules use 2000000–2199999 and 2800000 up).
+func engineEvent(sid, signature string) bool {
+	if strings.HasPrefix(signature, "SURICATA ") {
+		return true
+	}
+	n, err := strconv.ParseInt(sid, 10, 64)
+	return err == nil && n >= 2200000 && n <= 2299999
 }
 
 func (d SuricataAlert) Signals(ev *Event) []vigil.Signal {
@@ -71,7 +92,8 @@ func (d SuricataAlert) Signals(ev *Event) []vigil.Signal {
 	beacon := info.typ == "malware"
 	dst, _ := validIP(str(f, "destination.ip"))
 	return []vigil.Signal{{Key: id + "|" + src,
-		Member: dst,
+		Member:      dst,
+		EngineEvent: info.engine,
 		Nodes: nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, beacon),
 			node(vigil.NodeDomain, str(f, "url.domain"), beacon), node(vigil.NodeDomain, str(f, "tls.client.server_name"), beacon),
 			node(vigil.NodeHost, str(f, "host.name"), false)),
@@ -136,6 +158,10 @@ func (d SuricataAlert) DescribeContext(key string, ctx any, w vigil.WindowState)
 	if info.typ == "" {
 		info.typ = alertType(info.signature, info.category)
 	}
+	specificity := vigil.SpecificitySignature
+	if info.engine || engineEvent(info.sid, info.signature) {
+		specificity = vigil.SpecificityEngineEvent
+	}
 	title := "Suricata: " + info.signature + " from " + src
 	dst := ""
 	for _, n := range w.Nodes {
@@ -162,7 +188,8 @@ func (d SuricataAlert) DescribeContext(key string, ctx any, w vigil.WindowState)
 		desc += fmt.Sprintf(" to %s (%s)", plural(w.Distinct, "destination"), list(w.Members, w.Distinct))
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: info.typ, Severity: alertSeverity(info.severity), Title: title, Description: desc}
+	return vigil.Finding{Type: info.typ, Severity: alertSeverity(info.severity), Title: title, Description: desc,
+		Specificity: specificity}
 }
 
 // Describe serves a window without an alert's context, which Signals

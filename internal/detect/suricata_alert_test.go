@@ -111,3 +111,52 @@ func TestSuricataAlertDatasets(t *testing.T) {
 		t.Logf("%s: %d alerts, %d (signature, source) keys", c.file, n, len(keys))
 	}
 }
+
+// TestSuricataEngineEvents: Suricata's own decoder, stream and app-layer
+// events are marked, by name or by their sid range, and rank below a
+// signature when described; Emerging Threats signatures are not marked.
+func TestSuricataEngineEvents(t *testing.T) {
+	for _, c := range []struct {
+		sid, sig string
+		engine   bool
+	}{
+		{"2200074", "SURICATA TCPv4 invalid checksum", true},
+		{"2210020", "SURICATA STREAM ESTABLISHED packet out of window", true},
+		{"2221021", "SURICATA HTTP response header invalid", true},
+		{"", "SURICATA Applayer Detect protocol only one direction", true},
+		{"2260002", "renamed locally", true},
+		{"2013504", "ET POLICY GNU/Linux APT User-Agent Outbound", false},
+		{"2019876", "ET EXPLOIT Possible OpenSSH Exploit Attempt", false},
+		{"1", "GPL ATTACK_RESPONSE id check returned root", false},
+		{"9000001", "LOCAL Suricata-like rule", false},
+	} {
+		f := alertFields(c.sid, c.sig, "Generic Protocol Command Decode", 3, "10.0.0.1", "10.0.0.2")
+		sigs := SuricataAlert{}.Signals(event(f))
+		if len(sigs) != 1 || sigs[0].EngineEvent != c.engine {
+			t.Errorf("%s %q: signals %+v, want one with EngineEvent %v", c.sid, c.sig, sigs, c.engine)
+			continue
+		}
+		want := vigil.SpecificitySignature
+		if c.engine {
+			want = vigil.SpecificityEngineEvent
+		}
+		if got := (SuricataAlert{}).DescribeContext(sigs[0].Key, SuricataAlert{}.Context(event(f)), window(1, []string{"10.0.0.2"})); got.Specificity != want {
+			t.Errorf("%s %q: specificity %d, want %d", c.sid, c.sig, got.Specificity, want)
+		}
+	}
+	// The MACCDC sample's alerts are all engine events; the APT sample's
+	// policy alerts none.
+	for file, want := range map[string]int{"suricata/maccdc2012-eve_small.json": 47, "suricata/surevego-eve.json": 0} {
+		n := 0
+		for _, ev := range parseFile(t, "suricata", file) {
+			for _, sg := range (SuricataAlert{}).Signals(ev) {
+				if sg.EngineEvent {
+					n++
+				}
+			}
+		}
+		if n != want {
+			t.Errorf("%s: %d engine events, want %d", file, n, want)
+		}
+	}
+}

@@ -16,6 +16,9 @@ func NewDirect(store Store, log *slog.Logger) *Direct {
 	return &Direct{p: NewProcessor(store, log, nil)}
 }
 
+// NewDirectProcessor returns a Direct pipeline running p.
+func NewDirectProcessor(p *Processor) *Direct { return &Direct{p: p} }
+
 // Ingest processes arts before returning.
 func (d *Direct) Ingest(ctx context.Context, org string, arts []*vigil.Artifact) error {
 	return d.p.Process(ctx, org, arts)

@@ -13,6 +13,10 @@ type Metrics struct {
 	DeadLetters prometheus.Counter
 	Throttled   prometheus.Counter
 	Stage       *prometheus.HistogramVec // seconds per batch, by stage
+	// Suppressed counts signals that did not count, by detector and
+	// reason: "suppression" (an org's suppression, once per signal) or
+	// "engine_event" (a sensor's engine event the org does not promote).
+	Suppressed *prometheus.CounterVec
 }
 
 // NewMetrics registers the pipeline metrics on reg (nil: a private registry).
@@ -43,7 +47,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_pipeline_stage_seconds", Help: "Time per batch in each pipeline stage.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12),
 		}, []string{"stage"}),
+		Suppressed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_signals_suppressed_total",
+			Help: "Detection signals that did not count, by detector and reason: suppression (swallowed by an org's suppression) or engine_event (a sensor's engine event the org does not promote). Their artifacts are stored and searchable.",
+		}, []string{"detector", "reason"}),
 	}
-	reg.MustRegister(m.Accepted, m.Parsed, m.Unparsed, m.Failed, m.DeadLetters, m.Throttled, m.Stage)
+	reg.MustRegister(m.Accepted, m.Parsed, m.Unparsed, m.Failed, m.DeadLetters, m.Throttled, m.Stage, m.Suppressed)
 	return m
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/rules"
+	"github.com/vigil-soc/vigil/internal/suppress"
 )
 
 // Parser reads one raw line of a source (parse.Parse).
@@ -34,9 +35,10 @@ type Enricher interface {
 	Submit(org string, results []enrich.Result) int
 }
 
-// Detector turns parsed events into detections (a detect.Engine).
+// Detector turns parsed events into detections, counting only the
+// signals an org's screen admits (a detect.Engine).
 type Detector interface {
-	Detections(evs []*detect.Event) []*vigil.Detection
+	Screened(evs []*detect.Event, screen detect.Screen) []*vigil.Detection
 }
 
 // Recorder evaluates detections, correlates the observations they record
@@ -46,11 +48,13 @@ type Recorder interface {
 }
 
 // Store is what NewProcessor builds the store stages on: artifacts, the
-// correlation transactions, and what the classification rules read.
+// correlation transactions, what the classification rules read, and the
+// suppressions that screen signals.
 type Store interface {
 	ArtifactWriter
 	correlate.Store
 	rules.Store
+	suppress.Store
 }
 
 // Processor runs the stages after the queue on a batch of one org's
@@ -62,6 +66,9 @@ type Processor struct {
 	enricher Enricher // nil: no enrichment
 	detector Detector // nil: no detection
 	recorder Recorder
+	// suppress screens each org's signals before detection counts them
+	// (nil: every signal counts).
+	suppress *suppress.Cache
 	// recorderFor builds the Recorder of a correlation policy.
 	recorderFor func(vigil.CorrelationPolicy) Recorder
 
@@ -71,12 +78,22 @@ type Processor struct {
 }
 
 // NewProcessor returns a Processor writing to store, without enrichment or
-// detection until WithEnrichment and WithDetection.
+// detection until WithEnrichment and WithDetection. Detection screens
+// each org's signals through its suppressions and settings, read from
+// store and kept for suppress.DefaultTTL (WithSuppressions shares a cache
+// that the API invalidates on writes).
 func NewProcessor(store Store, log *slog.Logger, m *Metrics) *Processor {
 	p := newProcessor(store, log, m)
 	p.recorderFor = func(policy vigil.CorrelationPolicy) Recorder {
 		return correlate.NewEngine(store, rules.NewClassifier(store), policy)
 	}
+	p.suppress = suppress.NewCache(store, suppress.DefaultTTL, p.log)
+	return p
+}
+
+// WithSuppressions makes the processor screen signals through c.
+func (p *Processor) WithSuppressions(c *suppress.Cache) *Processor {
+	p.suppress = c
 	return p
 }
 
@@ -162,7 +179,19 @@ func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artif
 		}
 		events = append(events, ev)
 	}
-	if ds := p.detector.Detections(events); len(ds) > 0 {
+	var screen *suppress.Screen
+	if p.suppress != nil && len(events) > 0 {
+		var err error
+		if screen, err = p.suppress.Screen(ctx, org); err != nil {
+			p.metrics.Failed.WithLabelValues("detect").Inc()
+			return fmt.Errorf("detect: %w", err)
+		}
+	}
+	var sc detect.Screen // nil, not a nil *suppress.Screen, when there is none
+	if screen != nil {
+		sc = screen
+	}
+	if ds := p.detector.Screened(events, sc); len(ds) > 0 {
 		if _, err := p.recorder.Detect(ctx, org, ds); err != nil {
 			stage := "detect"
 			if errors.Is(err, correlate.ErrClassify) {
@@ -172,7 +201,33 @@ func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artif
 			return fmt.Errorf("detect: %w", err)
 		}
 	}
+	if err := p.recordScreen(ctx, org, screen); err != nil {
+		p.metrics.Failed.WithLabelValues("detect").Inc()
+		return fmt.Errorf("detect: %w", err)
+	}
 	p.metrics.Stage.WithLabelValues("detect").Observe(time.Since(start).Seconds())
+	return nil
+}
+
+// recordScreen counts what a batch's screen left out: the suppressions'
+// hits in the store (once per signal, so a redelivered batch counts
+// once) and in the metric, and the engine events in the metric. It runs
+// after the detections were recorded: a batch that fails before is
+// delivered again and screened again.
+func (p *Processor) recordScreen(ctx context.Context, org string, screen *suppress.Screen) error {
+	if screen == nil {
+		return nil
+	}
+	fresh, err := p.suppress.Record(ctx, org, screen)
+	if err != nil {
+		return err
+	}
+	for _, h := range fresh {
+		p.metrics.Suppressed.WithLabelValues(h.Detector, "suppression").Inc()
+	}
+	for det, n := range screen.EngineEvents() {
+		p.metrics.Suppressed.WithLabelValues(det, "engine_event").Add(float64(n))
+	}
 	return nil
 }
 

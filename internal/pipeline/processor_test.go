@@ -56,17 +56,21 @@ func (e *fakeEnricher) Submit(_ string, results []enrich.Result) int {
 	return 0
 }
 
-// fakeDetector makes one detection per batch of every event it is given.
+// fakeDetector makes one detection per batch of every event it is given
+// that the screen admits.
 type fakeDetector struct{ events []*detect.Event }
 
-func (d *fakeDetector) Detections(evs []*detect.Event) []*vigil.Detection {
+func (d *fakeDetector) Screened(evs []*detect.Event, screen detect.Screen) []*vigil.Detection {
 	d.events = append(d.events, evs...)
-	if len(evs) == 0 {
-		return nil
-	}
 	det := &vigil.Detection{Detector: "fake", Key: "k"}
 	for _, ev := range evs {
-		det.Signals = append(det.Signals, vigil.Signal{ArtifactID: ev.ArtifactID, At: ev.At})
+		sg := vigil.Signal{Key: "k", ArtifactID: ev.ArtifactID, At: ev.At}
+		if screen == nil || screen.Admit("fake", ev, &sg) {
+			det.Signals = append(det.Signals, sg)
+		}
+	}
+	if len(det.Signals) == 0 {
+		return nil
 	}
 	return []*vigil.Detection{det}
 }

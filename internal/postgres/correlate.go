@@ -238,8 +238,10 @@ func (t *corrTx) RebuildIncident(_ context.Context, id string, now time.Time) er
 }
 
 // refresh queues the statement that recomputes an incident's node count
-// and computed severity (the highest of its observations'), and its
-// severity unless a rule decided it; with recount, its artifact count
+// and headline: its title and computed severity are those of its
+// observation of the highest rank (the newest on ties; a headline without
+// a title keeps the incident's), and its severity follows unless a rule
+// decided it; with recount, its artifact count
 // too (else the statements that added artifacts advanced it). With
 // activity it is marked active at now, unless it was already active
 // later: an observation recorded late must not move the last activity
@@ -252,22 +254,27 @@ func (t *corrTx) refresh(id string, now time.Time, activity, recount bool) {
 		artifact_count = (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = $1),`
 	}
 	q += `
-		computed_severity = c.sev,
-		severity = CASE WHEN i.classified_by_id IS NULL THEN c.sev ELSE i.severity END,
+		computed_severity = COALESCE(h.sev, 'low'),
+		severity = CASE WHEN i.classified_by_id IS NULL THEN COALESCE(h.sev, 'low') ELSE i.severity END,
+		title = COALESCE(NULLIF(h.title, ''), i.title),
 		updated_at = $3`
 	if activity {
 		q += `, last_activity_at = GREATEST(i.last_activity_at, $3)`
 	}
-	q += ` FROM (SELECT CASE MAX(CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END)
-			WHEN 4 THEN 'critical' WHEN 3 THEN 'high' WHEN 2 THEN 'medium' ELSE 'low' END
-			FROM observations WHERE org_id = $2 AND incident_id = $1) AS c(sev)
+	q += ` FROM (SELECT (SELECT severity FROM observations WHERE org_id = $2 AND incident_id = $1 ` + headlineOrder + ` LIMIT 1),
+			(SELECT title FROM observations WHERE org_id = $2 AND incident_id = $1 ` + headlineOrder + ` LIMIT 1)) AS h(sev, title)
 		WHERE i.org_id = $2 AND i.id = $1`
 	t.exec(q, id, t.org, nanos(now))
 }
 
-func (t *corrTx) InsertObservation(_ context.Context, o *vigil.Observation, keys map[string]bool) error {
-	t.exec(`INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)`, o.ID, t.org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt))
+// headlineOrder puts an incident's headline observation first; the index
+// observations_incident_rank serves it.
+const headlineOrder = `ORDER BY title_rank DESC, created_at DESC, id DESC`
+
+func (t *corrTx) InsertObservation(_ context.Context, o *vigil.Observation, rank int, keys map[string]bool) error {
+	t.exec(`INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at, title, specificity, title_rank)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, o.ID, t.org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt),
+		o.Title, o.Specificity, rank)
 	t.insertRefs(o.ID, o.NodeIDs, keys, o.ArtifactIDs)
 	return nil
 }
@@ -324,9 +331,9 @@ func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observa
 	return lockObservation(ctx, t.tx, t.org, id)
 }
 
-func (t *corrTx) UpdateObservation(_ context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error {
-	t.exec(`UPDATE observations SET type = $1, description = $2, severity = $3, updated_at = $4
-		WHERE org_id = $5 AND id = $6`, o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), t.org, o.ID)
+func (t *corrTx) UpdateObservation(_ context.Context, o *vigil.Observation, rank int, keys map[string]bool, refs bool) error {
+	t.exec(`UPDATE observations SET type = $1, description = $2, severity = $3, updated_at = $4, title_rank = $7
+		WHERE org_id = $5 AND id = $6`, o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), t.org, o.ID, rank)
 	if refs {
 		t.exec(`DELETE FROM observation_nodes WHERE observation_id = $1 AND `+observationOfOrg, o.ID, t.org)
 		t.exec(`DELETE FROM observation_artifacts WHERE observation_id = $1 AND `+observationOfOrg, o.ID, t.org)
@@ -368,8 +375,8 @@ func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
 			g.ObservationID, t.org, g.ArtifactIDs, vigil.MaxObservationArtifacts)
 	}
 	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
-	t.exec(`UPDATE observations SET description = $1, severity = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
-		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID)
+	t.exec(`UPDATE observations SET description = $1, severity = $2, updated_at = $3, title_rank = $6 WHERE org_id = $4 AND id = $5`,
+		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID, g.TitleRank)
 	t.refresh(g.IncidentID, g.Now, true, false)
 	return nil
 }

@@ -159,5 +159,10 @@ func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error)
 	if _, err := s.pool.Exec(ctx, `DELETE FROM detect_bursts WHERE last_at < $1`, nanos(before)); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
+	// A redelivery comes within minutes: a day later the record of what a
+	// suppression swallowed has nothing left to deduplicate.
+	if _, err := s.pool.Exec(ctx, `DELETE FROM suppressed_signals WHERE at < $1`, nanos(before)); err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
 	return int(tag.RowsAffected()), nil
 }

@@ -50,12 +50,12 @@ func lockIncident(ctx context.Context, tx pgx.Tx, org, id string) error {
 	return err
 }
 
-const observationCols = `id, org_id, type, description, severity, COALESCE(incident_id, ''), created_at, updated_at`
+const observationCols = `id, org_id, type, description, severity, COALESCE(incident_id, ''), created_at, updated_at, title, specificity`
 
 func scanObservation(row pgx.Row) (*vigil.Observation, error) {
 	var o vigil.Observation
 	var created, updated int64
-	if err := row.Scan(&o.ID, &o.OrgID, &o.Type, &o.Description, &o.Severity, &o.IncidentID, &created, &updated); err != nil {
+	if err := row.Scan(&o.ID, &o.OrgID, &o.Type, &o.Description, &o.Severity, &o.IncidentID, &created, &updated, &o.Title, &o.Specificity); err != nil {
 		return nil, err
 	}
 	o.CreatedAt, o.UpdatedAt = fromNanos(created), fromNanos(updated)

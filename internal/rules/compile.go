@@ -40,23 +40,45 @@ const (
 	fNodeType
 	fNodeValue
 	fEvent
+	fSignalDetector
+	fSignalKey
+	fSignalMember
+	fSignalSourceIP
+	fSignalUser
+	fSignalSignature
+)
+
+// scope says what a conditions tree is matched against: an incident (a
+// classification rule) or one signal (a suppression).
+type scope uint8
+
+const (
+	scopeIncident scope = 1 << iota
+	scopeSignal
 )
 
 // fixedFields are the fields other than event.*, in the order error
-// messages list them.
+// messages list them, with the scopes they belong to.
 var fixedFields = []struct {
-	name string
-	kind fieldKind
+	name   string
+	kind   fieldKind
+	scopes scope
 }{
-	{"incident.severity", fIncidentSeverity},
-	{"incident.artifact_count", fIncidentArtifactCount},
-	{"incident.node_count", fIncidentNodeCount},
-	{"observation.type", fObservationType},
-	{"observation.severity", fObservationSeverity},
-	{"observation.description", fObservationDescription},
-	{"artifact.source", fArtifactSource},
-	{"node.type", fNodeType},
-	{"node.value", fNodeValue},
+	{"incident.severity", fIncidentSeverity, scopeIncident},
+	{"incident.artifact_count", fIncidentArtifactCount, scopeIncident},
+	{"incident.node_count", fIncidentNodeCount, scopeIncident},
+	{"observation.type", fObservationType, scopeIncident},
+	{"observation.severity", fObservationSeverity, scopeIncident},
+	{"observation.description", fObservationDescription, scopeIncident},
+	{"signal.detector", fSignalDetector, scopeSignal},
+	{"signal.key", fSignalKey, scopeSignal},
+	{"signal.member", fSignalMember, scopeSignal},
+	{"signal.source_ip", fSignalSourceIP, scopeSignal},
+	{"signal.user", fSignalUser, scopeSignal},
+	{"signal.signature", fSignalSignature, scopeSignal},
+	{"artifact.source", fArtifactSource, scopeIncident | scopeSignal},
+	{"node.type", fNodeType, scopeIncident | scopeSignal},
+	{"node.value", fNodeValue, scopeIncident | scopeSignal},
 }
 
 // eventFieldRE is an ECS field name: dotted lowercase segments. Note that
@@ -118,13 +140,26 @@ type Condition struct {
 // of each bad part, rooted at "conditions", e.g.
 // {"field": "conditions.all[1].op", "issue": "unknown operator \"foo\"; …"}.
 func Compile(raw json.RawMessage) (*Condition, error) {
-	return compile(raw, map[string]int{})
+	return compile(raw, map[string]int{}, scopeIncident)
 }
 
-// compile compiles raw, numbering its fields in ids, which a RuleSet shares
-// between its rules so that one view caches each field once for all of them.
-func compile(raw json.RawMessage, ids map[string]int) (*Condition, error) {
-	c := &compiler{ids: ids}
+// CompileSignal validates and compiles the conditions of a suppression,
+// matched against one signal (SignalFacts) as Compile's are against an
+// incident: the same language, over the fields of a signal (signal.*,
+// artifact.source, node.*, event.*) instead of an incident's.
+func CompileSignal(raw json.RawMessage) (*Condition, error) {
+	return compile(raw, map[string]int{}, scopeSignal)
+}
+
+// MatchesAll reports whether c matches everything: absent or empty
+// conditions ({}).
+func (c *Condition) MatchesAll() bool { return c == nil || c.root == nil }
+
+// compile compiles raw for scope sc, numbering its fields in ids, which a
+// RuleSet shares between its rules so that one view caches each field once
+// for all of them.
+func compile(raw json.RawMessage, ids map[string]int, sc scope) (*Condition, error) {
+	c := &compiler{ids: ids, scope: sc}
 	var root matcher
 	switch {
 	case len(bytes.TrimSpace(raw)) == 0:
@@ -152,6 +187,7 @@ type compiler struct {
 	nodes  int
 	stop   bool // too many issues or nodes: give up
 	ids    map[string]int
+	scope  scope
 }
 
 func (c *compiler) fail(path, issue string) {
@@ -280,7 +316,7 @@ func (c *compiler) leaf(members []member, path string) matcher {
 	if fieldRaw == nil {
 		c.fail(path+".field", "required")
 		ok = false
-	} else if f, issue := parseField(fieldRaw); issue != "" {
+	} else if f, issue := parseField(fieldRaw, c.scope); issue != "" {
 		c.fail(path+".field", issue)
 		ok = false
 	} else {
@@ -317,13 +353,13 @@ func (c *compiler) leaf(members []member, path string) matcher {
 	return l
 }
 
-func parseField(raw json.RawMessage) (field, string) {
+func parseField(raw json.RawMessage, sc scope) (field, string) {
 	var name string
 	if jsonKind(raw) != '"' || json.Unmarshal(raw, &name) != nil {
 		return field{}, "must be a string"
 	}
 	for _, f := range fixedFields {
-		if f.name == name {
+		if f.name == name && f.scopes&sc != 0 {
 			return field{name: name, kind: f.kind}, ""
 		}
 	}
@@ -335,10 +371,16 @@ func parseField(raw json.RawMessage) (field, string) {
 	}
 	names := make([]string, 0, len(fixedFields)+1)
 	for _, f := range fixedFields {
-		names = append(names, f.name)
+		if f.scopes&sc != 0 {
+			names = append(names, f.name)
+		}
 	}
 	names = append(names, "event.<ecs field>")
-	return field{}, fmt.Sprintf("unknown field %q; want one of %s", name, strings.Join(names, ", "))
+	what := "unknown field"
+	if sc == scopeSignal {
+		what = "unknown field of a signal"
+	}
+	return field{}, fmt.Sprintf("%s %q; want one of %s", what, name, strings.Join(names, ", "))
 }
 
 func parseOp(raw json.RawMessage) (opCode, string) {

@@ -278,6 +278,10 @@ func FuzzCompile(f *testing.F) {
 				Nodes: []NodeFacts{{Type: "IP", Value: s}, {Type: s, Value: s}},
 			},
 		}
+		if sc, err := CompileSignal(raw); err == nil {
+			sc.Match(&Facts{Signal: SignalFacts{Detector: s, Key: s, Member: s, SourceIP: s, User: s, Signature: s},
+				Artifacts: facts[3].Artifacts[:1], Nodes: facts[3].Nodes})
+		}
 		for _, fc := range facts {
 			c.Match(fc)
 			rs := NewRuleSet([]*vigil.Rule{{ID: "r", Enabled: true, TargetInfrastructure: n%2 == 0, Conditions: raw}})

@@ -3,7 +3,9 @@
 // docs/detections.md), Condition.Match evaluates it against the Facts of one
 // incident, a RuleSet picks the rule that decides an incident's severity,
 // and a Classifier loads an org's rules and classifies its incidents through
-// the store.
+// the store. Suppressions speak the same language over one signal:
+// CompileSignal accepts the fields of a signal (signal.*, artifact.source,
+// node.*, event.*) where Compile accepts an incident's.
 //
 // Matching semantics, in one place:
 //

@@ -10,7 +10,9 @@ import (
 // Matching: the Facts a rule sees, the compiled matchers, and the view that
 // resolves each field of the facts once for all the leaves that name it.
 
-// Facts is what a rule sees of an incident.
+// Facts is what a rule sees of an incident, or a suppression of one
+// signal: then Signal holds the signal's own fields, Artifacts its one
+// artifact and Nodes the nodes it names.
 type Facts struct {
 	Severity      string
 	ArtifactCount int
@@ -18,6 +20,20 @@ type Facts struct {
 	Observations  []ObservationFacts
 	Artifacts     []ArtifactFacts
 	Nodes         []NodeFacts
+	Signal        SignalFacts
+}
+
+// SignalFacts is what a suppression sees of a signal beyond its artifact
+// and nodes: the detector that drew it, the key and member it would be
+// counted under, and the usual subjects of an exception, read from its
+// event (source.ip, user.name, rule.name). An empty field is missing.
+type SignalFacts struct {
+	Detector  string
+	Key       string
+	Member    string
+	SourceIP  string
+	User      string
+	Signature string
 }
 
 // ObservationFacts is what a rule sees of one observation of the incident.
@@ -248,6 +264,25 @@ func (v *view) resolve(fd field) resolved {
 			}
 		}
 		r.present = len(r.vals) > 0
+	case fSignalDetector, fSignalKey, fSignalMember, fSignalSourceIP, fSignalUser, fSignalSignature:
+		var x string
+		switch fd.kind {
+		case fSignalDetector:
+			x = f.Signal.Detector
+		case fSignalKey:
+			x = f.Signal.Key
+		case fSignalMember:
+			x = f.Signal.Member
+		case fSignalSourceIP:
+			x = f.Signal.SourceIP
+		case fSignalUser:
+			x = f.Signal.User
+		default:
+			x = f.Signal.Signature
+		}
+		if x != "" {
+			r.vals, r.present = []value{stringValue(x)}, true
+		}
 	case fEvent:
 		for _, a := range f.Artifacts {
 			if a.Event == nil {

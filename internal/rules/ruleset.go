@@ -32,7 +32,7 @@ func NewRuleSet(rules []*vigil.Rule) *RuleSet {
 		if r == nil || !r.Enabled {
 			continue
 		}
-		c, err := compile(r.Conditions, ids)
+		c, err := compile(r.Conditions, ids, scopeIncident)
 		if err != nil {
 			if rs.invalid == nil {
 				rs.invalid = map[string]error{}

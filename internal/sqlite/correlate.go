@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -132,16 +133,20 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 	return t.refresh(ctx, id, now, false, -1)
 }
 
-// refresh recomputes an incident's node count and computed severity (the
-// highest of its observations'), and its severity unless a rule decided
-// it. Its artifact count grows by added, or is recounted when added < 0.
-// With activity it is marked active at now, unless it was already active
-// later: an observation recorded late must not move the last activity
-// back and close the correlation window early.
+// refresh recomputes an incident's node count and headline: its title
+// and computed severity are those of its observation of the highest rank
+// (the newest on ties; a headline without a title keeps the incident's),
+// and its severity follows unless a rule decided it. Its artifact count
+// grows by added, or is recounted when added < 0. With activity it is
+// marked active at now, unless it was already active later: an
+// observation recorded late must not move the last activity back and
+// close the correlation window early.
 func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity bool, added int) error {
-	var rank sql.NullInt64
-	if err := t.tx.QueryRowContext(ctx, `SELECT MAX(`+severityRankSQL+`) FROM observations WHERE incident_id = ? AND +org_id = ?`,
-		id, t.org).Scan(&rank); err != nil {
+	// The headline, read first: an UPDATE … FROM was slower.
+	sev, title := vigil.SeverityLow, ""
+	err := t.tx.QueryRowContext(ctx, `SELECT severity, title FROM observations WHERE incident_id = ? AND +org_id = ? `+headlineOrder+` LIMIT 1`,
+		id, t.org).Scan(&sev, &title)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return err
 	}
 	q := `UPDATE incidents SET
@@ -149,34 +154,23 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 		artifact_count = CASE WHEN ?5 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?5 END,
 		computed_severity = ?3,
 		severity = CASE WHEN classified_by_id IS NULL THEN ?3 ELSE severity END,
+		title = COALESCE(NULLIF(?6, ''), title),
 		updated_at = ?4`
 	if activity {
 		q += `, last_activity_at = MAX(last_activity_at, ?4)`
 	}
-	_, err := t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, rankSeverity(rank.Int64), nanos(now), added)
+	_, err = t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, sev, nanos(now), added, title)
 	return err
 }
 
-// rankSeverity names the rank of severityRankSQL; no observation (0) is
-// low.
-func rankSeverity(r int64) string {
-	switch r {
-	case 4:
-		return vigil.SeverityCritical
-	case 3:
-		return vigil.SeverityHigh
-	case 2:
-		return vigil.SeverityMedium
-	}
-	return vigil.SeverityLow
-}
+// headlineOrder puts an incident's headline observation first; the index
+// observations_incident_rank serves it.
+const headlineOrder = `ORDER BY title_rank DESC, created_at DESC, id DESC`
 
-// severityRankSQL ranks a severity column for MAX().
-const severityRankSQL = `CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END`
-
-func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool) error {
-	if _, err := t.tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, o.ID, t.org, o.Type, o.Description, o.Severity, nanos(o.CreatedAt), nanos(o.UpdatedAt)); err != nil {
+func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool) error {
+	if _, err := t.tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at,
+		title, specificity, title_rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, t.org, o.Type, o.Description, o.Severity,
+		nanos(o.CreatedAt), nanos(o.UpdatedAt), o.Title, o.Specificity, rank); err != nil {
 		return err
 	}
 	return t.insertRefs(ctx, o.ID, o.NodeIDs, keys, o.ArtifactIDs)
@@ -243,9 +237,9 @@ func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observa
 	return getObservation(ctx, t.tx, t.org, id)
 }
 
-func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, keys map[string]bool, refs bool) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, updated_at = ? WHERE id = ? AND +org_id = ?`,
-		o.Type, o.Description, o.Severity, nanos(o.UpdatedAt), o.ID, t.org); err != nil {
+func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool, refs bool) error {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, title_rank = ?, updated_at = ?
+		WHERE id = ? AND +org_id = ?`, o.Type, o.Description, o.Severity, rank, nanos(o.UpdatedAt), o.ID, t.org); err != nil {
 		return err
 	}
 	if !refs {
@@ -301,8 +295,8 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 	if err != nil {
 		return err
 	}
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, updated_at = ? WHERE id = ? AND +org_id = ?`,
-		g.Description, g.Severity, nanos(g.Now), g.ObservationID, t.org); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, title_rank = ?, updated_at = ? WHERE id = ? AND +org_id = ?`,
+		g.Description, g.Severity, g.TitleRank, nanos(g.Now), g.ObservationID, t.org); err != nil {
 		return err
 	}
 	return t.refresh(ctx, g.IncidentID, g.Now, true, added)

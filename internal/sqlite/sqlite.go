@@ -306,6 +306,14 @@ func nanos(t time.Time) int64 { return t.UnixNano() }
 
 func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
 
+// nullNanos is t in Unix nanoseconds, or NULL when t is nil.
+func nullNanos(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixNano()
+}
+
 // placeholders returns "?, ?, …" with n marks.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")

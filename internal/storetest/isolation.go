@@ -27,6 +27,7 @@ type twin struct {
 	recorded  string // an analyst's observation in the same incident
 	apart     string // an observation in an incident of its own
 	incidents []string
+	sup       string // a suppression that swallowed a signal
 }
 
 // buildTwin gives org the state the isolation test starts from.
@@ -55,6 +56,11 @@ func buildTwin(t *testing.T, s Store, org string) *twin {
 	tw.incidents = ids(o.IncidentID, apart.IncidentID)
 	mustCreateRule(t, s, org, newRule("twin rule", 1, base))
 	mustCreateRole(t, s, org, "twin role", "incidents:read")
+	sp := mustCreateSuppression(t, s, org, newSuppression("twin suppression", base))
+	tw.sup = sp.ID
+	if _, err := s.CountSuppressed(t.Context(), org, []vigil.SuppressedSignal{{SuppressionID: sp.ID, Detector: "bf", Key: "203.0.113.7", ArtifactID: tw.arts[7]}}, base); err != nil {
+		t.Fatalf("CountSuppressed: %v", err)
+	}
 	return tw
 }
 
@@ -88,6 +94,7 @@ func snapshot(t *testing.T, s Store, org string) []byte {
 		Rules        []*vigil.Rule
 		Roles        []*vigil.Role
 		Settings     *vigil.EnrichmentSettings
+		Suppressions []*vigil.Suppression
 	}
 	snap.Artifacts, _ = mustSearch(t, s, org, vigil.ArtifactFilter{Page: all})
 	snap.Nodes, _ = mustListNodes(t, s, org, vigil.NodeFilter{Page: all})
@@ -111,6 +118,9 @@ func snapshot(t *testing.T, s Store, org string) []byte {
 	snap.Rules, _ = mustListRules(t, s, org, all)
 	snap.Roles, _ = mustListRoles(t, s, org, all)
 	snap.Settings = mustSettings(t, s, org)
+	if snap.Suppressions, _, err = s.ListSuppressions(ctx, org, all); err != nil {
+		t.Fatalf("ListSuppressions: %v", err)
+	}
 	b, err := json.MarshalIndent(snap, "", " ")
 	if err != nil {
 		t.Fatal(err)
@@ -180,6 +190,24 @@ func testTenancyWritesScoped(t *testing.T, s Store) {
 	mustPutSettings(t, s, a.org, set)
 	if err := s.SetArtifactEnrichment(ctx, a.org, a.arts[0], json.RawMessage(`{"203.0.113.7":{"intel":[]}}`)); err != nil {
 		t.Fatalf("SetArtifactEnrichment: %v", err)
+	}
+	// Suppressions: counted (naming B's suppression too, which A has
+	// not), updated, created and deleted.
+	if _, err := s.CountSuppressed(ctx, a.org, []vigil.SuppressedSignal{
+		{SuppressionID: a.sup, Detector: "bf", Key: "203.0.113.7", ArtifactID: a.arts[6]},
+		{SuppressionID: b.sup, Detector: "bf", Key: "203.0.113.7", ArtifactID: a.arts[5]},
+	}, at(17*time.Minute)); err != nil {
+		t.Fatalf("CountSuppressed: %v", err)
+	}
+	off := false
+	if _, err := s.UpdateSuppression(ctx, a.org, a.sup, vigil.SuppressionUpdate{Enabled: &off, Name: &name, SetExpiresAt: true}, at(17*time.Minute)); err != nil {
+		t.Fatalf("UpdateSuppression: %v", err)
+	}
+	extra := mustCreateSuppression(t, s, a.org, newSuppression("second", at(17*time.Minute)))
+	for _, id := range ids(extra.ID, a.sup) {
+		if err := s.DeleteSuppression(ctx, a.org, id); err != nil {
+			t.Fatalf("DeleteSuppression: %v", err)
+		}
 	}
 	for _, id := range a.incidents {
 		if _, err := s.SetIncidentStatus(ctx, a.org, id, vigil.StatusResolved, "analyst", at(17*time.Minute)); err != nil {

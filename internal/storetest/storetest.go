@@ -33,10 +33,12 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Nodes", nodeTests()},
 		{"Observations", observationTests()},
 		{"Correlation", correlationTests()},
+		{"Headline", headlineTests()},
 		{"Incidents", incidentTests()},
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
 		{"EnrichmentSettings", settingsTests()},
+		{"Suppressions", suppressionTests()},
 		{"Detect", detectTests()},
 		{"Cache", cacheTests()},
 	}

@@ -19,6 +19,7 @@ func tenancyTests() []test {
 		{"CorrelationStaysInOrg", testTenancyCorrelation},
 		{"Incidents", testTenancyIncidents},
 		{"Rules", testTenancyRules},
+		{"Suppressions", testTenancySuppressions},
 		{"Roles", testTenancyRoles},
 		{"EnrichmentSettings", testTenancySettings},
 		{"WritesLeaveOtherOrgsAlone", testTenancyWritesScoped},
@@ -216,6 +217,27 @@ func testTenancyRules(t *testing.T, s Store) {
 	list, total := mustListRules(t, s, orgB, vigil.Page{})
 	if !slices.Equal(ruleIDs(list), ids(rb.ID)) || total != 1 {
 		t.Errorf("org B's rules = %v (total %d), want only %s", ruleIDs(list), total, rb.ID)
+	}
+}
+
+func testTenancySuppressions(t *testing.T, s Store) {
+	orgA, orgB := vigil.NewID(), vigil.NewID()
+	sa := mustCreateSuppression(t, s, orgA, newSuppression("org A suppression", base))
+	sb := mustCreateSuppression(t, s, orgB, newSuppression("org B suppression", base))
+
+	_, err := s.GetSuppression(t.Context(), orgB, sa.ID)
+	wantCode(t, err, vigil.ENOTFOUND, "GetSuppression of org A's suppression by org B")
+	name := "renamed by B"
+	_, err = s.UpdateSuppression(t.Context(), orgB, sa.ID, vigil.SuppressionUpdate{Name: &name}, at(time.Hour))
+	wantCode(t, err, vigil.ENOTFOUND, "UpdateSuppression of org A's suppression by org B")
+	err = s.DeleteSuppression(t.Context(), orgB, sa.ID)
+	wantCode(t, err, vigil.ENOTFOUND, "DeleteSuppression of org A's suppression by org B")
+	if g := mustGetSuppression(t, s, orgA, sa.ID); g.Name != sa.Name || !g.UpdatedAt.Equal(sa.UpdatedAt) {
+		t.Errorf("org A's suppression changed: %q, updated %v", g.Name, g.UpdatedAt)
+	}
+	list, total, err := s.ListSuppressions(t.Context(), orgB, vigil.Page{})
+	if err != nil || !slices.Equal(suppressionIDs(list), ids(sb.ID)) || total != 1 {
+		t.Errorf("org B's suppressions = %v (total %d, %v), want only %s", suppressionIDs(list), total, err, sb.ID)
 	}
 }
 
