@@ -16,6 +16,7 @@ import (
 
 	"github.com/dustin/go-humanize"
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/postgres"
@@ -27,6 +28,8 @@ import (
 // environment variables, then defaults.
 type config struct {
 	Addr          string
+	MetricsAddr   string // serve: own listener, "api" or "" (off); a worker's are on Addr
+	MetricsToken  string
 	DataDir       string
 	DatabaseURL   string
 	NATSURL       string
@@ -78,11 +81,14 @@ type config struct {
 // as the default --addr.
 func (c *config) flags(fs *flag.FlagSet) {
 	c.flagsAddr(fs, "127.0.0.1:8080", "listen address of the API")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", "127.0.0.1:9464", "listen address of GET /metrics, which counts the work of every org: "+
+		"\"api\" serves it on --addr with the API instead, \"\" not at all")
 }
 
 // flagsAddr registers the shared flags with a given --addr default.
 func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.Addr, "addr", addr, usage)
+	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token that GET /metrics requires (at least 16 bytes; default: none)")
 	c.dataDirFlag(fs)
 	c.databaseFlag(fs)
 	fs.StringVar(&c.NATSURL, "nats-url", "", "nats://… to use an external NATS JetStream instead of the embedded one")
@@ -297,6 +303,9 @@ func (c *config) validate() error {
 	if c.BodyBudget < 10<<20 || c.ClientBodyBudget < 10<<20 || c.BodyMinRate < 1<<10 {
 		errs = append(errs, errors.New("--body-budget and --client-body-budget must be at least 10MiB (the largest body), --body-min-rate at least 1KiB"))
 	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < api.MinMetricsTokenLen {
+		errs = append(errs, fmt.Errorf("--metrics-token (VIGIL_METRICS_TOKEN) must be at least %d bytes", api.MinMetricsTokenLen))
+	}
 	if c.JWTSecret != "" {
 		if err := checkSecret(c.JWTSecret, "--jwt-secret (VIGIL_JWT_SECRET)"); err != nil {
 			errs = append(errs, err)
@@ -329,9 +338,9 @@ func (c config) String() string {
 		}
 		return vigil.Redacted
 	}
-	return fmt.Sprintf("addr=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
-		c.Addr, c.DataDir, postgres.RedactURL(c.DatabaseURL), queue.RedactURL(c.NATSURL), c.QueueName, mask(c.JWTSecret),
-		vigil.RedactURL(c.JWTJWKSURL), c.Fsync, c.Workers)
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
+		c.Addr, c.MetricsAddr, mask(c.MetricsToken), c.DataDir, postgres.RedactURL(c.DatabaseURL), queue.RedactURL(c.NATSURL), c.QueueName,
+		mask(c.JWTSecret), vigil.RedactURL(c.JWTJWKSURL), c.Fsync, c.Workers)
 }
 
 func parseLevel(s string) (slog.Level, error) {

@@ -33,14 +33,20 @@ func (l *logWriter) String() string {
 }
 
 // serveUntil runs vigil serve with args until it logs want, calls while
-// (if not nil) as it serves, then stops it and returns its log.
-func serveUntil(t *testing.T, want string, while func(), env map[string]string, args ...string) string {
+// (if not nil) with the log so far as it serves, then stops it and returns its log.
+func serveUntil(t *testing.T, want string, while func(log string), env map[string]string, args ...string) string {
+	t.Helper()
+	return runUntil(t, "serve", want, while, env, args...)
+}
+
+// runUntil is serveUntil for the subcommand sub (serve or worker).
+func runUntil(t *testing.T, sub, want string, while func(log string), env map[string]string, args ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var log logWriter
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, &log, &log)
+		done <- run(ctx, append([]string{sub, "--addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, &log, &log)
 	}()
 	deadline := time.After(30 * time.Second)
 	for !strings.Contains(log.String(), want) {
@@ -56,7 +62,7 @@ func serveUntil(t *testing.T, want string, while func(), env map[string]string, 
 		}
 	}
 	if while != nil {
-		while()
+		while(log.String())
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -104,7 +110,7 @@ func TestDataDirPrivate(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	serveUntil(t, `"msg":"listening"`, func() {
+	serveUntil(t, `"msg":"listening"`, func(string) {
 		walk()
 		for _, f := range []string{"vigil.db", "vigil.db-wal", "vigil.db-shm", "jwt-secret", "jetstream"} {
 			if _, err := os.Stat(filepath.Join(dir, f)); err != nil {

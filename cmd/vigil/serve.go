@@ -17,7 +17,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
@@ -190,7 +189,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 
 	if !withAPI {
-		srv, err := workerServer(c.Addr, reg, log, store, q, proc)
+		srv, err := workerServer(c.Addr, c.MetricsToken, reg, log, store, q, proc)
 		if err != nil {
 			drain()
 			return err
@@ -239,6 +238,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
 		Reclassify: reclassify,
 		BodyBudget: c.BodyBudget, ClientBodyBudget: c.ClientBodyBudget, BodyMinRate: c.BodyMinRate,
+		NoMetrics: c.MetricsAddr != "api", MetricsToken: c.MetricsToken,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -256,8 +256,17 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			listeners.Shutdown(ctx)
 		}
 	}
+	msrv, err := metricsServer(c.MetricsAddr, reg, c.MetricsToken, log)
+	if err != nil {
+		stopSyslog(context.Background())
+		drain()
+		return err
+	}
 	ln, err := net.Listen("tcp", c.Addr)
 	if err != nil {
+		if msrv != nil {
+			msrv.Close()
+		}
 		stopSyslog(context.Background())
 		drain()
 		return fmt.Errorf("listen: %w", err)
@@ -282,6 +291,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		log.Error("http shutdown", slog.String("error", err.Error()))
+	}
+	if msrv != nil {
+		msrv.Shutdown(sctx)
 	}
 	stopped.Wait()
 	drain()
@@ -329,11 +341,30 @@ func retain(ctx context.Context, store vigil.ArtifactStore, keep time.Duration, 
 	}
 }
 
+// metricsServer serves GET /metrics on addr, unless addr is "" (off) or
+// "api" (the API serves it); nil then.
+func metricsServer(addr string, reg *prometheus.Registry, token string, log *slog.Logger) (*http.Server, error) {
+	if addr == "" || addr == "api" {
+		return nil, nil
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", api.MetricsHandler(reg, token))
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen (--metrics-addr): %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, WriteTimeout: time.Minute, IdleTimeout: 2 * time.Minute,
+		MaxHeaderBytes: 16 << 10, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	go srv.Serve(ln)
+	log.Info("metrics listening", slog.String("addr", ln.Addr().String()), slog.Bool("token", token != ""))
+	return srv, nil
+}
+
 // workerServer serves /metrics, /healthz and /readyz (store and queue
 // reachable, the workers' writes not failing) for a worker-only process.
-func workerServer(addr string, reg *prometheus.Registry, log *slog.Logger, store vigil.Database, q *queue.Queue, proc *pipeline.Processor) (*http.Server, error) {
+func workerServer(addr, metricsToken string, reg *prometheus.Registry, log *slog.Logger, store vigil.Database, q *queue.Queue, proc *pipeline.Processor) (*http.Server, error) {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", api.MetricsHandler(reg, metricsToken))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"success":true,"message":"ok","data":{"status":"ok"}}`)

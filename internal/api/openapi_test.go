@@ -975,6 +975,19 @@ func TestOpenAPIConformance(t *testing.T) {
 	}
 	f.call("GET", "/readyz", "", nil, http.StatusServiceUnavailable)
 
+	// /metrics with a metrics token, and not served on the API's address.
+	for _, c := range []struct {
+		cfg  api.Config
+		want int
+	}{{api.Config{MetricsToken: "metrics-token-0123456789"}, http.StatusUnauthorized}, {api.Config{NoMetrics: true}, http.StatusNotFound}} {
+		c.cfg.Store, c.cfg.Verifier = e.store, v
+		msrv := httptest.NewServer(api.New(c.cfg))
+		m := *o
+		m.e = &env{t: t, srv: msrv, store: e.store}
+		m.call("GET", "/metrics", admin, nil, c.want)
+		msrv.Close()
+	}
+
 	// An org's searches beyond its bound.
 	hold := &holdSearches{Store: e.store, org: "org-a", entered: make(chan struct{}, 1), release: make(chan struct{})}
 	hsrv := httptest.NewServer(api.New(api.Config{Store: hold, Verifier: v, Ingester: stub, MaxOrgSearches: 1}))

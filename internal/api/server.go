@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/correlate"
@@ -67,6 +66,11 @@ type Config struct {
 	AccessLog bool
 	// Now returns the current time; tests may fix it.
 	Now func() time.Time
+	// NoMetrics leaves GET /metrics out of the API's routes (404): vigil
+	// serve serves it on a listener of its own unless asked otherwise.
+	NoMetrics bool
+	// MetricsToken, when set, is the bearer token /metrics requires.
+	MetricsToken string
 
 	// Bounds on the work of one request (0: the Default… values).
 	// RequestTimeout is the deadline of every request but ingest (whose
@@ -162,7 +166,11 @@ func New(cfg Config) *Server {
 		Name: "vigil_artifacts_rejected_total", Help: "Artifacts rejected by validation at the API.",
 	})
 	reg.MustRegister(s.requests, s.latency, s.rejected)
-	s.routes(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+	var metrics http.Handler
+	if !cfg.NoMetrics {
+		metrics = MetricsHandler(reg, cfg.MetricsToken)
+	}
+	s.routes(metrics)
 	s.handler = s.observe(s.mux)
 	return s
 }
@@ -176,6 +184,8 @@ type route struct {
 	h                  http.HandlerFunc
 }
 
+// routes registers every route; metrics is nil when /metrics is served
+// elsewhere.
 func (s *Server) routes(metrics http.Handler) {
 	rs := []route{
 		{"GET", "/observations", vigil.PermObservationsRead, s.listObservations},
@@ -245,14 +255,17 @@ func (s *Server) routes(metrics http.Handler) {
 		s.mux.HandleFunc("/v1"+path, h)
 		s.mux.HandleFunc("/api/v1"+path, h)
 	}
-	for _, p := range []string{"/healthz", "/readyz", "/metrics"} {
+	for _, p := range []string{"/healthz", "/readyz"} {
 		s.mux.HandleFunc(p, s.methodNotAllowed("GET, HEAD"))
 	}
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ok(w, http.StatusOK, "ok", map[string]string{"status": "ok"})
 	})
 	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.Handle("GET /metrics", metrics)
+	if metrics != nil { // else a 404, as any unknown path
+		s.mux.HandleFunc("/metrics", s.methodNotAllowed("GET, HEAD"))
+		s.mux.Handle("GET /metrics", metrics)
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})

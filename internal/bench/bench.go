@@ -11,6 +11,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -61,7 +62,7 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 		}
 		defer stop()
 	} else {
-		b.api = client.New(cfg.URL, cfg.Token, b.hc)
+		b.api = client.New(cfg.URL, cfg.Token, b.hc).WithMetrics(cmp.Or(cfg.MetricsURL, cfg.URL), cfg.MetricsToken)
 		b.rep.Target = b.api.BaseURL()
 	}
 	if err := b.run(ctx); err != nil {
@@ -163,7 +164,7 @@ func (b *bench) run(ctx context.Context) error {
 	if m1, err := b.scrape(ctx); err == nil {
 		b.serverCounts(rep, m0, m1)
 	} else {
-		b.problem("cannot scrape %s/metrics: %v", b.api.BaseURL(), err)
+		b.problem("cannot scrape %s: %v (a server's /metrics: --metrics-url, --metrics-token)", b.api.MetricsURL(), err)
 	}
 	rep.ServerErrorLogs = b.serverLog.count()
 	b.loadProblems(rep, want)

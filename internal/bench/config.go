@@ -12,22 +12,26 @@ import (
 
 // Config is the settings of one run: the flags of vigil bench.
 type Config struct {
-	URL, Token, Org   string
-	Clients, Batch    int
-	Duration          time.Duration
-	Files             string
-	Times             string
-	StorageLimit      bool
-	Search            bool
-	SearchArtifacts   int
-	SearchRequests    int
-	CSV, PNG, JSON    string
-	IngestWait        time.Duration
-	Fsync             string
-	ServeArgs         string
-	SearchableTimeout time.Duration
-	CPUProfile        string
-	MemProfile        string
+	URL, Token, Org string
+	// Where the server's /metrics are (--url's server: its --metrics-addr;
+	// default the API's address, as with --metrics-addr api) and the
+	// bearer token they need.
+	MetricsURL, MetricsToken string
+	Clients, Batch           int
+	Duration                 time.Duration
+	Files                    string
+	Times                    string
+	StorageLimit             bool
+	Search                   bool
+	SearchArtifacts          int
+	SearchRequests           int
+	CSV, PNG, JSON           string
+	IngestWait               time.Duration
+	Fsync                    string
+	ServeArgs                string
+	SearchableTimeout        time.Duration
+	CPUProfile               string
+	MemProfile               string
 }
 
 // hiddenFlags are left out of the usage text.
@@ -41,6 +45,8 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.SetOutput(out)
 	fs.StringVar(&c.URL, "url", "", "base URL of a running server (default: start an embedded one in this process, in a temporary data dir)")
 	fs.StringVar(&c.Token, "token", "", "bearer token for --url (default: $VIGIL_TOKEN); minted for the embedded server")
+	fs.StringVar(&c.MetricsURL, "metrics-url", "", "base URL of --url's /metrics, the server's --metrics-addr (e.g. http://127.0.0.1:9464; default: --url)")
+	fs.StringVar(&c.MetricsToken, "metrics-token", "", "bearer token of --metrics-url, the server's --metrics-token (default: $VIGIL_METRICS_TOKEN)")
 	fs.StringVar(&c.Org, "org", "bench", "organization of the embedded server's token")
 	fs.IntVar(&c.Clients, "clients", 4, "concurrent clients posting batches")
 	fs.IntVar(&c.Batch, "batch", 1000, "artifacts per POST")

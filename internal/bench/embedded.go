@@ -30,22 +30,26 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded server: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("embedded server: %w", err)
+	var addrs [2]string // the API's, the metrics'
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("embedded server: %w", err)
+		}
+		addrs[i] = ln.Addr().String()
+		ln.Close()
 	}
-	addr := ln.Addr().String()
-	ln.Close()
-	var raw [32]byte
+	addr := addrs[0]
+	var raw [48]byte
 	if _, err := rand.Read(raw[:]); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("embedded server: secret: %w", err)
 	}
-	secret := hex.EncodeToString(raw[:])
-	// The first six are left out of the report's target: the data dir and
-	// address change every run, and the secret is not to be shown.
-	args := []string{"--data-dir", dir, "--addr", addr, "--jwt-secret", secret,
+	secret, metricsToken := hex.EncodeToString(raw[:32]), hex.EncodeToString(raw[32:])
+	// The first ten are left out of the report's target: the data dir and
+	// addresses change every run, and the secrets are not to be shown.
+	args := []string{"--data-dir", dir, "--addr", addr, "--jwt-secret", secret, "--metrics-addr", addrs[1], "--metrics-token", metricsToken,
 		"--ingest-wait", b.f.IngestWait.String(), "--fsync", b.f.Fsync, "--log-level", "warn"}
 	args = append(args, strings.Fields(b.f.ServeArgs)...)
 	b.serverLog = &logCounter{w: b.stderr}
@@ -65,7 +69,7 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 		os.RemoveAll(dir)
 	}
 	base := "http://" + addr
-	b.rep.Target = "embedded (in-process vigil serve " + strings.Join(args[6:], " ") + ", data dir in " + os.TempDir() + ")"
+	b.rep.Target = "embedded (in-process vigil serve " + strings.Join(args[10:], " ") + ", data dir in " + os.TempDir() + ")"
 	b.rep.Settings.IngestWait, b.rep.Settings.Fsync, b.rep.Settings.ServeArgs = b.f.IngestWait.String(), b.f.Fsync, b.f.ServeArgs
 	probe := client.New(base, "", b.hc)
 	deadline := time.Now().Add(time.Minute)
@@ -91,7 +95,7 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 		return nil, fmt.Errorf("embedded server: token: %w", err)
 	}
 	b.f.Token = tok
-	b.api = client.New(base, tok, b.hc)
+	b.api = client.New(base, tok, b.hc).WithMetrics("http://"+addrs[1], metricsToken)
 	return stop, nil
 }
 

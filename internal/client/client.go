@@ -21,6 +21,8 @@ type Client struct {
 	base  string
 	token string
 	hc    *http.Client
+
+	metricsBase, metricsToken string // of Metrics
 }
 
 // New returns a client of the server at baseURL (http://host:port) that
@@ -30,8 +32,21 @@ func New(baseURL, token string, hc *http.Client) *Client {
 	if hc == nil {
 		hc = &http.Client{Timeout: 60 * time.Second}
 	}
-	return &Client{base: strings.TrimRight(baseURL, "/"), token: token, hc: hc}
+	base := strings.TrimRight(baseURL, "/")
+	return &Client{base: base, token: token, hc: hc, metricsBase: base}
 }
+
+// WithMetrics returns a copy of c whose Metrics scrape baseURL (the
+// server's --metrics-addr, when /metrics is not on the API's address)
+// with token as the bearer token (--metrics-token; "" for none).
+func (c *Client) WithMetrics(baseURL, token string) *Client {
+	d := *c
+	d.metricsBase, d.metricsToken = strings.TrimRight(baseURL, "/"), token
+	return &d
+}
+
+// MetricsURL is where Metrics scrape.
+func (c *Client) MetricsURL() string { return c.metricsBase + "/metrics" }
 
 // BaseURL is the server's address, as given to New without a trailing
 // slash.

@@ -19,14 +19,18 @@ type Metrics map[string]*dto.MetricFamily
 // Labels are the labels of one series, name → value.
 type Labels map[string]string
 
-// Metrics scrapes GET /metrics (Prometheus text format), which needs no
-// token.
+// Metrics scrapes GET /metrics (Prometheus text format) at the API's
+// address, or where WithMetrics says, with the metrics token (never the
+// API token: the metrics are the operator's, not an org's).
 func (c *Client) Metrics(ctx context.Context) (Metrics, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.MetricsURL(), nil)
 	if err != nil {
 		return nil, fmt.Errorf("GET /metrics: %w", err)
 	}
 	req.Header.Set("Accept", string(expfmt.FmtText))
+	if c.metricsToken != "" {
+		req.Header.Set("Authorization", "Bearer "+c.metricsToken)
+	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return nil, err // a *url.Error: it names the method and the URL

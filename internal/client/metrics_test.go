@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -78,5 +79,32 @@ func TestParseMetricsError(t *testing.T) {
 	m, err := client.ParseMetrics(strings.NewReader("# HELP x h\n# TYPE x untyped\nx{a=\"1\"} 2\nx{a=\"2\"} 3\n"))
 	if err != nil || m.Sum("x") != 5 {
 		t.Errorf("untyped: %v, %v", m.Sum("x"), err)
+	}
+}
+
+// TestMetricsElsewhere: WithMetrics scrapes another address with the
+// metrics token, never the API token.
+func TestMetricsElsewhere(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewGauge(prometheus.GaugeOpts{Name: "vigil_queue_depth", Help: "h"}))
+	var auth string
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth = r.Header.Get("Authorization")
+		h.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	c := client.New("http://127.0.0.1:1", "api-token", nil).WithMetrics(srv.URL+"/", "metrics-token")
+	if c.MetricsURL() != srv.URL+"/metrics" {
+		t.Errorf("MetricsURL = %s", c.MetricsURL())
+	}
+	if _, err := c.Metrics(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if auth != "Bearer metrics-token" {
+		t.Errorf("Authorization %q, want the metrics token", auth)
+	}
+	if _, err := client.New(srv.URL, "api-token", nil).Metrics(context.Background()); err != nil || auth != "" {
+		t.Errorf("without WithMetrics: %v, Authorization %q (the API token must not be sent)", err, auth)
 	}
 }

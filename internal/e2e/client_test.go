@@ -81,7 +81,7 @@ func (s *snapshot) duplicates() int { return s.rows - len(s.count) }
 
 // metric returns the sum of every series of a Prometheus metric on p.
 func metric(ctx context.Context, p *proc, name string) (float64, error) {
-	m, err := client.New(p.base, "", nil).Metrics(ctx)
+	m, err := client.New(p.metrics, "", nil).Metrics(ctx)
 	if err != nil {
 		return 0, err
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -61,12 +62,15 @@ func childEnv(extra ...string) []string {
 
 // proc is a running `vigil serve` child.
 type proc struct {
-	name   string
-	cmd    *exec.Cmd
-	logs   *logBuffer
-	base   string        // http://host:port
-	exited chan struct{} // closed once the child has exited
-	err    error         // of cmd.Wait, set before exited is closed
+	name string
+	cmd  *exec.Cmd
+	logs *logBuffer
+	base string // http://host:port
+	// metrics is where its /metrics is: a serve's --metrics-addr (the
+	// harness gives each its own port), a worker's --addr.
+	metrics string
+	exited  chan struct{} // closed once the child has exited
+	err     error         // of cmd.Wait, set before exited is closed
 }
 
 // startVigil runs `vigil serve` on dataDir with a port the kernel picks,
@@ -82,6 +86,9 @@ func startVigil(t testing.TB, name, dataDir string, args ...string) *proc {
 func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ...string) *proc {
 	t.Helper()
 	argv := append([]string{sub, "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
+	if sub == "serve" && !slices.Contains(args, "--metrics-addr") {
+		argv = append(argv, "--metrics-addr", "127.0.0.1:0")
+	}
 	logs := newLogBuffer()
 	cmd := exec.Command(vigilBin, argv...)
 	cmd.Env = childEnv(env...)
@@ -107,6 +114,10 @@ func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ..
 	select {
 	case addr := <-logs.listening:
 		p.base = "http://" + addr
+		p.metrics = p.base
+		if m := logs.metricsAddr(); m != "" {
+			p.metrics = "http://" + m
+		}
 	case <-p.exited:
 		t.Fatalf("%s exited before listening: %v", name, p.err)
 	case <-deadline.C:
@@ -190,6 +201,13 @@ type logBuffer struct {
 	partial   []byte
 	listening chan string
 	found     bool
+	metrics   string // address of the metrics listener, once logged
+}
+
+func (b *logBuffer) metricsAddr() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.metrics
 }
 
 func newLogBuffer() *logBuffer { return &logBuffer{listening: make(chan string, 1)} }
@@ -210,6 +228,9 @@ func (b *logBuffer) Write(p []byte) (int, error) {
 		var rec struct {
 			Msg  string `json:"msg"`
 			Addr string `json:"addr"`
+		}
+		if json.Unmarshal(b.partial[:i], &rec) == nil && rec.Msg == "metrics listening" && rec.Addr != "" {
+			b.metrics = rec.Addr // logged before the API's line
 		}
 		if json.Unmarshal(b.partial[:i], &rec) == nil && rec.Msg == "listening" && rec.Addr != "" {
 			b.found = true
