@@ -318,10 +318,13 @@ func (w *walker) object(s *shape, check bool) bool {
 			}
 			if s != nil && s.fields != nil {
 				c, known := s.fields[name]
-				if issue := unknownField(name, s.fields); !known && issue != "unknown field" {
-					return w.fail(name, issue)
+				if !known {
+					// A name in another case is refused here; any other
+					// unknown name is encoding/json's to refuse.
+					if issue := unknownField(name, s.fields); issue != "unknown field" {
+						return w.fail(name, issue)
+					}
 				}
-				// Any other unknown name is encoding/json's to refuse.
 				child = c
 			}
 			w.path = append(w.path, pathElem{name: name})
