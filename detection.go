@@ -10,11 +10,28 @@ import "time"
 // Signal is one artifact's evidence for a detector, counted under Key (e.g.
 // the attacking address) at At; Member is what the detector counts
 // distinct values of (a port, a user name), if anything.
+//
+// A signal counts what its line records, not the line: Count attempts
+// (1 when 0), or nothing when it is Evidence — a line linked to the
+// observation that records no attempt of its own (a recap such as "PAM 2
+// more authentication failures", or PAM's line about a guess that sshd
+// logs itself). Lines of one Unit record one event however many there
+// are: the first signal of a unit of (detector, key) counts, the others
+// are evidence (docs/detections.md, "Counting").
 type Signal struct {
 	Key        string
 	ArtifactID string
 	At         time.Time
 	Member     string
+	// Count is how many attempts (look-ups, packets) the line records:
+	// 1 when 0; 3 for sudo's "3 incorrect password attempts".
+	Count int
+	// Evidence marks a line that counts nothing.
+	Evidence bool
+	// Unit names the event the line records when several lines may
+	// record the same one (BIND's "query:" and "query failed (REFUSED)"
+	// lines of one query); "" when the line is its own event.
+	Unit string
 	// Nodes the signal adds to the observation, with their roles.
 	Nodes []NodeRef
 	// EngineEvent marks a sensor's report on its own work rather than on
@@ -25,10 +42,19 @@ type Signal struct {
 	EngineEvent bool
 }
 
+// Weight is what the signal adds to its window's count: 0 for evidence,
+// else Count (at least 1).
+func (s Signal) Weight() int {
+	if s.Evidence {
+		return 0
+	}
+	return max(s.Count, 1)
+}
+
 // WindowState summarizes the signals of one (detector, key) that fired,
 // or of a burst that grows: what the detector describes.
 type WindowState struct {
-	Count    int // signals (artifacts)
+	Count    int // what the signals count: the sum of their weights
 	Distinct int // distinct members
 	First    time.Time
 	Last     time.Time
@@ -86,8 +112,9 @@ func TitleRank(severity string, specificity int) int {
 // detector's thresholds and description: correlate.Engine evaluates it
 // atomically. It records the signals (once per artifact, so a redelivered
 // artifact counts once), and when the window of Span ending at the newest
-// signal holds at least MinCount signals and MinDistinct distinct
-// members, it records an observation built by Describe — or, while an
+// signal meets the thresholds (Met: a count of at least MinCount with
+// MinDistinct distinct members, or OrDistinct distinct members whatever
+// the count), it records an observation built by Describe — or, while an
 // earlier burst of the same key is still active (its last signal within
 // Span, its incident still open), grows that burst's observation instead:
 // artifacts and nodes appended, description and severity rebuilt.
@@ -97,11 +124,28 @@ type Detection struct {
 	Span        time.Duration
 	MinCount    int
 	MinDistinct int
+	// OrDistinct, when positive, fires a window of that many distinct
+	// members whatever its count: logins as many users that never got
+	// to a password.
+	OrDistinct int
 	// Requires names a detector whose burst for the same key must be
 	// active for this detection to fire (a success after a brute force).
 	Requires string
 	Signals  []Signal
 	Describe func(key string, w WindowState) Finding
+}
+
+// Met reports whether a window of count (the sum of its signals'
+// weights) and distinct members meets d's thresholds.
+func (d *Detection) Met(count, distinct int) bool {
+	return ThresholdMet(d.MinCount, d.MinDistinct, d.OrDistinct, count, distinct)
+}
+
+// ThresholdMet reports whether a window of count and distinct members
+// holds at least minCount (at least 1) with minDistinct distinct members,
+// or, when orDistinct is positive, orDistinct distinct members.
+func ThresholdMet(minCount, minDistinct, orDistinct, count, distinct int) bool {
+	return count >= max(minCount, 1) && distinct >= minDistinct || orDistinct > 0 && distinct >= orDistinct
 }
 
 // IntelHit is a node value of an artifact that a threat-intelligence feed

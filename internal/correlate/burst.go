@@ -22,8 +22,9 @@ type Recorded struct {
 // For each detection it records the signals (once per artifact, so that a
 // redelivered artifact counts once); when an earlier burst of the same
 // key is still active (its last signal within Span, its incident open),
-// that burst's observation grows; else, when a window of Span holds
-// MinCount signals and MinDistinct members, the burst fires: one
+// that burst's observation grows; else, when a window of Span meets
+// d's thresholds (Detection.Met: counts are sums of the signals'
+// weights, so a recap line counts nothing), the burst fires: one
 // observation with every signal of the burst so far, correlated as Record
 // does. A detection that Requires another detector fires only while a
 // burst of that detector for its key is under way. Detect returns the
@@ -97,7 +98,11 @@ func detectionKeys(ds []*vigil.Detection) []DetectionKey {
 // or grew, if any.
 func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string, error) {
 	k := DetectionKey{d.Detector, d.Key}
-	fresh, err := tx.RecordSignals(ctx, k, d.Signals)
+	batch, err := countUnitsOnce(ctx, tx, k, d.Signals)
+	if err != nil {
+		return "", err
+	}
+	fresh, err := tx.RecordSignals(ctx, k, batch)
 	if err != nil || len(fresh) == 0 {
 		return "", err // nothing new: a redelivery
 	}
@@ -138,7 +143,7 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 	if err != nil {
 		return "", err
 	}
-	from, to, ok := findBurst(sigs, d.Span, d.MinCount, d.MinDistinct, oldest, newest)
+	from, to, ok := findBurst(sigs, d.Span, d.Met, oldest, newest)
 	if !ok {
 		return "", nil
 	}
@@ -155,6 +160,41 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 		st = summarize(newestSigs)
 	}
 	return e.fire(ctx, tx, d, st, from, to, now)
+}
+
+// countUnitsOnce returns sigs with every signal of a unit that counts
+// already — recorded before for k, or earlier in sigs — made evidence, so
+// that the lines of one event (a query BIND logs twice) count once. A
+// redelivered line is marked too, and then not recorded again.
+func countUnitsOnce(ctx context.Context, tx Tx, k DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error) {
+	var units []string
+	for _, sg := range sigs {
+		if sg.Unit != "" && !sg.Evidence {
+			units = append(units, sg.Unit)
+		}
+	}
+	if len(units) == 0 {
+		return sigs, nil
+	}
+	recorded, err := tx.RecordedUnits(ctx, k, units)
+	if err != nil {
+		return nil, err
+	}
+	counted := make(map[string]bool, len(units))
+	for _, u := range recorded {
+		counted[u] = true
+	}
+	out := slices.Clone(sigs)
+	for i, sg := range out {
+		if sg.Unit == "" || sg.Evidence {
+			continue
+		}
+		if counted[sg.Unit] {
+			out[i].Evidence = true
+		}
+		counted[sg.Unit] = true
+	}
+	return out, nil
 }
 
 // activeBurst returns the burst that a detection grows: the one with the
@@ -214,7 +254,11 @@ func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, 
 		return err
 	}
 	st := summarize(sigs)
-	st.Count, st.First, st.Grown = b.Signals+len(fresh), fromNanos(b.First), true
+	added := 0
+	for _, sg := range fresh {
+		added += sg.Weight()
+	}
+	st.Count, st.First, st.Grown = b.Signals+added, fromNanos(b.First), true
 	refs, artifactIDs := mergeSignals(fresh)
 	st.Nodes = refs
 	f := d.Describe(d.Key, st)
@@ -246,7 +290,7 @@ func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, 
 		Severity: sev, TitleRank: vigil.TitleRank(sev, f.Specificity), Now: now}); err != nil {
 		return err
 	}
-	return tx.ExtendBurst(ctx, b.DetectionKey, b.ObservationID, max(b.Last, nanos(newest)), b.Signals+len(fresh))
+	return tx.ExtendBurst(ctx, b.DetectionKey, b.ObservationID, max(b.Last, nanos(newest)), b.Signals+added)
 }
 
 func nanos(t time.Time) int64 { return t.UnixNano() }

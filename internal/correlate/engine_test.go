@@ -113,6 +113,17 @@ func (f *fakeTx) RecordSignals(_ context.Context, k DetectionKey, sigs []vigil.S
 	slices.SortFunc(f.signals[k], func(a, b vigil.Signal) int { return a.At.Compare(b.At) })
 	return sigs, nil
 }
+func (f *fakeTx) RecordedUnits(_ context.Context, k DetectionKey, units []string, from, to int64) ([]string, error) {
+	f.call("RecordedUnits")
+	var out []string
+	for _, sg := range f.signals[k] {
+		if sg.Unit != "" && slices.Contains(units, sg.Unit) && !slices.Contains(out, sg.Unit) &&
+			sg.At.UnixNano() >= from && sg.At.UnixNano() <= to {
+			out = append(out, sg.Unit)
+		}
+	}
+	return out, nil
+}
 func (f *fakeTx) Bursts(_ context.Context, k DetectionKey, since int64) ([]Burst, error) {
 	f.call("Bursts %s", k.Detector)
 	var out []Burst

@@ -92,15 +92,19 @@ type Tx interface {
 	// run one after the other until the transaction ends.
 	LockDetections(ctx context.Context, pairs []DetectionKey) error
 	// RecordSignals records the signals of one (detector, key), once per
-	// artifact, and returns those not recorded before, in their order.
+	// artifact, with their weights and units, and returns those not
+	// recorded before, in their order.
 	RecordSignals(ctx context.Context, k DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error)
+	// RecordedUnits returns those of units that signals of one (detector,
+	// key) were recorded with.
+	RecordedUnits(ctx context.Context, k DetectionKey, units []string) ([]string, error)
 	// Bursts returns the bursts of one (detector, key) whose last signal
 	// is at or after since (Unix nanoseconds), in no particular order.
 	Bursts(ctx context.Context, k DetectionKey, since int64) ([]Burst, error)
-	// SignalsFrom returns the time and member of the oldest limit signals
+	// SignalsFrom returns the time, weight and member of the oldest limit signals
 	// of one (detector, key) at or after from, oldest first.
 	SignalsFrom(ctx context.Context, k DetectionKey, from int64, limit int) ([]vigil.Signal, error)
-	// NewestSignals returns the time and member of the newest limit
+	// NewestSignals returns the time, weight and member of the newest limit
 	// signals of one (detector, key) in [from, to], newest first.
 	NewestSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.Signal, error)
 	// WindowSignals returns the first limit signals of one (detector, key)
@@ -108,7 +112,7 @@ type Tx interface {
 	WindowSignals(ctx context.Context, k DetectionKey, from, to int64, limit int) ([]vigil.Signal, error)
 	// StartBurst records a burst that fired.
 	StartBurst(ctx context.Context, b Burst) error
-	// ExtendBurst sets a grown burst's last signal time and signal count.
+	// ExtendBurst sets a grown burst's last signal time and count.
 	ExtendBurst(ctx context.Context, k DetectionKey, observationID string, last int64, signals int) error
 }
 
@@ -152,8 +156,8 @@ type DetectionKey struct {
 }
 
 // Burst is the recorded state of a burst that fired: its observation,
-// the times (Unix nanoseconds) of its first and last signals and their
-// count. Read back, it also says where its observation is: the incident,
+// the times (Unix nanoseconds) of its first and last signals and what
+// they count (Signals: the sum of their weights). Read back, it also says where its observation is: the incident,
 // whether that incident is open, and the observation's severity.
 type Burst struct {
 	DetectionKey

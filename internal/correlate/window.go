@@ -18,18 +18,19 @@ const maxBurstScan = 20000
 // drops as it grows.
 const maxGrowScan = 1000
 
-// summarize describes a window from its signals (their times and
-// members): their count, distinct non-empty members (the first 20 in
-// order in Members), and the times of the first and last.
+// summarize describes a window from its signals (their times, weights and
+// members): what they count (the sum of their weights), distinct
+// non-empty members (the first 20 in order in Members), and the times of
+// the first and last.
 func summarize(sigs []vigil.Signal) vigil.WindowState {
 	var st vigil.WindowState
 	if len(sigs) == 0 {
 		return st
 	}
-	st.Count = len(sigs)
 	first, last := sigs[0].At, sigs[0].At
 	seen := map[string]bool{}
 	for _, s := range sigs {
+		st.Count += s.Weight()
 		first, last = minTime(first, s.At), maxTime(last, s.At)
 		if s.Member != "" && !seen[s.Member] {
 			seen[s.Member] = true
@@ -48,26 +49,29 @@ func summarize(sigs []vigil.Signal) vigil.WindowState {
 // findBurst finds, among the recorded signals of one (detector, key)
 // sorted by time, the first window of span that ends at or after oldest
 // (the oldest signal just recorded) while it can still hold a signal up to
-// newest, and holds at least minCount signals and minDistinct distinct
-// members. Signals recorded by another worker or an earlier late batch
+// newest, and meets the thresholds: met(count, distinct), count the sum
+// of the window's weights, distinct its distinct members. Signals recorded by another worker or an earlier late batch
 // may lie on either side of the new ones, so windows ending at them count
 // too. The burst runs from that window's first signal through the signals
 // after its last that follow each other within span; from and to are Unix
 // nanoseconds.
-func findBurst(sigs []vigil.Signal, span time.Duration, minCount, minDistinct int, oldest, newest time.Time) (from, to int64, ok bool) {
-	sp, minCount := int64(span), max(minCount, 1)
+func findBurst(sigs []vigil.Signal, span time.Duration, met func(count, distinct int) bool, oldest, newest time.Time) (from, to int64, ok bool) {
+	sp := int64(span)
 	lo, hi := nanos(oldest), nanos(newest)
 	members := map[string]int{}
+	count := 0 // the weights of sigs[i..j]
 	end := -1
 	for i, j := 0, 0; j < len(sigs); j++ {
 		at := nanos(sigs[j].At)
 		if at > hi+sp {
 			break // no later window holds a new signal
 		}
+		count += sigs[j].Weight()
 		if m := sigs[j].Member; m != "" {
 			members[m]++
 		}
 		for nanos(sigs[i].At) < at-sp {
+			count -= sigs[i].Weight()
 			if m := sigs[i].Member; m != "" {
 				if members[m]--; members[m] == 0 {
 					delete(members, m)
@@ -75,7 +79,7 @@ func findBurst(sigs []vigil.Signal, span time.Duration, minCount, minDistinct in
 			}
 			i++
 		}
-		if at >= lo && j-i+1 >= minCount && len(members) >= minDistinct {
+		if at >= lo && met(count, len(members)) {
 			from, end = nanos(sigs[i].At), j
 			break
 		}

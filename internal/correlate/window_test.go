@@ -31,6 +31,9 @@ func TestSummarize(t *testing.T) {
 		{"more than 20 distinct: the first 20 in order", many, 30, 30,
 			[]string{"p01", "p02", "p03", "p04", "p05", "p06", "p07", "p08", "p09", "p10",
 				"p11", "p12", "p13", "p14", "p15", "p16", "p17", "p18", "p19", "p20"}, 1, 30},
+		{"weights: a line of 3 attempts, evidence counts nothing", []vigil.Signal{
+			{At: sec(1), Member: "root", Count: 3}, {At: sec(2), Member: "root", Evidence: true}, {At: sec(3), Member: "bob"},
+		}, 4, 2, []string{"bob", "root"}, 1, 3},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -53,25 +56,48 @@ func TestFindBurst(t *testing.T) {
 		}
 		return out
 	}
+	// evidence marks the signals at indexes as evidence.
+	evidence := func(sigs []vigil.Signal, idx ...int) []vigil.Signal {
+		for _, i := range idx {
+			sigs[i].Evidence = true
+		}
+		return sigs
+	}
+	// members gives each signal a member of its own.
+	members := func(sigs []vigil.Signal) []vigil.Signal {
+		for i := range sigs {
+			sigs[i].Member = fmt.Sprintf("u%d", i)
+		}
+		return sigs
+	}
 	tests := []struct {
 		name                  string
 		sigs                  []vigil.Signal
 		minCount, minDistinct int
+		orDistinct            int
 		oldest, newest        int
 		ok                    bool
 		from, to              int
 	}{
-		{"below the count", at(0, 1, 2), 4, 0, 2, 2, false, 0, 0},
-		{"a window of span 10 s", at(0, 3, 6, 9), 4, 0, 9, 9, true, 0, 9},
-		{"the burst runs on while signals follow within span", at(0, 3, 6, 9, 15, 30), 4, 0, 9, 9, true, 0, 15},
-		{"too spread out", at(0, 11, 22, 33), 2, 0, 33, 33, false, 0, 0},
-		{"a window ending before the new signals does not fire", at(0, 1, 2, 3, 40), 4, 0, 40, 40, false, 0, 0},
-		{"an older recorded signal completes the window", at(0, 1, 2, 3), 4, 0, 0, 0, true, 0, 3},
-		{"distinct members", at(0, 2, 4, 6), 2, 3, 6, 6, false, 0, 0},
+		{"below the count", at(0, 1, 2), 4, 0, 0, 2, 2, false, 0, 0},
+		{"a window of span 10 s", at(0, 3, 6, 9), 4, 0, 0, 9, 9, true, 0, 9},
+		{"the burst runs on while signals follow within span", at(0, 3, 6, 9, 15, 30), 4, 0, 0, 9, 9, true, 0, 15},
+		{"too spread out", at(0, 11, 22, 33), 2, 0, 0, 33, 33, false, 0, 0},
+		{"a window ending before the new signals does not fire", at(0, 1, 2, 3, 40), 4, 0, 0, 40, 40, false, 0, 0},
+		{"an older recorded signal completes the window", at(0, 1, 2, 3), 4, 0, 0, 0, 0, true, 0, 3},
+		{"distinct members", at(0, 2, 4, 6), 2, 3, 0, 6, 6, false, 0, 0},
+		{"evidence counts nothing", evidence(at(0, 1, 2, 3, 4), 1, 3), 4, 0, 0, 4, 4, false, 0, 0},
+		{"evidence in the window, the count from the others", evidence(at(0, 1, 2, 3, 4, 5, 6), 1, 3), 4, 0, 0, 6, 6, true, 0, 6},
+		{"a heavy signal fires alone", []vigil.Signal{{At: sec(5), Count: 5}}, 5, 0, 0, 5, 5, true, 5, 5},
+		{"or distinct: many members whatever the count", members(evidence(at(0, 1, 2, 3, 4), 0, 1, 2, 3, 4)), 5, 0, 5, 4, 4, true, 0, 4},
+		{"or distinct: too few members", members(evidence(at(0, 1, 2, 3), 0, 1, 2, 3)), 5, 0, 5, 3, 3, false, 0, 0},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			from, to, ok := findBurst(tc.sigs, 10*time.Second, tc.minCount, tc.minDistinct, sec(tc.oldest), sec(tc.newest))
+			met := func(count, distinct int) bool {
+				return vigil.ThresholdMet(tc.minCount, tc.minDistinct, tc.orDistinct, count, distinct)
+			}
+			from, to, ok := findBurst(tc.sigs, 10*time.Second, met, sec(tc.oldest), sec(tc.newest))
 			if ok != tc.ok || ok && (from != nanos(sec(tc.from)) || to != nanos(sec(tc.to))) {
 				t.Errorf("findBurst = %v..%v %v; want seconds %d..%d %v", fromNanos(from), fromNanos(to), ok, tc.from, tc.to, tc.ok)
 			}

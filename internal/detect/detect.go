@@ -27,12 +27,19 @@ type Event struct {
 	Intel []vigil.IntelHit
 }
 
-// Window says when a detector's signals make a finding.
+// Window says when a detector's signals make a finding (see
+// vigil.Detection).
 type Window struct {
 	Span        time.Duration
 	MinCount    int
 	MinDistinct int
+	OrDistinct  int
 	Requires    string
+}
+
+// met reports whether a window of count and distinct members fires.
+func (w Window) met(count, distinct int) bool {
+	return vigil.ThresholdMet(w.MinCount, w.MinDistinct, w.OrDistinct, count, distinct)
 }
 
 // Detector is one detection.
@@ -132,7 +139,7 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 			at := 0
 			for _, chunk := range split(sigs, w) {
 				det := &vigil.Detection{Detector: d.Name(), Key: key, Span: w.Span, MinCount: w.MinCount,
-					MinDistinct: w.MinDistinct, Requires: w.Requires, Signals: chunk, Describe: d.Describe}
+					MinDistinct: w.MinDistinct, OrDistinct: w.OrDistinct, Requires: w.Requires, Signals: chunk, Describe: d.Describe}
 				var ctx any
 				for _, p := range g[at : at+len(chunk)] {
 					if p.ctx != nil {
@@ -168,13 +175,13 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 	if len(sigs) == 0 {
 		return nil
 	}
-	minCount := max(w.MinCount, 1)
 	var out [][]vigil.Signal
 	start := 0
 	var bound, prevNewest time.Time
 	fired := false // the batch has met the thresholds in the current burst
-	// The sliding window of the batch's signals ending at the current one.
-	lo := 0
+	// The sliding window of the batch's signals ending at the current
+	// one: its weights and members.
+	lo, count := 0, 0
 	members := map[string]int{}
 	for i, s := range sigs {
 		if i > 0 && s.At.Sub(sigs[i-1].At) > w.Span {
@@ -195,10 +202,12 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 				bound = s.At.Add(w.Span)
 			}
 		}
+		count += s.Weight()
 		if s.Member != "" {
 			members[s.Member]++
 		}
 		for sigs[lo].At.Before(s.At.Add(-w.Span)) {
+			count -= sigs[lo].Weight()
 			if m := sigs[lo].Member; m != "" {
 				if members[m]--; members[m] == 0 {
 					delete(members, m)
@@ -206,7 +215,7 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 			}
 			lo++
 		}
-		if !fired && i-lo+1 >= minCount && len(members) >= w.MinDistinct {
+		if !fired && w.met(count, len(members)) {
 			fired = true
 			out = append(out, sigs[start:i+1])
 			prevNewest, start = s.At, i+1

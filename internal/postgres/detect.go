@@ -21,7 +21,8 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 	var (
 		uniq                   []vigil.Signal
 		artIDs, members, nodes []string
-		ats                    []int64
+		units                  []*string
+		ats, weights           []int64
 		seen                   = make(map[string]bool, len(sigs))
 	)
 	for _, sg := range sigs {
@@ -34,15 +35,21 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 			b, _ := json.Marshal(sg.Nodes)
 			n = string(b)
 		}
+		var unit *string
+		if sg.Unit != "" {
+			unit = &sg.Unit
+		}
 		uniq = append(uniq, sg)
 		artIDs, ats, members, nodes = append(artIDs, sg.ArtifactID), append(ats, nanos(sg.At)), append(members, sg.Member), append(nodes, n)
+		weights, units = append(weights, int64(sg.Weight())), append(units, unit)
 	}
 	if len(uniq) == 0 {
 		return nil, nil
 	}
-	inserted, err := t.queryStrings(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes)
-		SELECT $1, $2, $3, a, t, m, NULLIF(n, 'null')::json FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[]) AS u(a, t, m, n)
-		ON CONFLICT DO NOTHING RETURNING artifact_id`, t.org, k.Detector, k.Key, artIDs, ats, members, nodes)
+	inserted, err := t.queryStrings(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes, weight, unit)
+		SELECT $1, $2, $3, a, t, m, NULLIF(n, 'null')::json, w, u
+		FROM unnest($4::text[], $5::bigint[], $6::text[], $7::text[], $8::bigint[], $9::text[]) AS x(a, t, m, n, w, u)
+		ON CONFLICT DO NOTHING RETURNING artifact_id`, t.org, k.Detector, k.Key, artIDs, ats, members, nodes, weights, units)
 	if err != nil {
 		return nil, err
 	}
@@ -57,6 +64,12 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 		}
 	}
 	return fresh, nil
+}
+
+func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, units []string) ([]string, error) {
+	// Served by the partial index detect_signals_unit.
+	return t.queryStrings(ctx, `SELECT DISTINCT unit FROM detect_signals
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND unit = ANY($4::text[])`, t.org, k.Detector, k.Key, units)
 }
 
 func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int64) ([]correlate.Burst, error) {
@@ -82,14 +95,14 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 }
 
 func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.Signal, error) {
-	return t.points(ctx, `SELECT at, member FROM detect_signals
+	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
 		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 ORDER BY at LIMIT $5`,
 		t.org, k.Detector, k.Key, from, limit)
 }
 
 func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
 	// Served by the covering index detect_signals_window alone.
-	return t.points(ctx, `SELECT at, member FROM detect_signals
+	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
 		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 ORDER BY at DESC LIMIT $6`,
 		t.org, k.Detector, k.Key, from, to, limit)
 }
@@ -100,9 +113,9 @@ func (t *corrTx) points(ctx context.Context, sql string, args ...any) ([]vigil.S
 		var err error
 		out, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Signal, error) {
 			var sg vigil.Signal
-			var at int64
-			err := r.Scan(&at, &sg.Member)
-			sg.At = fromNanos(at)
+			var at, weight int64
+			err := r.Scan(&at, &sg.Member, &weight)
+			sg.At, sg.Count, sg.Evidence = fromNanos(at), int(weight), weight == 0
 			return sg, err
 		})
 		return err
@@ -118,10 +131,11 @@ func (t *corrTx) WindowSignals(ctx context.Context, k correlate.DetectionKey, fr
 			var sg vigil.Signal
 			var at int64
 			var nodes *string
-			if err := r.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes); err != nil {
+			var weight int64
+			if err := r.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes, &weight); err != nil {
 				return sg, err
 			}
-			sg.At = fromNanos(at)
+			sg.At, sg.Count, sg.Evidence = fromNanos(at), int(weight), weight == 0
 			if nodes != nil {
 				// Written by RecordSignals from []vigil.NodeRef; a row that
 				// does not decode contributes no nodes.
@@ -130,7 +144,7 @@ func (t *corrTx) WindowSignals(ctx context.Context, k correlate.DetectionKey, fr
 			return sg, nil
 		})
 		return err
-	}, `SELECT artifact_id, at, member, nodes::text FROM detect_signals
+	}, `SELECT artifact_id, at, member, nodes::text, weight FROM detect_signals
 		WHERE org_id = $1 AND detector = $2 AND key = $3 AND at >= $4 AND at <= $5 ORDER BY at, artifact_id LIMIT $6`,
 		t.org, k.Detector, k.Key, from, to, limit)
 	return out, err

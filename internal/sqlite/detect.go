@@ -19,13 +19,16 @@ import (
 func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error) {
 	var fresh []vigil.Signal
 	for _, sg := range sigs {
-		var nodes any // NULL
+		var nodes, unit any // NULL
 		if len(sg.Nodes) > 0 {
 			b, _ := json.Marshal(sg.Nodes)
 			nodes = string(b)
 		}
-		res, err := t.tx.ExecContext(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes)
-			VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, t.org, k.Detector, k.Key, sg.ArtifactID, nanos(sg.At), sg.Member, nodes)
+		if sg.Unit != "" {
+			unit = sg.Unit
+		}
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO detect_signals (org_id, detector, key, artifact_id, at, member, nodes, weight, unit)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`, t.org, k.Detector, k.Key, sg.ArtifactID, nanos(sg.At), sg.Member, nodes, sg.Weight(), unit)
 		if err != nil {
 			return nil, err
 		}
@@ -34,6 +37,23 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 		}
 	}
 	return fresh, nil
+}
+
+func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, units []string) ([]string, error) {
+	var out []string
+	for _, u := range units {
+		var seen bool
+		// Served by the partial index detect_signals_unit.
+		err := t.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM detect_signals
+			WHERE org_id = ? AND detector = ? AND key = ? AND unit = ?)`, t.org, k.Detector, k.Key, u).Scan(&seen)
+		if err != nil {
+			return nil, err
+		}
+		if seen {
+			out = append(out, u)
+		}
+	}
+	return out, nil
 }
 
 func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int64) ([]correlate.Burst, error) {
@@ -59,14 +79,14 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 }
 
 func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.Signal, error) {
-	return t.points(ctx, `SELECT at, member FROM detect_signals
+	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at LIMIT ?`,
 		t.org, k.Detector, k.Key, from, limit)
 }
 
 func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
 	// Served by the covering index detect_signals_window alone.
-	return t.points(ctx, `SELECT at, member FROM detect_signals
+	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC LIMIT ?`,
 		t.org, k.Detector, k.Key, from, to, limit)
 }
@@ -81,17 +101,17 @@ func (t *corrTx) points(ctx context.Context, q string, args ...any) ([]vigil.Sig
 	for rows.Next() {
 		var sg vigil.Signal
 		var at int64
-		if err := rows.Scan(&at, &sg.Member); err != nil {
+		if err := rows.Scan(&at, &sg.Member, &sg.Count); err != nil {
 			return nil, err
 		}
-		sg.At = fromNanos(at)
+		sg.At, sg.Evidence = fromNanos(at), sg.Count == 0
 		out = append(out, sg)
 	}
 	return out, rows.Err()
 }
 
 func (t *corrTx) WindowSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT artifact_id, at, member, nodes FROM detect_signals
+	rows, err := t.tx.QueryContext(ctx, `SELECT artifact_id, at, member, nodes, weight FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at, artifact_id LIMIT ?`,
 		t.org, k.Detector, k.Key, from, to, limit)
 	if err != nil {
@@ -103,10 +123,10 @@ func (t *corrTx) WindowSignals(ctx context.Context, k correlate.DetectionKey, fr
 		var sg vigil.Signal
 		var at int64
 		var nodes sql.NullString
-		if err := rows.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes); err != nil {
+		if err := rows.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes, &sg.Count); err != nil {
 			return nil, err
 		}
-		sg.At = fromNanos(at)
+		sg.At, sg.Evidence = fromNanos(at), sg.Count == 0
 		if nodes.Valid {
 			// Written by RecordSignals from []vigil.NodeRef; a row that
 			// does not decode contributes no nodes.

@@ -22,6 +22,9 @@ func detectTests() []test {
 		{"LateSignalsJoinTheBurst", testDetectLate},
 		{"ClosedBurstSignalsNeverCountAgain", testDetectClosedNoRecount},
 		{"RequiresBurstStartedBefore", testDetectRequiresOrder},
+		{"WeightsCountAttempts", testDetectWeights},
+		{"UnitCountsOnce", testDetectUnits},
+		{"OrDistinct", testDetectOrDistinct},
 	}
 }
 
@@ -262,5 +265,84 @@ func testDetectRequiresOrder(t *testing.T, s Store) {
 		}})
 	if len(ids) != 0 {
 		t.Fatalf("a success 10 minutes before the brute force fired %v", ids)
+	}
+}
+
+// testDetectWeights: a signal counts its weight, evidence counts nothing
+// but is linked, in the window that fires, as it grows, and after the
+// signals are read back from the store.
+func testDetectWeights(t *testing.T, s Store) {
+	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 8)
+	// 0: 3 attempts; 1, 2: evidence; 3: 1 — 4 in all, below 5.
+	d.Signals[0].Count = 3
+	d.Signals[1].Evidence, d.Signals[2].Evidence = true, true
+	first, rest := *d, *d
+	first.Signals, rest.Signals = d.Signals[:4], d.Signals[4:]
+	if ids := mustDetect(t, s, "org-a", &first); len(ids) != 0 {
+		t.Fatalf("a count of 4 fired %v, want nothing below 5", ids)
+	}
+	// 4 (evidence) then 5: the count reaches 5 at 5.
+	rest.Signals[0].Evidence = true
+	ids := mustDetect(t, s, "org-a", &rest)
+	if len(ids) != 1 {
+		t.Fatalf("fired %v, want one observation", ids)
+	}
+	o := mustObservation(t, s, "org-a", ids[0])
+	// Fired at 5 with every signal of the burst: 3+1+1+1+1, every
+	// artifact linked.
+	if len(o.ArtifactIDs) != 8 || o.Description != "7 failures from 203.0.113.7, grown=false" {
+		t.Fatalf("observation: %d artifacts, %q; want 8 and a count of 7", len(o.ArtifactIDs), o.Description)
+	}
+	// Evidence grows the observation without counting.
+	ev := bruteForce(t, s, "org-a", "203.0.113.7", base.Add(8*time.Minute), 1)
+	ev.Signals[0].Evidence = true
+	if grown := mustDetect(t, s, "org-a", ev); len(grown) != 1 || grown[0] != ids[0] {
+		t.Fatalf("evidence recorded %v, want %s grown", grown, ids[0])
+	}
+	o = mustObservation(t, s, "org-a", ids[0])
+	if len(o.ArtifactIDs) != 9 || o.Description != "7 failures from 203.0.113.7, grown=true" {
+		t.Fatalf("after evidence: %d artifacts, %q; want 9 and still 7", len(o.ArtifactIDs), o.Description)
+	}
+}
+
+// testDetectUnits: signals of one unit count once, whether they come in
+// one batch or in several, and are all linked.
+func testDetectUnits(t *testing.T, s Store) {
+	d := bruteForce(t, s, "org-a", "198.51.100.7", base, 10)
+	for i := range d.Signals {
+		// Two lines per query, 30 s apart.
+		d.Signals[i].Unit = fmt.Sprintf("query-%d", i/2)
+		d.Signals[i].At = base.Add(time.Duration(i/2) * 30 * time.Second)
+	}
+	first, rest := *d, *d
+	first.Signals, rest.Signals = d.Signals[:5], d.Signals[5:] // query-2 split over both
+	if ids := mustDetect(t, s, "org-a", &first); len(ids) != 0 {
+		t.Fatalf("3 queries in 5 lines fired %v, want nothing below 5", ids)
+	}
+	ids := mustDetect(t, s, "org-a", &rest)
+	if len(ids) != 1 {
+		t.Fatalf("fired %v, want one observation", ids)
+	}
+	o := mustObservation(t, s, "org-a", ids[0])
+	if len(o.ArtifactIDs) != 10 || o.Description != "5 failures from 198.51.100.7, grown=false" {
+		t.Fatalf("observation: %d artifacts, %q; want 10 lines and a count of 5", len(o.ArtifactIDs), o.Description)
+	}
+}
+
+// testDetectOrDistinct: OrDistinct members fire a window whatever its
+// count.
+func testDetectOrDistinct(t *testing.T, s Store) {
+	d := bruteForce(t, s, "org-a", "192.0.2.9", base, 4)
+	for i := range d.Signals {
+		d.Signals[i].Evidence = true
+		d.Signals[i].Member = fmt.Sprintf("user%d", i)
+	}
+	d.OrDistinct = 4
+	ids := mustDetect(t, s, "org-a", d)
+	if len(ids) != 1 {
+		t.Fatalf("4 users fired %v, want one observation with OrDistinct 4", ids)
+	}
+	if o := mustObservation(t, s, "org-a", ids[0]); len(o.ArtifactIDs) != 4 || o.Description != "0 failures from 192.0.2.9, grown=false" {
+		t.Fatalf("observation: %d artifacts, %q", len(o.ArtifactIDs), o.Description)
 	}
 }
