@@ -183,6 +183,19 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 	// one: its weights and members.
 	lo, count := 0, 0
 	members := map[string]int{}
+	// weight is a signal's weight, a unit counting at its first signal
+	// in the batch only (the store discounts units recorded before).
+	weights := make([]int, len(sigs))
+	units := map[string]bool{}
+	for i, s := range sigs {
+		weights[i] = s.Weight()
+		if s.Unit != "" && weights[i] > 0 {
+			if units[s.Unit] {
+				weights[i] = 0
+			}
+			units[s.Unit] = true
+		}
+	}
 	for i, s := range sigs {
 		if i > 0 && s.At.Sub(sigs[i-1].At) > w.Span {
 			fired = false // a gap: the next burst must cross again
@@ -202,12 +215,12 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 				bound = s.At.Add(w.Span)
 			}
 		}
-		count += s.Weight()
+		count += weights[i]
 		if s.Member != "" {
 			members[s.Member]++
 		}
 		for sigs[lo].At.Before(s.At.Add(-w.Span)) {
-			count -= sigs[lo].Weight()
+			count -= weights[lo]
 			if m := sigs[lo].Member; m != "" {
 				if members[m]--; members[m] == 0 {
 					delete(members, m)
