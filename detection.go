@@ -17,7 +17,7 @@ import "time"
 // more authentication failures", or PAM's line about a guess that sshd
 // logs itself). Lines of one Unit record one event however many there
 // are: the first signal of a unit of (detector, key) counts, the others
-// are evidence (docs/detections.md, "Counting").
+// within a minute of it are evidence (docs/detections.md, "Counting").
 type Signal struct {
 	Key        string
 	ArtifactID string

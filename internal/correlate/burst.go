@@ -162,39 +162,61 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 	return e.fire(ctx, tx, d, st, from, to, now)
 }
 
+// unitSpan is how far apart the lines of one unit may be: BIND writes a
+// query's lines within milliseconds, and a client that asks again much
+// later from the same port (an old resolver with a fixed source port)
+// asks again.
+const unitSpan = time.Minute
+
 // countUnitsOnce returns sigs with every signal of a unit that counts
-// already — recorded before for k, or earlier in sigs — made evidence, so
-// that the lines of one event (a query BIND logs twice) count once. A
-// redelivered line is marked too, and then not recorded again.
+// already — recorded for k within unitSpan of it, or earlier in sigs — made
+// evidence, so that the lines of one event (a query BIND logs twice) count
+// once. A redelivered line is marked too, and then not recorded again.
 func countUnitsOnce(ctx context.Context, tx Tx, k DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error) {
 	var units []string
+	var from, to time.Time
 	for _, sg := range sigs {
-		if sg.Unit != "" && !sg.Evidence {
-			units = append(units, sg.Unit)
+		if sg.Unit == "" || sg.Evidence {
+			continue
 		}
+		if len(units) == 0 {
+			from, to = sg.At, sg.At
+		}
+		units = append(units, sg.Unit)
+		from, to = minTime(from, sg.At), maxTime(to, sg.At)
 	}
 	if len(units) == 0 {
 		return sigs, nil
 	}
-	recorded, err := tx.RecordedUnits(ctx, k, units)
+	recorded, err := tx.RecordedUnits(ctx, k, units, nanos(from.Add(-unitSpan)), nanos(to.Add(unitSpan)))
 	if err != nil {
 		return nil, err
 	}
-	counted := make(map[string]bool, len(units))
+	// The time each unit last counted at (zero: recorded before, near
+	// enough to every signal of the batch that may share it).
+	counted := make(map[string]time.Time, len(units))
 	for _, u := range recorded {
-		counted[u] = true
+		counted[u] = time.Time{}
 	}
 	out := slices.Clone(sigs)
 	for i, sg := range out {
 		if sg.Unit == "" || sg.Evidence {
 			continue
 		}
-		if counted[sg.Unit] {
+		if at, ok := counted[sg.Unit]; ok && (at.IsZero() || absDur(sg.At.Sub(at)) <= unitSpan) {
 			out[i].Evidence = true
+			continue
 		}
-		counted[sg.Unit] = true
+		counted[sg.Unit] = sg.At
 	}
 	return out, nil
+}
+
+func absDur(d time.Duration) time.Duration {
+	if d < 0 {
+		return -d
+	}
+	return d
 }
 
 // activeBurst returns the burst that a detection grows: the one with the

@@ -96,8 +96,8 @@ type Tx interface {
 	// recorded before, in their order.
 	RecordSignals(ctx context.Context, k DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error)
 	// RecordedUnits returns those of units that signals of one (detector,
-	// key) were recorded with.
-	RecordedUnits(ctx context.Context, k DetectionKey, units []string) ([]string, error)
+	// key) at times in [from, to] (Unix nanoseconds) were recorded with.
+	RecordedUnits(ctx context.Context, k DetectionKey, units []string, from, to int64) ([]string, error)
 	// Bursts returns the bursts of one (detector, key) whose last signal
 	// is at or after since (Unix nanoseconds), in no particular order.
 	Bursts(ctx context.Context, k DetectionKey, since int64) ([]Burst, error)

@@ -66,10 +66,11 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 	return fresh, nil
 }
 
-func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, units []string) ([]string, error) {
+func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, units []string, from, to int64) ([]string, error) {
 	// Served by the partial index detect_signals_unit.
 	return t.queryStrings(ctx, `SELECT DISTINCT unit FROM detect_signals
-		WHERE org_id = $1 AND detector = $2 AND key = $3 AND unit = ANY($4::text[])`, t.org, k.Detector, k.Key, units)
+		WHERE org_id = $1 AND detector = $2 AND key = $3 AND unit = ANY($4::text[]) AND at >= $5 AND at <= $6`,
+		t.org, k.Detector, k.Key, units, from, to)
 }
 
 func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int64) ([]correlate.Burst, error) {

@@ -39,13 +39,14 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 	return fresh, nil
 }
 
-func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, units []string) ([]string, error) {
+func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, units []string, from, to int64) ([]string, error) {
 	var out []string
 	for _, u := range units {
 		var seen bool
 		// Served by the partial index detect_signals_unit.
 		err := t.tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM detect_signals
-			WHERE org_id = ? AND detector = ? AND key = ? AND unit = ?)`, t.org, k.Detector, k.Key, u).Scan(&seen)
+			WHERE org_id = ? AND detector = ? AND key = ? AND unit = ? AND at >= ? AND at <= ?)`,
+			t.org, k.Detector, k.Key, u, from, to).Scan(&seen)
 		if err != nil {
 			return nil, err
 		}

@@ -327,6 +327,17 @@ func testDetectUnits(t *testing.T, s Store) {
 	if len(o.ArtifactIDs) != 10 || o.Description != "5 failures from 198.51.100.7, grown=false" {
 		t.Fatalf("observation: %d artifacts, %q; want 10 lines and a count of 5", len(o.ArtifactIDs), o.Description)
 	}
+	// The same unit a minute and more after its last line is asked
+	// again: it counts.
+	again := bruteForce(t, s, "org-a", "198.51.100.7", base, 2)
+	again.Signals[0].Unit, again.Signals[0].At = "query-4", base.Add(3*time.Minute+30*time.Second)
+	again.Signals[1].Unit, again.Signals[1].At = "query-4", base.Add(3*time.Minute+31*time.Second)
+	if grown := mustDetect(t, s, "org-a", again); len(grown) != 1 || grown[0] != ids[0] {
+		t.Fatalf("the unit asked again grew %v, want %s", grown, ids[0])
+	}
+	if o := mustObservation(t, s, "org-a", ids[0]); len(o.ArtifactIDs) != 12 || o.Description != "6 failures from 198.51.100.7, grown=true" {
+		t.Fatalf("observation: %d artifacts, %q; want 12 lines and a count of 6", len(o.ArtifactIDs), o.Description)
+	}
 }
 
 // testDetectOrDistinct: OrDistinct members fire a window whatever its
