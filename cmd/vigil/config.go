@@ -116,7 +116,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.IntelDir, "threat-intel-dir", "", "directory of threat-intel feed files (lists, CSV, STIX 2.1, MISP)")
 	fs.StringVar(&c.IntelURLs, "threat-intel-urls", "", "comma-separated feed URLs, refreshed every --threat-intel-refresh")
 	fs.DurationVar(&c.IntelRefresh, "threat-intel-refresh", time.Hour, "refresh interval of feed URLs")
-	fs.Func("detect", "a detection threshold as name=value, repeatable (e.g. brute_force_count=10, port_scan_span=2m)", c.Detect.Set)
+	fs.Func("detect", "a detection threshold as name=value, repeatable (e.g. brute_force_count=10, port_scan_span=2m, local_sources=ignore)", c.Detect.Set)
 	fs.BoolVar(&c.EnrichmentOff, "no-enrichment", false, "turn the enrichment stage off in this process")
 	fs.BoolVar(&c.DetectionOff, "no-detection", false, "turn detection, correlation and classification off in this process's workers "+
 		"(artifacts are stored, parsed and enriched only; to measure what detection costs)")

@@ -21,6 +21,8 @@ func (c *Config) settings() map[string]any {
 		"dga_names":  &c.DGANames, "dga_span": &c.DGASpan,
 		"tunnel_names": &c.TunnelNames, "tunnel_span": &c.TunnelSpan,
 		"tunnel_label_len": &c.TunnelLabelLen, "tunnel_name_len": &c.TunnelNameLen,
+		"brute_force_users": &c.BruteForceUsers,
+		"local_sources":     &c.LocalSources,
 	}
 }
 
@@ -35,7 +37,8 @@ func (c *Config) Names() []string {
 }
 
 // Set sets thresholds from "name=value" pairs separated by commas: a
-// positive integer for counts, a Go duration ("5m") for spans.
+// positive integer for counts, a Go duration ("5m") for spans, report or
+// ignore for local_sources.
 func (c *Config) Set(s string) error {
 	for _, kv := range strings.Split(s, ",") {
 		if err := c.set(kv); err != nil {
@@ -63,6 +66,12 @@ func (c *Config) set(kv string) error {
 			return fmt.Errorf("detection setting %s: want a positive duration such as 5m, got %q", name, value)
 		}
 		*p = d
+	case *string:
+		v := strings.TrimSpace(value)
+		if !validLocalPolicy(v) || v == "" {
+			return fmt.Errorf("detection setting %s: want %s or %s, got %q", name, LocalReport, LocalIgnore, value)
+		}
+		*p = v
 	default:
 		return fmt.Errorf("unknown detection setting %q; known: %s", name, strings.Join(c.Names(), ", "))
 	}

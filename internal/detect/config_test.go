@@ -20,6 +20,11 @@ func TestConfigSet(t *testing.T) {
 		{"zero count", "brute_force_count=0", false, nil},
 		{"bad duration", "tunnel_span=5", false, nil},
 		{"negative duration", "tunnel_span=-1m", false, nil},
+		{"users", "brute_force_users=8", true, func(c Config) bool { return c.BruteForceUsers == 8 }},
+		{"local sources ignored", "local_sources=ignore", true, func(c Config) bool { return c.LocalSources == LocalIgnore }},
+		{"local sources reported", "local_sources=report", true, func(c Config) bool { return c.LocalSources == LocalReport }},
+		{"local sources: bad value", "local_sources=maybe", false, nil},
+		{"local sources: empty", "local_sources=", false, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,8 @@ import "time"
 // defaults given beside each field (docs/detections.md lists them with
 // the --detect names that set them).
 type Config struct {
-	BruteForceCount int           // failed SSH logins from one source: 5
+	BruteForceCount int           // failed SSH password attempts from one source: 5
+	BruteForceUsers int           // or logins as 5 distinct users, tried or unknown
 	BruteForceSpan  time.Duration // within 5 minutes
 
 	SSHSuccessSpan time.Duration // an accepted login up to 1 h after a brute force
@@ -33,19 +34,24 @@ type Config struct {
 	TunnelSpan     time.Duration // within 5 minutes
 	TunnelLabelLen int           // a label of 25 characters or more
 	TunnelNameLen  int           // or a name of 60 or more
+
+	// LocalSources is what every detector does with a source address of
+	// the logging host itself (loopback, or the line's own destination):
+	// LocalReport (the default) or LocalIgnore.
+	LocalSources string
 }
 
 // Default returns every detector, configured by cfg.
 func Default(cfg Config) []Detector {
 	return []Detector{
-		SSHBruteForce{Count: cfg.BruteForceCount, Span: cfg.BruteForceSpan},
-		SSHSuccess{Span: cfg.SSHSuccessSpan},
-		SuricataAlert{Span: cfg.SuricataSpan},
+		SSHBruteForce{Count: cfg.BruteForceCount, Users: cfg.BruteForceUsers, Span: cfg.BruteForceSpan, Local: cfg.LocalSources},
+		SSHSuccess{Span: cfg.SSHSuccessSpan, Local: cfg.LocalSources},
+		SuricataAlert{Span: cfg.SuricataSpan, Local: cfg.LocalSources},
 		SudoFailure{Span: cfg.SudoFailureSpan, High: cfg.SudoFailureHigh},
-		PortScan{Ports: cfg.PortScanPorts, Span: cfg.PortScanSpan, Medium: cfg.PortScanMedium},
-		HostSweep{Hosts: cfg.HostSweepHosts, Span: cfg.HostSweepSpan, Medium: cfg.HostSweepMedium},
+		PortScan{Ports: cfg.PortScanPorts, Span: cfg.PortScanSpan, Medium: cfg.PortScanMedium, Local: cfg.LocalSources},
+		HostSweep{Hosts: cfg.HostSweepHosts, Span: cfg.HostSweepSpan, Medium: cfg.HostSweepMedium, Local: cfg.LocalSources},
 		ThreatIntel{Span: cfg.IntelSpan},
-		DGA{Names: cfg.DGANames, Span: cfg.DGASpan},
-		DNSTunnel{Names: cfg.TunnelNames, Span: cfg.TunnelSpan, LabelLen: cfg.TunnelLabelLen, NameLen: cfg.TunnelNameLen},
+		DGA{Names: cfg.DGANames, Span: cfg.DGASpan, Local: cfg.LocalSources},
+		DNSTunnel{Names: cfg.TunnelNames, Span: cfg.TunnelSpan, LabelLen: cfg.TunnelLabelLen, NameLen: cfg.TunnelNameLen, Local: cfg.LocalSources},
 	}
 }

@@ -269,25 +269,21 @@ func validIP(s string) (string, bool) {
 	return a.Unmap().WithZone("").String(), true
 }
 
-// node builds a NodeRef, dropping empty values.
+// node builds a NodeRef of a value of node type typ, typed and written as
+// parse.NodeOf gives it (an address in a Domain field is an IP node), or
+// none when the value names nothing.
 func node(typ, value string, key bool) []vigil.NodeRef {
-	value = strings.TrimSpace(value)
-	if value == "" || value == "-" {
+	typ, value = parse.NodeOf(typ, value)
+	if value == "" {
 		return nil
-	}
-	if typ == vigil.NodeHost || typ == vigil.NodeDomain {
-		value = strings.ToLower(strings.TrimSuffix(value, "."))
 	}
 	return []vigil.NodeRef{{Type: typ, Value: value, Key: key}}
 }
 
-// nodes concatenates node lists.
+// nodes concatenates node lists, a node named twice once (a key if
+// either names it as one).
 func nodes(lists ...[]vigil.NodeRef) []vigil.NodeRef {
-	var out []vigil.NodeRef
-	for _, l := range lists {
-		out = append(out, l...)
-	}
-	return out
+	return vigil.MergeNodeRefs(lists...)
 }
 
 // plural formats n with a noun, "1 login" / "5 logins" / "2 addresses".

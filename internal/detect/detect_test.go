@@ -94,7 +94,8 @@ func TestSplitChunksFitTheWindow(t *testing.T) {
 // signals, requirements last, contexts.
 func TestDetections(t *testing.T) {
 	fail := func(src string, sec int) *Event {
-		ev := event(parse.Event{"event.action": "ssh_login", "event.outcome": "failure", "source.ip": src, "user.name": "root"})
+		ev := event(parse.Event{"event.action": "ssh_login", "event.outcome": "failure", "process.name": "sshd", "source.ip": src, "user.name": "root",
+			"vigil.attempt.role": "attempt", "vigil.attempt.count": int64(1)})
 		ev.At = refTime.Add(time.Duration(sec) * time.Second)
 		return ev
 	}
@@ -136,7 +137,8 @@ func (f screenFunc) Admit(detector string, ev *Event, sg *vigil.Signal) bool {
 // detection.
 func TestScreened(t *testing.T) {
 	fail := func(src string, sec int) *Event {
-		ev := event(parse.Event{"event.action": "ssh_login", "event.outcome": "failure", "source.ip": src, "user.name": "root"})
+		ev := event(parse.Event{"event.action": "ssh_login", "event.outcome": "failure", "process.name": "sshd", "source.ip": src, "user.name": "root",
+			"vigil.attempt.role": "attempt", "vigil.attempt.count": int64(1)})
 		ev.At = refTime.Add(time.Duration(sec) * time.Second)
 		return ev
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,8 +17,11 @@ import (
 // malware observation, medium, one per client address and burst, once
 // the client looked up Names distinct such names within Span (default 1
 // name, 1 h). The client is the key node: it is the infected host (the
-// host that logged the look-up when the client is a loopback address).
-// The names are context: each is used once.
+// host that logged the look-up when the client is one of its own
+// addresses, see sourceActor — the same in BIND's file and syslog
+// formats and dnsmasq's). The names are context: each is used once. The
+// count is of look-ups: the lines BIND writes about one query count once
+// (lookupUnit).
 //
 // A name is scored on its registrable label only (see registrable), so
 // the machine-made labels of CDNs and clouds below it
@@ -27,6 +31,7 @@ import (
 type DGA struct {
 	Names int
 	Span  time.Duration
+	Local string // LocalReport or LocalIgnore
 }
 
 // NameDGA is the detector's name.
@@ -48,24 +53,29 @@ func (d DGA) Signals(ev *Event) []vigil.Signal {
 	if !ok || wellKnownDomains[domain] || !dgaLike(label) {
 		return nil
 	}
-	key, who := dnsClient(ev.Fields, client)
-	return []vigil.Signal{{Key: key,
+	who, ok := sourceActor(ev.Fields, client, d.Local)
+	if !ok {
+		return nil
+	}
+	return []vigil.Signal{{Key: who.key,
 		Member: domain,
-		Nodes:  nodes(who, node(vigil.NodeDomain, domain, false)),
+		Unit:   lookupUnit(ev.Fields, client, name),
+		Nodes:  nodes(who.nodes, node(vigil.NodeDomain, domain, false)),
 	}}
 }
 
-// dnsClient returns the key and nodes of a look-up's client: its address
-// as a key node, or, for a loopback address (a local stub resolver
-// forwarding a look-up), the host that logged it, since 127.0.0.1 names
-// no one and would join every host's incidents.
-func dnsClient(f map[string]any, client string) (string, []vigil.NodeRef) {
-	host := str(f, "host.name")
-	if a, err := netip.ParseAddr(client); err == nil && a.IsLoopback() && host != "" {
-		refs := nodes(node(vigil.NodeHost, host, true), node(vigil.NodeIP, client, false))
-		return refs[0].Value, refs
+// lookupUnit names the query a line records when another line may record
+// it too: BIND logs a refused query as "query: …" (querylog) and again as
+// "query failed (REFUSED) for …" or "query (cache) '…' denied", each with
+// the client's address and source port, so (address, port, name, type)
+// is the query. A client's retransmission (same port) is the same query.
+// Lines without a port (dnsmasq, which logs a query once) have no unit.
+func lookupUnit(f map[string]any, client, name string) string {
+	port, ok := num(f, "source.port")
+	if !ok || port == 0 {
+		return ""
 	}
-	return client, node(vigil.NodeIP, client, true)
+	return client + "#" + strconv.FormatInt(port, 10) + " " + name + " " + strings.ToUpper(str(f, "dns.question.type"))
 }
 
 func (d DGA) Describe(key string, w vigil.WindowState) vigil.Finding {

@@ -55,7 +55,7 @@ func TestDGASignals(t *testing.T) {
 		{name: "suricata query", fields: suricata, key: "172.17.0.2", member: "kq3v9z7xwm2p.net", nodes: []string{"IP:172.17.0.2*", "Domain:kq3v9z7xwm2p.net"}},
 		{name: "suricata answer", fields: answer},
 		{name: "loopback client: the host is the key", fields: parse.Event{"event.action": "query", "dns.question.name": "xjwqpvkzrmdl.com",
-			"source.ip": "127.0.0.1", "host.name": "WS-07"}, key: "ws-07", member: "xjwqpvkzrmdl.com",
+			"source.ip": "127.0.0.1", "host.name": "WS-07"}, key: "127.0.0.1 on ws-07", member: "xjwqpvkzrmdl.com",
 			nodes: []string{"Host:ws-07*", "IP:127.0.0.1", "Domain:xjwqpvkzrmdl.com"}},
 		{name: "dnsmasq forwarded", fields: forwarded},
 	}

@@ -28,6 +28,7 @@ type DNSTunnel struct {
 	Span     time.Duration
 	LabelLen int
 	NameLen  int
+	Local    string // LocalReport or LocalIgnore
 }
 
 // NameDNSTunnel is the detector's name.
@@ -53,10 +54,14 @@ func (d DNSTunnel) Signals(ev *Event) []vigil.Signal {
 	if !d.tunnelLike(name, sub) {
 		return nil
 	}
-	key, who := dnsClient(ev.Fields, client)
-	return []vigil.Signal{{Key: key + "|" + parent,
+	who, ok := sourceActor(ev.Fields, client, d.Local)
+	if !ok {
+		return nil
+	}
+	return []vigil.Signal{{Key: who.key + "|" + parent,
 		Member: sub,
-		Nodes:  nodes(who, node(vigil.NodeDomain, parent, true)),
+		Unit:   lookupUnit(ev.Fields, client, name),
+		Nodes:  nodes(who.nodes, node(vigil.NodeDomain, parent, true)),
 	}}
 }
 

@@ -14,9 +14,10 @@ import (
 // are those enrichment sees (parse.Nodes); the keys are the acting
 // entities and indicators:
 //   - the source (or client) address: the attacker, the scanning or
-//     beaconing host. A loopback or unspecified address names no one (a
-//     local resolver forwarding a look-up): the host that logged the
-//     line is the key instead, as the DGA detector keys it;
+//     beaconing host. A local source (loopback, unspecified, or the
+//     line's own destination: see sourceActor) names no one beyond the
+//     host that logged the line, which is the key instead, as the
+//     detectors key it;
 //   - the destination (or server) address of traffic from inside the org
 //     to outside it (internal says what inside is: the org's
 //     internal_networks), the address an internal host beacons to, as
@@ -54,7 +55,7 @@ func Entities(ev parse.Event, internal []netip.Prefix) []vigil.NodeRef {
 	remote := false // the event has a source address that names someone
 	switch {
 	case !srcOK:
-	case src.IsLoopback() || src.IsUnspecified():
+	case localSource(ev, src):
 		key(vigil.NodeHost, host)
 	default:
 		key(vigil.NodeIP, src.String())

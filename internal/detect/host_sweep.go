@@ -18,6 +18,7 @@ type HostSweep struct {
 	Hosts  int
 	Span   time.Duration
 	Medium int
+	Local  string // LocalReport or LocalIgnore
 }
 
 // NameHostSweep is the detector's name.
@@ -32,7 +33,7 @@ func (d HostSweep) Window() Window {
 
 func (d HostSweep) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
-	src, ok := deniedSource(f)
+	who, ok := deniedSource(f, d.Local)
 	if !ok {
 		return nil
 	}
@@ -48,9 +49,9 @@ func (d HostSweep) Signals(ev *Event) []vigil.Signal {
 	} else {
 		return nil
 	}
-	return []vigil.Signal{{Key: src + "|" + port,
+	return []vigil.Signal{{Key: who.key + "|" + port,
 		Member: dst,
-		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, false), node(vigil.NodeHost, str(f, "host.name"), false)),
+		Nodes:  nodes(who.nodes, node(vigil.NodeIP, dst, false), node(vigil.NodeHost, str(f, "host.name"), false)),
 	}}
 }
 

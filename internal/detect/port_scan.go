@@ -2,7 +2,6 @@ package detect
 
 import (
 	"fmt"
-	"net/netip"
 	"slices"
 	"strconv"
 	"time"
@@ -19,6 +18,7 @@ type PortScan struct {
 	Ports  int
 	Span   time.Duration
 	Medium int
+	Local  string // LocalReport or LocalIgnore
 }
 
 // NamePortScan is the detector's name.
@@ -33,7 +33,7 @@ func (d PortScan) Window() Window {
 
 func (d PortScan) Signals(ev *Event) []vigil.Signal {
 	f := ev.Fields
-	src, ok := deniedSource(f)
+	who, ok := deniedSource(f, d.Local)
 	if !ok {
 		return nil
 	}
@@ -42,9 +42,9 @@ func (d PortScan) Signals(ev *Event) []vigil.Signal {
 		return nil
 	}
 	dst, _ := validIP(str(f, "destination.ip"))
-	return []vigil.Signal{{Key: src,
+	return []vigil.Signal{{Key: who.key,
 		Member: strconv.FormatInt(port, 10),
-		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, false), node(vigil.NodeHost, str(f, "host.name"), false)),
+		Nodes:  nodes(who.nodes, node(vigil.NodeIP, dst, false), node(vigil.NodeHost, str(f, "host.name"), false)),
 	}}
 }
 
@@ -58,7 +58,7 @@ func (d PortScan) Describe(key string, w vigil.WindowState) vigil.Finding {
 	ports := slices.Clone(w.Members)
 	slices.SortFunc(ports, func(a, b string) int { x, _ := strconv.Atoi(a); y, _ := strconv.Atoi(b); return x - y })
 	desc += " (" + list(ports, w.Distinct) + ")"
-	if dst := otherIP(w, key); dst != "" {
+	if dst := otherIP(w, actorAddr(key)); dst != "" {
 		title += " against " + dst
 		desc += " of " + dst
 	}
@@ -70,31 +70,24 @@ func (d PortScan) Describe(key string, w vigil.WindowState) vigil.Finding {
 // ones that refuse the packet.
 var firewallActions = map[string]bool{"block": true, "drop": true, "reject": true, "deny": true, "pass": true, "accept": true, "log": true}
 
-// deniedSource returns the source address of a firewall event that
-// refused a packet. A plain LOG rule ("log", no outcome) counts when it
-// logged an inbound TCP SYN without ACK: a connection attempt that such
-// rules log just before dropping it, as crowdsec's iptables scan
-// fixture shows. Loopback and unspecified sources are no attacker.
-func deniedSource(f map[string]any) (string, bool) {
+// deniedSource returns the source of a firewall event that refused a
+// packet, as sourceActor names it under the local-source policy. A plain
+// LOG rule ("log", no outcome) counts when it logged an inbound TCP SYN
+// without ACK: a connection attempt that such rules log just before
+// dropping it, as crowdsec's iptables scan fixture shows.
+func deniedSource(f map[string]any, policy string) (actor, bool) {
 	action := str(f, "event.action")
 	if !firewallActions[action] {
-		return "", false
+		return actor{}, false
 	}
 	denied := str(f, "event.outcome") == "failure" || action == "block" || action == "drop" || action == "reject" || action == "deny"
 	if !denied && action == "log" && str(f, "event.outcome") == "" {
 		denied = inboundSYN(f)
 	}
 	if !denied {
-		return "", false
+		return actor{}, false
 	}
-	src, ok := validIP(str(f, "source.ip"))
-	if !ok {
-		return "", false
-	}
-	if a := netip.MustParseAddr(src); a.IsLoopback() || a.IsUnspecified() {
-		return "", false
-	}
-	return src, true
+	return sourceActor(f, str(f, "source.ip"), policy)
 }
 
 // inboundSYN reports whether f is a TCP SYN without ACK that came in on

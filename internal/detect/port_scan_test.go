@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,10 @@ func TestPortScanSignals(t *testing.T) {
 		{name: "logged outbound SYN", fields: outbound},
 		{name: "accept", fields: fwFields("accept", "success", "203.0.113.9", "10.0.0.5", 22)},
 		{name: "pass", fields: fwFields("pass", "success", "203.0.113.9", "10.0.0.5", 22)},
-		{name: "loopback", fields: fwFields("block", "failure", "127.0.0.1", "127.0.0.53", 53)},
+		{name: "loopback: the host is the key", fields: fwFields("block", "failure", "127.0.0.1", "127.0.0.53", 53),
+			key: "127.0.0.1 on fw-01", member: "53", nodes: []string{"Host:fw-01*", "IP:127.0.0.1", "IP:127.0.0.53"}},
+		{name: "the host's own address", fields: fwFields("drop", "failure", "10.0.0.5", "10.0.0.5", 8080),
+			key: "10.0.0.5 on fw-01", member: "8080", nodes: []string{"Host:fw-01*", "IP:10.0.0.5"}},
 		{name: "no port", fields: fwFields("drop", "failure", "203.0.113.9", "10.0.0.5", 0)},
 		{name: "refused DNS query is no firewall event", fields: parse.Event{"event.action": "query_denied", "event.outcome": "failure",
 			"source.ip": "203.0.113.9", "destination.port": int64(53)}},
@@ -95,6 +99,7 @@ func TestPortScanDatasets(t *testing.T) {
 		{"firewall/crowdsec-hub-pf-filterlog-tests.log", "10.0.2.2", 16},
 		{"firewall/iptablogs-netfilter.log", "", 0},
 	} {
+		local := map[string]int{} // the local sources and their ports, ignored here
 		ports := map[string]map[string]bool{}
 		for _, ev := range parseFile(t, "firewall", c.file) {
 			for _, k := range (PortScan{}).Signals(ev) {
@@ -102,21 +107,81 @@ func TestPortScanDatasets(t *testing.T) {
 					ports[k.Key] = map[string]bool{}
 				}
 				ports[k.Key][k.Member] = true
+				if strings.Contains(k.Key, " on ") {
+					local[k.Key]++
+				}
 			}
 		}
 		if c.scanner == "" {
-			if len(ports) != 0 {
-				t.Errorf("%s: denied sources %v, want none", c.file, ports)
+			for src, ps := range ports {
+				if !strings.Contains(src, " on ") || len(ps) >= 15 {
+					t.Errorf("%s: %s denied on %d ports, want only local sources on a few", c.file, src, len(ps))
+				}
 			}
+			t.Logf("%s: local sources %v", c.file, local)
 			continue
 		}
 		if got := len(ports[c.scanner]); got != c.ports {
 			t.Errorf("%s: %s denied on %d ports, want %d", c.file, c.scanner, got, c.ports)
 		}
 		for src, ps := range ports {
-			if src != c.scanner && len(ps) >= 15 {
+			if src != c.scanner && len(ps) >= 15 && !strings.Contains(src, " on ") {
 				t.Errorf("%s: %s on %d ports too", c.file, src, len(ps))
 			}
 		}
+		t.Logf("%s: local sources %v", c.file, local)
+	}
+}
+
+// TestLocalSources: one policy for every detector. Reported, a local
+// source is keyed by the host that logged it; ignored, no detector
+// counts it.
+func TestLocalSources(t *testing.T) {
+	ssh := parse.Event{"event.action": "ssh_login", "event.outcome": "failure", "process.name": "sshd", "source.ip": "127.0.0.1",
+		"user.name": "root", "host.name": "deb", "vigil.attempt.role": "attempt", "vigil.attempt.count": int64(1)}
+	success := parse.Event{"event.action": "ssh_login", "event.outcome": "success", "process.name": "sshd", "source.ip": "::1",
+		"user.name": "root", "host.name": "deb"}
+	scan := fwFields("drop", "failure", "127.0.0.1", "127.0.0.1", 8080)
+	scan["host.name"] = "deb"
+	dns := parse.Event{"event.action": "query", "dns.question.name": "xjwqpvkzrmdl.com", "source.ip": "127.0.0.1", "host.name": "deb"}
+	tunnel := parse.Event{"event.action": "query", "dns.question.name": "6b8f2a1c9d4e7f0a3b5c8d1e2f4a6b9c.t.exfil-example.org",
+		"source.ip": "127.0.0.1", "host.name": "deb"}
+	alert := alertFields("2013504", "ET POLICY x", "Not Suspicious Traffic", 3, "127.0.0.1", "127.0.0.1")
+	alert["host.name"] = "deb"
+	cases := []struct {
+		d      Detector
+		fields parse.Event
+		key    string
+	}{
+		{SSHBruteForce{}, ssh, "127.0.0.1 on deb"},
+		{SSHSuccess{}, success, "::1 on deb"},
+		{PortScan{}, scan, "127.0.0.1 on deb"},
+		{HostSweep{}, scan, "127.0.0.1 on deb|8080"},
+		{DGA{}, dns, "127.0.0.1 on deb"},
+		{DNSTunnel{}, tunnel, "127.0.0.1 on deb|exfil-example.org"},
+		{SuricataAlert{}, alert, "2013504|127.0.0.1 on deb"},
+	}
+	for _, c := range cases {
+		t.Run(c.d.Name(), func(t *testing.T) {
+			sigs := c.d.Signals(event(c.fields))
+			if len(sigs) != 1 || sigs[0].Key != c.key || !slices.Contains(nodeStrings(sigs[0].Nodes), "Host:deb*") {
+				t.Fatalf("reported: signals %+v, want one keyed %q with the host as the key node", sigs, c.key)
+			}
+			cfg := Config{LocalSources: LocalIgnore}
+			for _, d := range Default(cfg) {
+				if d.Name() == c.d.Name() {
+					if sigs := d.Signals(event(c.fields)); len(sigs) != 0 {
+						t.Fatalf("ignored: signals %+v, want none", sigs)
+					}
+				}
+			}
+		})
+	}
+	// A local line without a host keeps its address as the key.
+	noHost := fwFields("drop", "failure", "127.0.0.1", "127.0.0.53", 53)
+	delete(noHost, "host.name")
+	if sigs := (PortScan{}).Signals(event(noHost)); len(sigs) != 1 || sigs[0].Key != "127.0.0.1" ||
+		strings.Join(nodeStrings(sigs[0].Nodes), " ") != "IP:127.0.0.1* IP:127.0.0.53" {
+		t.Errorf("no host: %+v", sigs)
 	}
 }

@@ -9,11 +9,13 @@ import (
 
 // SSHSuccess fires on an accepted SSH login from a source address whose
 // brute force (SSHBruteForce) was active within Span before it (default
-// 1 h): an auth observation, high. The source address and the account it
-// got into, as user@host, are key nodes: the compromised account joins
+// 1 h): an auth observation, high. The source address (keyed as
+// SSHBruteForce keys it) and the account it got into, as user@host, are
+// key nodes: the compromised account joins
 // whatever it does next. The host is context.
 type SSHSuccess struct {
-	Span time.Duration
+	Span  time.Duration
+	Local string // LocalReport or LocalIgnore, as SSHBruteForce's
 }
 
 // NameSSHSuccess is the detector's name.
@@ -30,14 +32,14 @@ func (d SSHSuccess) Signals(ev *Event) []vigil.Signal {
 	if str(f, "event.action") != "ssh_login" || str(f, "event.outcome") != "success" {
 		return nil
 	}
-	src, ok := validIP(str(f, "source.ip"))
+	who, ok := sourceActor(f, str(f, "source.ip"), d.Local)
 	if !ok {
 		return nil
 	}
 	account := userAtHost(str(f, "user.name"), str(f, "host.name"))
-	return []vigil.Signal{{Key: src,
+	return []vigil.Signal{{Key: who.key,
 		Member: account,
-		Nodes:  nodes(node(vigil.NodeIP, src, true), node(vigil.NodeUser, account, true), node(vigil.NodeHost, str(f, "host.name"), false)),
+		Nodes:  nodes(who.nodes, node(vigil.NodeUser, account, true), node(vigil.NodeHost, str(f, "host.name"), false)),
 	}}
 }
 

@@ -8,12 +8,18 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
-// SudoFailure fires on failed privilege escalation: a sudo password
-// failure, a user not in sudoers or a command not allowed, a failed su,
-// and the PAM failures and lock-outs that sudo and su log. One
-// observation per account (user@host) and burst (default 15 minutes
-// between failures): auth, medium, high from High failures on (default
-// 3). The account is the key node, the host context.
+// SudoFailure fires on failed privilege escalation: incorrect sudo
+// passwords, a user not in sudoers, a command not allowed, a password
+// required by sudo -n, a failed su. One observation per account
+// (user@host) and burst (default 15 minutes between failures): auth,
+// medium, high from High failed attempts on (default 3). The account is
+// the key node, the host context.
+//
+// It counts attempts, not lines (docs/detections.md, "Counting"): "3
+// incorrect password attempts" is 3; a refused run ("user NOT in
+// sudoers", FAILED su) is 1; the PAM lines sudo and su write beside them
+// ("pam_unix(sudo:auth): authentication failure", lock-outs, "PAM N more
+// authentication failures") are linked as evidence and count nothing.
 type SudoFailure struct {
 	Span time.Duration
 	High int
@@ -54,16 +60,26 @@ func (d SudoFailure) Signals(ev *Event) []vigil.Signal {
 		}
 		what = prog + ": " + what
 	}
+	role := str(f, "vigil.attempt.role")
+	if role == "" {
+		return nil
+	}
 	host := str(f, "host.name")
 	account := userAtHost(str(f, "user.name"), host)
 	if account == "" {
 		return nil
 	}
-	return []vigil.Signal{{Key: account,
-		Member: what,
+	sg := vigil.Signal{Key: account,
 		Nodes: nodes(node(vigil.NodeUser, account, true), node(vigil.NodeHost, host, false),
 			node(vigil.NodeUser, userAtHost(str(f, "user.target.name"), host), false)),
-	}}
+	}
+	if role == "attempt" {
+		n, _ := num(f, "vigil.attempt.count")
+		sg.Count, sg.Member = int(max(n, 1)), what
+	} else {
+		sg.Evidence = true
+	}
+	return []vigil.Signal{sg}
 }
 
 func (d SudoFailure) Describe(key string, w vigil.WindowState) vigil.Finding {

@@ -28,7 +28,8 @@ import (
 // an infected host beacons to and so a key as well, with the HTTP or TLS
 // server name.
 type SuricataAlert struct {
-	Span time.Duration
+	Span  time.Duration
+	Local string // LocalReport or LocalIgnore
 }
 
 // NameSuricataAlert is the detector's name.
@@ -85,16 +86,20 @@ func (d SuricataAlert) Signals(ev *Event) []vigil.Signal {
 		return nil
 	}
 	f := ev.Fields
+	who, ok := sourceActor(f, src, d.Local)
+	if !ok {
+		return nil
+	}
 	id := info.sid
 	if id == "" {
 		id = info.signature
 	}
 	beacon := info.typ == "malware"
 	dst, _ := validIP(str(f, "destination.ip"))
-	return []vigil.Signal{{Key: id + "|" + src,
+	return []vigil.Signal{{Key: id + "|" + who.key,
 		Member:      dst,
 		EngineEvent: info.engine,
-		Nodes: nodes(node(vigil.NodeIP, src, true), node(vigil.NodeIP, dst, beacon),
+		Nodes: nodes(who.nodes, node(vigil.NodeIP, dst, beacon && dst != src),
 			node(vigil.NodeDomain, str(f, "url.domain"), beacon), node(vigil.NodeDomain, str(f, "tls.client.server_name"), beacon),
 			node(vigil.NodeHost, str(f, "host.name"), false)),
 	}}
@@ -165,7 +170,7 @@ func (d SuricataAlert) DescribeContext(key string, ctx any, w vigil.WindowState)
 	title := "Suricata: " + info.signature + " from " + src
 	dst := ""
 	for _, n := range w.Nodes {
-		if n.Type == vigil.NodeIP && n.Value != src {
+		if n.Type == vigil.NodeIP && n.Value != actorAddr(src) {
 			dst = n.Value
 			break
 		}

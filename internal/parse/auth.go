@@ -43,6 +43,35 @@ package parse
 //	ftp_connection           network         –        (ftpd "connection from IP (host)")
 //	ftp_login                authentication  success  (ANONYMOUS FTP LOGIN)
 //
+// vigil.attempt.role says what a failure line is to a count of attempts
+// (docs/detections.md, "Counting"), so that one guess counts once however
+// many lines sshd, PAM and sudo write about it:
+//
+//	attempt  the line records vigil.attempt.count attempts (a credential
+//	         tried, a run refused): sshd "Failed password" (one guess), sshd
+//	         "error: PAM: Authentication failure for …" (a keyboard-
+//	         interactive guess), old-style PAM lines ("sshd(pam_unix)[1]:
+//	         authentication failure", "(pam_unix) authentication failure")
+//	         whose program's own lines go elsewhere, sudo "N incorrect
+//	         password attempts" (N), "user NOT in sudoers", "command not
+//	         allowed", "a password is required", FAILED su, FAILED LOGIN,
+//	         other "Authentication failed from"
+//	probe    a connection named an account that cannot log in ("Invalid user
+//	         X from", "User X … not allowed because", ROOT LOGIN REFUSED):
+//	         no credential tried on this line
+//	recap    a summary of attempts other lines record: "PAM N more
+//	         authentication failures" (vigil.attempt.count N), "maximum
+//	         authentication attempts exceeded", "Disconnecting: Too many
+//	         authentication failures", "PAM service(x) ignoring max retries",
+//	         pam_tally2/pam_faillock lock-outs
+//	context  a line about an attempt another line records: PAM's own
+//	         "pam_unix(sshd:auth): authentication failure" (sshd writes
+//	         "Failed password" for the same guess), "check pass; user
+//	         unknown", sshd "Failed none" (no credential), "Failed
+//	         publickey"/hostbased/gssapi (a key the client holds, not a
+//	         guessed secret), "Failed keyboard-interactive/pam" (its
+//	         "error: PAM:" line counts), su's "pam_authenticate: …"
+//
 // event.reason carries a qualifier when the action alone hides it
 // ("invalid user" for logins and disconnects of unknown accounts, the sudo
 // reason text). A line whose syslog header is understood but whose message
@@ -97,6 +126,7 @@ func parseAuth(raw []byte, ref time.Time) (Event, time.Time, bool) {
 	if _, done := ev["event.action"]; !done {
 		if i := indexStr(msg, "Authentication failed from "); i >= 0 {
 			ev.act("auth_failure", "authentication", "failure")
+			ev.attempt(roleAttempt, 1)
 			ev.setSourceHost(firstToken(msg[i+len("Authentication failed from "):]))
 		}
 	}
@@ -114,6 +144,25 @@ func (ev Event) act(action, category, outcome string) {
 	}
 	if outcome != "" {
 		ev["event.outcome"] = outcome
+	}
+}
+
+// Roles of a failure line in a count of attempts (vigil.attempt.role).
+const (
+	roleAttempt = "attempt"
+	roleProbe   = "probe"
+	roleRecap   = "recap"
+	roleContext = "context"
+)
+
+// attempt records what the line is to a count of attempts, and how many
+// it records or recaps when n > 0.
+func (ev Event) attempt(role string, n int64) {
+	ev["vigil.attempt.role"] = role
+	if n > 0 {
+		ev["vigil.attempt.count"] = n
+	} else {
+		delete(ev, "vigil.attempt.count")
 	}
 }
 
@@ -141,30 +190,44 @@ func authSSHD(ev Event, m []byte) {
 		sshAuth(ev, m[len("Accepted "):], "ssh_login", "success")
 	case hasPrefixStr(m, "Failed "):
 		sshAuth(ev, m[len("Failed "):], "ssh_login", "failure")
+		if ev["event.action"] == "ssh_login" {
+			if method, _ := ev["ssh.method"].(string); sshGuess(method) {
+				ev.attempt(roleAttempt, 1)
+			} else {
+				ev.attempt(roleContext, 0)
+			}
+		}
 	case hasPrefixStr(m, "Postponed "):
 		sshAuth(ev, m[len("Postponed "):], "ssh_auth_postponed", "")
 	case hasPrefixStr(m, "Invalid user "), hasPrefixStr(m, "Illegal user "):
 		ev.act("ssh_invalid_user", "authentication", "failure")
+		ev.attempt(roleProbe, 0)
 		sshUserFrom(ev, m[len("Invalid user "):])
 	case hasPrefixStr(m, "input_userauth_request: invalid user "):
+		// Old sshd repeats its "Invalid user" line so.
 		ev.act("ssh_invalid_user", "authentication", "failure")
+		ev.attempt(roleContext, 0)
 		ev.set("user.name", string(firstToken(m[len("input_userauth_request: invalid user "):])))
 	case hasPrefixStr(m, "User ") && indexStr(m, " not allowed because ") > 0:
 		ev.act("ssh_user_not_allowed", "authentication", "failure")
+		ev.attempt(roleProbe, 0)
 		if i := indexStr(m, " not allowed because "); i > len("User ") {
 			sshUserFrom(ev, m[len("User "):i])
 		}
 	case hasPrefixStr(m, "ROOT LOGIN REFUSED FROM "):
 		ev.act("ssh_user_not_allowed", "authentication", "failure")
+		ev.attempt(roleProbe, 0)
 		ev["user.name"] = "root"
 		ev.setSourceHostPort(m[len("ROOT LOGIN REFUSED FROM "):])
 	case hasPrefixStr(m, "maximum authentication attempts exceeded for "):
 		ev.act("ssh_max_auth_attempts", "authentication", "failure")
+		ev.attempt(roleRecap, 0)
 		sshForUserFrom(ev, m[len("maximum authentication attempts exceeded for "):])
 	case hasPrefixStr(m, "Disconnecting"):
 		r := m[len("Disconnecting"):]
 		if indexStr(r, "Too many authentication failures") >= 0 {
 			ev.act("ssh_max_auth_attempts", "authentication", "failure")
+			ev.attempt(roleRecap, 0)
 		} else {
 			ev.act("ssh_disconnect", "session", "")
 		}
@@ -292,7 +355,11 @@ func authSSHD(ev Event, m []byte) {
 		// underlying authentication module for illegal user X from host".
 		r := m[len("PAM: "):]
 		if i := indexStr(r, " for "); i >= 0 {
+			// One per failed keyboard-interactive guess; sshd logs its
+			// "Failed keyboard-interactive/pam" at INFO only from the
+			// MaxAuthTries/2-th failure on.
 			ev.act("pam_auth_failure", "authentication", "failure")
+			ev.attempt(roleAttempt, 1)
 			sshForUserFrom(ev, r[i+5:])
 		}
 	}
@@ -309,6 +376,20 @@ func trimPreauth(m []byte) []byte {
 		}
 	}
 	return m
+}
+
+// sshGuess reports whether a failed sshd method is a guessed credential
+// that no other line of sshd or PAM counts: a password (PAM's own line
+// about it is context) or a method sshd could not name. "none" tries
+// nothing, publickey, hostbased and GSSAPI offer what the client holds,
+// and keyboard-interactive/pam is counted by its "error: PAM:" line.
+func sshGuess(method string) bool {
+	switch {
+	case method == "none", method == "publickey", method == "hostbased", strings.HasPrefix(method, "gssapi"),
+		strings.HasSuffix(method, "/pam"):
+		return false
+	}
+	return true
 }
 
 // sshAuth parses "METHOD for [invalid user ]USER from HOST [port N] [ssh2][: …]".
@@ -519,13 +600,25 @@ func authSudo(ev Event, m []byte) {
 	switch {
 	case reason == nil:
 		ev.act("sudo_command", "process", "success")
-	case indexStr(reason, "incorrect password attempt") >= 0, indexStr(reason, "password is required") >= 0:
+	case indexStr(reason, "incorrect password attempt") >= 0:
+		// "3 incorrect password attempts": the count is the number.
 		ev.act("sudo_auth_failure", "authentication", "failure")
 		ev["event.reason"] = string(reason)
+		n, ok := atoiBytes(firstToken(trimLeftBlank(reason)))
+		if !ok || n < 1 {
+			n = 1
+		}
+		ev.attempt(roleAttempt, min(n, 1000))
+	case indexStr(reason, "password is required") >= 0:
+		ev.act("sudo_auth_failure", "authentication", "failure")
+		ev["event.reason"] = string(reason)
+		ev.attempt(roleAttempt, 1)
 	case indexStr(reason, "NOT in sudoers") >= 0:
 		ev.act("sudo_not_in_sudoers", "authentication", "failure")
+		ev.attempt(roleAttempt, 1)
 	case indexStr(reason, "command not allowed") >= 0:
 		ev.act("sudo_command_not_allowed", "authentication", "failure")
+		ev.attempt(roleAttempt, 1)
 	default:
 		ev.act("sudo", "process", "")
 		ev["event.reason"] = capText(reason)
@@ -543,6 +636,9 @@ func authSu(ev Event, m []byte) {
 			out, r = "failure", m[len("FAILED su for "):]
 		}
 		ev.act("su", "authentication", out)
+		if out == "failure" {
+			ev.attempt(roleAttempt, 1)
+		}
 		target, rest := nextToken(r)
 		ev.set("user.target.name", string(target))
 		if rest = trimLeftBlank(rest); hasPrefixStr(rest, "by ") {
@@ -560,6 +656,9 @@ func authSu(ev Event, m []byte) {
 			return
 		}
 		ev.act("su", "authentication", out)
+		if out == "failure" {
+			ev.attempt(roleAttempt, 1)
+		}
 		ev.set("user.target.name", string(r[:i]))
 		ev.setUser(firstToken(trimLeftBlank(r[i+1:])))
 	case len(m) > 2 && (m[0] == '+' || m[0] == '-') && m[1] == ' ':
@@ -575,10 +674,15 @@ func authSu(ev Event, m []byte) {
 			out = "failure"
 		}
 		ev.act("su", "authentication", out)
+		if out == "failure" {
+			ev.attempt(roleAttempt, 1)
+		}
 		ev.setUser(who[:c])
 		ev.set("user.target.name", string(who[c+1:]))
 	case hasPrefixStr(m, "pam_authenticate: "), hasPrefixStr(m, "Authentication failure"):
+		// PAM's error echoed by su, beside its FAILED su line.
 		ev.act("su", "authentication", "failure")
+		ev.attempt(roleContext, 0)
 	}
 }
 
@@ -589,6 +693,7 @@ func authLogin(ev Event, m []byte) {
 		// "FAILED LOGIN (1) on '/dev/tty1' FOR 'root', Authentication failure"
 		// "FAILED LOGIN 1 FROM host FOR user, Authentication failure"
 		ev.act("login", "authentication", "failure")
+		ev.attempt(roleAttempt, 1)
 		if i := indexStr(m, " FOR "); i >= 0 {
 			ev.setUser(bytes.Trim(bytes.TrimRight(firstToken(m[i+5:]), ","), "'"))
 		}
@@ -760,7 +865,15 @@ func authFTP(ev Event, m []byte) {
 
 // authPAM parses PAM module records, new ("pam_unix(sshd:auth): …") and
 // old ("sshd(pam_unix)[1]: …", "(pam_unix) …", "pam_unix: …") forms.
+//
+// A failure in the current form, "pam_unix(sshd:auth): authentication
+// failure", is context: the program that asked PAM logs the attempt
+// itself in the same log (sshd "Failed password", sudo "N incorrect
+// password attempts"), PAM only the first failure of a connection and a
+// recap at its end. The old forms are the only record their logs hold
+// (the program's own lines went to another file), so they count.
 func authPAM(ev Event, m []byte) {
+	current := false // "pam_unix(sshd:auth): …"
 	switch {
 	case hasPrefixStr(m, "pam_"):
 		// Skip "pam_unix(sshd:auth): " or "pam_unix: ".
@@ -768,27 +881,39 @@ func authPAM(ev Event, m []byte) {
 		if i < 0 {
 			return
 		}
+		current = bytes.IndexByte(m[:i], '(') > 0
 		m = m[i+2:]
 	case hasPrefixStr(m, "(pam_unix) "):
 		m = m[len("(pam_unix) "):]
 	case hasPrefixStr(m, "PAM ") && indexStr(m, " more authentication failure") > 0:
+		// pam_unix's recap when the connection ends: the failures after
+		// its first, which the program logged one by one.
 		ev.act("pam_auth_failure", "authentication", "failure")
+		n, _ := atoiBytes(firstToken(m[len("PAM "):]))
+		ev.attempt(roleRecap, n)
 		if i := bytes.IndexByte(m, ';'); i >= 0 {
 			pamKV(ev, m[i+1:])
 		}
 		return
 	case hasPrefixStr(m, "PAM service(") && indexStr(m, "ignoring max retries") > 0:
 		ev.act("pam_max_retries", "authentication", "failure")
+		ev.attempt(roleRecap, 0)
 		return
 	}
 	switch {
 	case hasPrefixStr(m, "authentication failure"):
 		ev.act("pam_auth_failure", "authentication", "failure")
+		if current {
+			ev.attempt(roleContext, 0)
+		} else {
+			ev.attempt(roleAttempt, 1)
+		}
 		if i := bytes.IndexByte(m, ';'); i >= 0 {
 			pamKV(ev, m[i+1:])
 		}
 	case hasPrefixStr(m, "check pass; user unknown"), hasPrefixStr(m, "bad username"):
 		ev.act("pam_user_unknown", "authentication", "failure")
+		ev.attempt(roleContext, 0)
 	case hasPrefixStr(m, "session opened for user "):
 		ev.act("session_opened", "session", "success")
 		ev.setUser(pamUser(m[len("session opened for user "):]))
@@ -799,10 +924,13 @@ func authPAM(ev Event, m []byte) {
 		ev.act("password_changed", "iam", "success")
 		ev.setUser(firstToken(m[len("password changed for "):]))
 	case hasPrefixStr(m, "auth could not identify password for "):
+		// No password came back (the client left at the prompt).
 		ev.act("pam_auth_failure", "authentication", "failure")
+		ev.attempt(roleContext, 0)
 		ev.setUser(bytes.Trim(firstToken(m[len("auth could not identify password for "):]), "[]"))
 	case hasPrefixStr(m, "conversation failed"):
 		ev.act("pam_auth_failure", "authentication", "failure")
+		ev.attempt(roleContext, 0)
 	case hasPrefixStr(m, "requirement ") && indexStr(m, " not met by user ") > 0:
 		ev.act("pam_requirement_not_met", "authentication", "failure")
 		u := m[indexStr(m, " not met by user ")+len(" not met by user "):]
@@ -810,10 +938,12 @@ func authPAM(ev Event, m []byte) {
 	case hasPrefixStr(m, "user ") && indexStr(m, " tally ") > 0:
 		// pam_tally2: "user zbadguy (4001) tally 6, deny 5"
 		ev.act("account_locked", "authentication", "failure")
+		ev.attempt(roleRecap, 0)
 		ev.setUser(firstToken(m[len("user "):]))
 	case hasPrefixStr(m, "Consecutive login failures for user "):
 		// pam_faillock: "… for user X account temporarily locked"
 		ev.act("account_locked", "authentication", "failure")
+		ev.attempt(roleRecap, 0)
 		ev.setUser(firstToken(m[len("Consecutive login failures for user "):]))
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/net/idna"
+
 	"github.com/vigil-soc/vigil"
 )
 
@@ -169,14 +171,16 @@ var nodeFields = []struct {
 	{"tls.client.ja3", vigil.NodeHash},
 }
 
-// Nodes returns the entities named by ev, deduplicated, in field order.
-// Roles (key or context) are decided by detectors; here every node is
-// context.
+// Nodes returns the entities named by ev, deduplicated, in field order,
+// each typed by what its value is (see NodeOf): an address is an IP node
+// whichever field holds it (an HTTP Host header, a TLS server name, a
+// host name), and a Domain node's value is a valid domain name. Roles
+// (key or context) are decided by detectors; here every node is context.
 func Nodes(ev Event) []vigil.NodeRef {
 	var out []vigil.NodeRef
 	seen := map[[2]string]bool{}
 	add := func(typ, v string) {
-		v = normalizeNodeValue(typ, v)
+		typ, v = NodeOf(typ, v)
 		if v == "" {
 			return
 		}
@@ -200,36 +204,95 @@ func Nodes(ev Event) []vigil.NodeRef {
 	return out
 }
 
-// normalizeNodeValue canonicalizes a node value so that one entity has
-// one node: IPs in canonical form, domains and hosts lower case without a
-// trailing dot. It returns "" for values that name nothing.
-func normalizeNodeValue(typ, v string) string {
+// NodeOf returns the node a value of a field of node type typ names, in
+// the canonical form that makes one entity one node, or "" for a value
+// that names nothing:
+//   - an IP address in its canonical text (IPv4-mapped IPv6 unmapped,
+//     zone dropped);
+//   - a Domain or Host value that is an address, bracketed or not, with
+//     or without a port ("127.0.0.1", "[::1]:8443", an HTTP Host header
+//     of an address), is an IP node;
+//   - a domain in lower case, without a trailing dot or a port,
+//     internationalized names in their xn-- form, and only when it is a
+//     valid domain name (labels of 1..63 letters, digits, '-' or '_', at
+//     most 253 characters): NBSTAT's "*", a name with spaces or an empty
+//     label is none;
+//   - a host name in lower case without a trailing dot;
+//   - a hash in lower case.
+func NodeOf(typ, v string) (string, string) {
 	v = strings.TrimSpace(v)
 	if v == "" || v == "-" || v == "(none)" {
-		return ""
+		return typ, ""
 	}
 	switch typ {
 	case vigil.NodeIP:
 		a, err := netip.ParseAddr(v)
 		if err != nil {
-			return ""
+			return typ, ""
 		}
-		return a.Unmap().WithZone("").String()
+		return typ, a.Unmap().WithZone("").String()
 	case vigil.NodeDomain, vigil.NodeHost:
 		v = strings.ToLower(strings.TrimSuffix(v, "."))
 		if v == "" || v == "*" {
-			return ""
+			return typ, ""
 		}
-		if typ == vigil.NodeDomain {
-			if _, err := netip.ParseAddr(v); err == nil {
-				return "" // an address is not a domain
+		if a, ok := hostAddr(v); ok {
+			return vigil.NodeIP, a.Unmap().WithZone("").String()
+		}
+		if typ == vigil.NodeHost {
+			return typ, v
+		}
+		if h, port, ok := strings.Cut(v, ":"); ok && validPort(port) {
+			v = h // "example.com:8080", an HTTP Host header
+		}
+		if !asciiOnly(v) {
+			a, err := idna.Lookup.ToASCII(v)
+			if err != nil {
+				return typ, ""
 			}
+			v = a
 		}
-		return v
+		if d, issue := vigil.NormalizeNodeValue(vigil.NodeDomain, v); issue == "" {
+			return typ, d
+		}
+		return typ, ""
 	case vigil.NodeHash:
-		return strings.ToLower(v)
+		return typ, strings.ToLower(v)
 	}
-	return v
+	return typ, v
+}
+
+// hostAddr returns the address a host value names: "192.0.2.1",
+// "[2001:db8::1]", or either with a port.
+func hostAddr(v string) (netip.Addr, bool) {
+	if a, err := netip.ParseAddr(v); err == nil {
+		return a, true
+	}
+	if ap, err := netip.ParseAddrPort(v); err == nil {
+		return ap.Addr(), true
+	}
+	if len(v) > 2 && v[0] == '[' && v[len(v)-1] == ']' {
+		if a, err := netip.ParseAddr(v[1 : len(v)-1]); err == nil {
+			return a, true
+		}
+	}
+	return netip.Addr{}, false
+}
+
+// validPort reports whether s is a port number.
+func validPort(s string) bool {
+	n, ok := atoiBytes([]byte(s))
+	return ok && n <= 65535
+}
+
+// asciiOnly reports whether s is all ASCII.
+func asciiOnly(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // set stores v under k unless v is empty; it keeps events free of blank
