@@ -26,9 +26,10 @@ import (
 // failures", "maximum authentication attempts exceeded", "Disconnecting:
 // Too many authentication failures") and context (PAM's "authentication
 // failure" about a guess sshd logs itself, "Failed none", "Failed
-// publickey") — are linked to the observation as evidence and name the
-// users tried, but count nothing. A user who mistypes a password a few
-// times makes a few attempts against one user: no brute force.
+// publickey") — are linked to the observation as evidence but count
+// nothing; the users tried are those of attempts and probes. A user who
+// mistypes a password a few times makes a few attempts against one user:
+// no brute force.
 type SSHBruteForce struct {
 	Count int
 	Users int
@@ -63,12 +64,20 @@ func (d SSHBruteForce) Signals(ev *Event) []vigil.Signal {
 		return nil
 	}
 	user := str(f, "user.name")
-	sg := vigil.Signal{Key: who.key, Member: user,
+	sg := vigil.Signal{Key: who.key,
 		Nodes: nodes(who.nodes, node(vigil.NodeUser, user, false), node(vigil.NodeHost, str(f, "host.name"), false))}
-	if role == "attempt" {
+	switch role {
+	case "attempt":
 		n, _ := num(f, "vigil.attempt.count")
-		sg.Count = int(max(n, 1))
-	} else {
+		sg.Count, sg.Member = int(max(n, 1)), user
+	case "probe":
+		// A user tried, though no credential: counts toward the users.
+		sg.Evidence, sg.Member = true, user
+	default:
+		// Recaps and context name the users of attempts counted
+		// elsewhere, or none tried: a client offering the keys it holds
+		// (Failed publickey, at LogLevel VERBOSE on every such login)
+		// tries no user.
 		sg.Evidence = true
 	}
 	return []vigil.Signal{sg}
