@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"log/slog"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -10,11 +9,6 @@ import (
 // Direct stores and parses artifacts synchronously in the caller: the
 // pipeline without a queue, for tests of the API alone.
 type Direct struct{ p *Processor }
-
-// NewDirect returns a Direct pipeline over store.
-func NewDirect(store Store, log *slog.Logger) *Direct {
-	return &Direct{p: NewProcessor(store, log, nil)}
-}
 
 // NewDirectProcessor returns a Direct pipeline running p.
 func NewDirectProcessor(p *Processor) *Direct { return &Direct{p: p} }
