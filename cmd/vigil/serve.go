@@ -79,10 +79,13 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		defer lock.Release() // after everything else closed (deferred first)
 		warnOpenDataDir(c.DataDir, log)
+		if err := datadir.KeepBallast(c.DataDir, log); err != nil {
+			return err
+		}
 	}
 	store, err := openStore(ctx, &c, log)
 	if err != nil {
-		return err
+		return dataDirError(&c, err)
 	}
 	defer store.Close()
 
@@ -109,7 +112,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			"to a name no other deployment uses there (see docs/operations.md, \"Sharing one NATS\")", err)
 	}
 	if err != nil {
-		return err
+		return dataDirError(&c, err)
 	}
 	defer q.Close()
 
@@ -414,6 +417,15 @@ func warnOpenDataDir(dir string, log *slog.Logger) {
 	log.Warn("the data dir is open to other users: it holds the database, the queue and the JWT secret; "+
 		"Vigil creates its files 0600, but chmod 700 the directory unless you opened it on purpose",
 		slog.String("data_dir", dir), slog.String("mode", fmt.Sprintf("%#o", fi.Mode().Perm())))
+}
+
+// dataDirError says so when err, a failure to open the store or the
+// queue, comes with the data dir's disk full.
+func dataDirError(c *config, err error) error {
+	if c.DatabaseURL != "" && c.NATSURL != "" {
+		return err
+	}
+	return datadir.DiskFullError(c.DataDir, err)
 }
 
 // store is what a process opens and hands to its parts: the store

@@ -37,7 +37,7 @@ func TestFullDisk(t *testing.T) {
 	dir := filepath.Join(mnt, "data")
 	args := []string{"--ingest-wait", "0", "--max-queue-bytes", "16MiB", "--no-enrichment", "--ack-wait", "6s"}
 	p1 := startVigil(t, "vigil#1", dir, args...)
-	tok := mintToken(t, dir, org, "signals:write", "signals:read")
+	tok := mintToken(t, dir, org, "signals:write", "signals:read", "incidents:read")
 	c1 := newClient(p1, tok)
 
 	start := time.Now()
@@ -87,6 +87,32 @@ func TestFullDisk(t *testing.T) {
 		t.Errorf("vigil_dead_letters_total = %v (%v) on a full disk, want 0: a full disk is not the message's fault", dead, err)
 	}
 
+	// A restart on the full disk: the process starts (the ballast file it
+	// kept gives SQLite and the queue room to open), reads work, ingest is
+	// refused with 507 naming the disk, and /readyz says why.
+	if _, err := p1.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#1 exited with %v after SIGTERM on a full disk, want status 0", err)
+	}
+	df(t, mnt)
+	p2 := launch(t, "vigil#2", "serve", dir, nil, args...) // not ready: its disk is full
+	c2 := newClient(p2, tok)
+	if p2.logs.count(`"ballast_released":true`) != 1 {
+		t.Errorf("vigil#2 did not say it released its ballast on the full disk:\n%s", p2.logs.tail(10))
+	}
+	if ready := readyz(t, ctx, p2); !strings.HasPrefix(ready, "503 ") || !strings.Contains(ready, "disk") {
+		t.Errorf("/readyz after a start on a full disk: %s; want 503 naming the disk", ready)
+	}
+	if r, err := c2.PostArtifacts(ctx, []client.NewArtifact{{Source: "e2e", Raw: "vigil-e2e after a start on a full disk"}}); err != nil ||
+		r.Status != http.StatusInsufficientStorage || !strings.Contains(r.Body, "disk") {
+		t.Errorf("POST after a start on a full disk: %v, status %d: %s; want 507 naming the disk", err, r.Status, r.Body)
+	}
+	if _, err := c2.Incidents(ctx, 10, 0); err != nil {
+		t.Errorf("GET /v1/incidents after a start on a full disk: %v", err)
+	}
+	if page, err := c2.Artifacts(ctx, client.ArtifactQuery{Query: "fill", Limit: 5}); err != nil || page.Total == 0 {
+		t.Errorf("a search after a start on a full disk: %v (%v); want the artifacts stored before", page, err)
+	}
+
 	// Room again (the filler goes, the disk grows to 256 MiB): without a
 	// restart, ingest resumes and the workers store what they held.
 	if err := os.Remove(filler); err != nil {
@@ -95,45 +121,45 @@ func TestFullDisk(t *testing.T) {
 	if out, err := exec.Command("mount", "-o", "remount,size=256m", mnt).CombinedOutput(); err != nil {
 		t.Fatalf("remount bigger: %v: %s", err, out)
 	}
-	// On a busy machine the workers' SQLite writes can take the reserve
+	// On a busy machine the workers' SQLite writes can take the last bytes
 	// before ingest stops, and the embedded JetStream's own next write then
-	// fails — a worker's acknowledgement is a write too, so this can happen
-	// after /readyz was read above. The documented recovery is a restart
-	// (docs/operations.md), so the resume without one is checked only when
-	// the queue did not fail; its failure is sticky and named in the reply.
+	// fails — a worker's acknowledgement is a write too. The documented
+	// recovery is a restart (docs/operations.md), so the resume without one
+	// is checked only when the queue did not fail; its failure is sticky
+	// and named in the reply.
 	probe := []client.NewArtifact{{Source: "e2e", Raw: "vigil-e2e probe after the disk grew"}}
 	r := pollUntil(t, 30*time.Second, "202, or the queue's failure, once the disk has room", func() (client.PostResult, bool) {
-		r, err := c1.PostArtifacts(ctx, probe)
+		r, err := c2.PostArtifacts(ctx, probe)
 		return r, err == nil && (r.Status == http.StatusAccepted || strings.Contains(r.Body, "restart vigil"))
 	})
 	if r.Status != http.StatusAccepted {
 		t.Logf("the queue failed a write on the full disk (%d: %s); recovery by restart (documented), not checked without one", r.Status, r.Body)
 	} else {
 		res.acked[r.IDs[0]] = probe[0].Raw
-		s := awaitStored(t, ctx, p1, c1, res.acked)
+		s := awaitStored(t, ctx, p2, c2, res.acked)
 		requireExactlyOnce(t, s, res.acked)
-		if ready := readyz(t, ctx, p1); !strings.HasPrefix(ready, "200 ") {
+		if ready := readyz(t, ctx, p2); !strings.HasPrefix(ready, "200 ") {
 			t.Errorf("/readyz once the disk has room and the queue is drained: %s", ready)
 		}
 	}
 
 	// And after a restart, all of it is still there once.
-	if _, err := p1.terminate(t, 40*time.Second); err != nil {
-		t.Errorf("vigil#1 exited with %v after SIGTERM, want status 0", err)
+	if _, err := p2.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#2 exited with %v after SIGTERM, want status 0", err)
 	}
-	p2 := startVigil(t, "vigil#2", dir, args...)
-	c2 := newClient(p2, tok)
-	s := awaitStored(t, ctx, p2, c2, res.acked)
+	p3 := startVigil(t, "vigil#3", dir, args...)
+	c3 := newClient(p3, tok)
+	s := awaitStored(t, ctx, p3, c3, res.acked)
 	requireExactlyOnce(t, s, res.acked)
-	if dead, err := metric(ctx, p2, "vigil_dead_letters_total"); err != nil || dead != 0 {
+	if dead, err := metric(ctx, p3, "vigil_dead_letters_total"); err != nil || dead != 0 {
 		t.Errorf("vigil_dead_letters_total = %v (%v) after the restart, want 0", dead, err)
 	}
 	t.Logf("after the restart: %d acknowledged, %d stored", len(res.acked), s.total)
 	if s.total != len(res.acked) {
 		t.Errorf("%d stored, %d acknowledged: a 507 must store nothing", s.total, len(res.acked))
 	}
-	if _, err := p2.terminate(t, 40*time.Second); err != nil {
-		t.Errorf("vigil#2 exited with %v after SIGTERM, want status 0", err)
+	if _, err := p3.terminate(t, 40*time.Second); err != nil {
+		t.Errorf("vigil#3 exited with %v after SIGTERM, want status 0", err)
 	}
 	requireIntact(t, filepath.Join(dir, "vigil.db"))
 }

@@ -81,9 +81,9 @@ func startVigil(t testing.TB, name, dataDir string, args ...string) *proc {
 	return startProcess(t, name, "serve", dataDir, nil, args...)
 }
 
-// startProcess starts `vigil <sub>` (serve or worker) with extra
-// environment variables, and waits until it is ready.
-func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ...string) *proc {
+// launch starts `vigil <sub>` (serve or worker) with extra environment
+// variables, and waits until it listens (not until it is ready).
+func launch(t testing.TB, name, sub, dataDir string, env []string, args ...string) *proc {
 	t.Helper()
 	argv := append([]string{sub, "--addr", "127.0.0.1:0", "--data-dir", dataDir}, args...)
 	if sub == "serve" && !slices.Contains(args, "--metrics-addr") {
@@ -123,6 +123,16 @@ func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ..
 	case <-deadline.C:
 		t.Fatalf("%s did not log its listen address within %v", name, startTimeout)
 	}
+	return p
+}
+
+// startProcess starts `vigil <sub>` (serve or worker) with extra
+// environment variables, and waits until it is ready.
+func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ...string) *proc {
+	t.Helper()
+	p := launch(t, name, sub, dataDir, env, args...)
+	deadline := time.NewTimer(startTimeout)
+	defer deadline.Stop()
 	probe := client.New(p.base, "", &http.Client{Timeout: 2 * time.Second})
 	for {
 		_, err := probe.Ready(context.Background())
@@ -131,9 +141,9 @@ func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ..
 		}
 		select {
 		case <-p.exited:
-			t.Fatalf("%s exited before ready: %v", name, p.err)
+			t.Fatalf("%s exited before ready: %v", p.name, p.err)
 		case <-deadline.C:
-			t.Fatalf("%s not ready within %v (last: %v)", name, startTimeout, err)
+			t.Fatalf("%s not ready within %v (last: %v)", p.name, startTimeout, err)
 		case <-time.After(50 * time.Millisecond): // polling /readyz
 		}
 	}

@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/datadir"
 )
 
 // The embedded server keeps its files in the data dir, beside SQLite.
@@ -15,20 +17,10 @@ import (
 // server never answers that publish (the client would wait out its 30 s)
 // and refuses every later write to the stream — acknowledgements included —
 // until it restarts. So ingest stops while some room is left:
-// below diskReserve free bytes (after the batch), a publish is refused at
-// once with ENOSPACE (507) naming the disk. The workers go on storing what
-// the queue holds; when SQLite fills the rest, they hold their messages
-// until space is freed (see handle in consume.go).
-const (
-	maxDiskReserve     = 256 << 20
-	diskReservePercent = 5
-)
-
-// diskReserve is the free space ingest leaves on a file system of size
-// bytes: 5 %, at most 256 MiB.
-func diskReserve(size uint64) uint64 {
-	return min(size*diskReservePercent/100, maxDiskReserve)
-}
+// below datadir.Reserve free bytes (after the batch), a publish is refused
+// at once with ENOSPACE (507) naming the disk. The workers go on storing
+// what the queue holds; when SQLite fills the rest, they hold their
+// messages until space is freed (see handle in consume.go).
 
 // roomFor returns ENOSPACE when the embedded server's disk would have
 // less than its reserve left after need more bytes, or when the server
@@ -40,11 +32,11 @@ func (q *Queue) roomFor(need int) error {
 	if err := q.embeddedHealth(); err != nil {
 		return err
 	}
-	free, size, err := diskSpace(q.cfg.Dir)
+	free, size, err := datadir.Available(q.dataDir())
 	if err != nil {
 		return nil // no statfs here: JetStream's own errors will tell
 	}
-	reserve := diskReserve(size)
+	reserve := datadir.Reserve(size)
 	if free < reserve+uint64(need) {
 		return &vigil.Error{Code: vigil.ENOSPACE, Message: fmt.Sprintf(
 			"no space left on the disk of the data directory: %d MiB free, %d MiB kept in reserve; "+
@@ -52,6 +44,10 @@ func (q *Queue) roomFor(need int) error {
 	}
 	return nil
 }
+
+// dataDir is the data dir the embedded server's directory is in, where
+// the ballast file is kept.
+func (q *Queue) dataDir() string { return filepath.Dir(q.cfg.Dir) }
 
 // embeddedHealth returns an error once the embedded server has failed to
 // write the stream's files (no space, an I/O error): the stream then
@@ -78,7 +74,7 @@ func (q *Queue) embeddedHealth() error {
 				slog.String("status", h.Status), slog.String("error", h.Error))
 		}
 		code := vigil.EUNAVAILABLE
-		if free, size, serr := diskSpace(q.cfg.Dir); serr == nil && free < diskReserve(size) {
+		if free, size, serr := datadir.Available(q.dataDir()); serr == nil && free < datadir.Reserve(size) {
 			code = vigil.ENOSPACE
 		}
 		err = &vigil.Error{Code: code, Err: errors.New(h.Error),

@@ -40,7 +40,9 @@ type Config struct {
 	OwnerLabel string
 	// URL of an external NATS server; "" starts the embedded one.
 	URL string
-	// Dir is where the embedded server keeps its JetStream files.
+	// Dir is where the embedded server keeps its JetStream files: a
+	// directory in the data dir, whose ballast file (see datadir.Available)
+	// ingest does not count as free space.
 	Dir string
 	// MaxBytes bounds the stream; a publish that would exceed it is refused
 	// (ERATELIMITED) rather than dropping older messages.
@@ -172,18 +174,26 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 // Names returns the JetStream names this queue uses.
 func (q *Queue) Names() Names { return q.names }
 
+// jetStreamMaxStore is the embedded server's storage limit: larger than
+// any disk it runs on.
+const jetStreamMaxStore = 1 << 50
+
 func (q *Queue) startEmbedded() error {
 	opts := &server.Options{
-		ServerName:         "vigil-embedded",
-		JetStream:          true,
-		StoreDir:           filepath.Join(q.cfg.Dir),
-		DontListen:         q.cfg.ListenPort <= 0,
-		Host:               "127.0.0.1",
-		Port:               q.cfg.ListenPort,
-		MaxPayload:         8 << 20,
-		NoSigs:             true,
-		NoLog:              true,
-		JetStreamMaxStore:  0,
+		ServerName: "vigil-embedded",
+		JetStream:  true,
+		StoreDir:   filepath.Join(q.cfg.Dir),
+		DontListen: q.cfg.ListenPort <= 0,
+		Host:       "127.0.0.1",
+		Port:       q.cfg.ListenPort,
+		MaxPayload: 8 << 20,
+		NoSigs:     true,
+		NoLog:      true,
+		// JetStream's default limit is 75 % of the space free at start, and
+		// a stream reserves its MaxBytes against it: the default 1 GiB queue
+		// could not start on a smaller or fuller disk. The stream's own
+		// bound and roomFor's reserve keep the disk from filling instead.
+		JetStreamMaxStore:  max(jetStreamMaxStore, 2*q.cfg.MaxBytes),
 		JetStreamMaxMemory: 64 << 20,
 	}
 	if q.cfg.FsyncAlways {

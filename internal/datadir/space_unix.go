@@ -1,12 +1,12 @@
 //go:build unix
 
-package queue
+package datadir
 
 import "syscall"
 
-// diskSpace returns the bytes available to this process and the size of
-// the file system holding dir.
-func diskSpace(dir string) (free, size uint64, err error) {
+// Space returns the bytes available to this process and the size of the
+// file system holding dir.
+func Space(dir string) (free, size uint64, err error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, 0, err
