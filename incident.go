@@ -1,6 +1,9 @@
 package vigil
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // Incident statuses, as the API carries them: 1 and 2 are open (an
 // incident may still grow), 3, 4 and 5 closed.
@@ -107,5 +110,47 @@ type IncidentFilter struct {
 	Status   int // 0 = any
 	Severity string
 	Range    TimeRange
-	Page     Page
+	// Text, when set, keeps the incidents whose title contains it,
+	// case-insensitively (ASCII letters).
+	Text string
+	// Sort is the order of the list: IncidentSortCreated (the default),
+	// IncidentSortActivity or IncidentSortSeverity.
+	Sort string
+	Page Page
+}
+
+// Orders of an incident list. Each ends with the id, descending, so that
+// pages never overlap.
+const (
+	// IncidentSortCreated: newest first by created_at.
+	IncidentSortCreated = "created"
+	// IncidentSortActivity: most recently active first (last_activity_at).
+	IncidentSortActivity = "last_activity"
+	// IncidentSortSeverity: critical first, then by last activity.
+	IncidentSortSeverity = "severity"
+)
+
+// ValidIncidentSort reports whether s names an order of incident lists
+// ("" is the default).
+func ValidIncidentSort(s string) bool {
+	return s == "" || s == IncidentSortCreated || s == IncidentSortActivity || s == IncidentSortSeverity
+}
+
+// IncidentOrderSQL is the ORDER BY clause of an incident list, the same
+// on both stores (their columns and severity texts are alike).
+func IncidentOrderSQL(sort string) string {
+	switch sort {
+	case IncidentSortActivity:
+		return "last_activity_at DESC, id DESC"
+	case IncidentSortSeverity:
+		return "CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END DESC, last_activity_at DESC, id DESC"
+	}
+	return "created_at DESC, id DESC"
+}
+
+// LikePattern returns a LIKE pattern matching text anywhere, with the
+// pattern characters of text escaped by a backslash (ESCAPE '\').
+func LikePattern(text string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return "%" + r.Replace(text) + "%"
 }

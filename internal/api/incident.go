@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -63,6 +65,17 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 			q.bad("status", "must be an integer from 1 to 5")
 		}
 		f.Status = n
+	}
+	// Additions to the contract: a title search and the list's order.
+	f.Text = q.str("q")
+	if len(f.Text) > 200 {
+		q.bad("q", "must be at most 200 bytes")
+	} else if !utf8.ValidString(f.Text) || strings.ContainsFunc(f.Text, unicode.IsControl) {
+		q.bad("q", "must be UTF-8 text without control characters")
+	}
+	f.Sort = q.str("sort")
+	if !vigil.ValidIncidentSort(f.Sort) {
+		q.bad("sort", "must be one of created, last_activity, severity")
 	}
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)

@@ -66,6 +66,7 @@ var extensionRoutes = []struct {
 	{"POST", "/v1/suppressions", "signals:manage", "signals:write"},
 	{"PUT", "/v1/suppressions/:id", "signals:manage", "signals:write"},
 	{"DELETE", "/v1/suppressions/:id", "signals:manage", "observer:read"},
+	{"POST", "/v1/classification-rules/preview", "incidents:read", "signals:write"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -137,7 +138,8 @@ func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 	// Nothing under /v1 beyond the contract's routes, the additions and the
 	// document itself.
 	for path, item := range doc.Paths {
-		if !strings.HasPrefix(path, "/v1/") || path == "/v1/openapi.json" {
+		// /v1/me needs a token but no permission (TestMe).
+		if !strings.HasPrefix(path, "/v1/") || path == "/v1/openapi.json" || path == "/v1/me" {
 			continue
 		}
 		for m := range item {
@@ -795,6 +797,15 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low",
 		"conditions": map[string]any{"all": []any{}}}, "conditions.all")
 	o.bad("POST", "/v1/classification-rules", admin, map[string]any{"name": "x", "priority": 1, "severity": "low", "org_id": "org-b"}, "org_id")
+	o.ok("POST", "/v1/classification-rules/preview", admin, map[string]any{"severity": "high",
+		"conditions": map[string]any{"field": "incident.severity", "op": "gte", "value": "low"}}, http.StatusOK)
+	o.ok("POST", "/api/v1/classification-rules/preview", admin, map[string]any{"id": ruleID, "name": "x", "priority": 1}, http.StatusOK)
+	o.bad("POST", "/v1/classification-rules/preview", admin, map[string]any{"priority": -1}, "priority")
+	o.bad("POST", "/v1/classification-rules/preview", admin, map[string]any{"conditions": map[string]any{"field": "incident.colour", "op": "eq", "value": "x"}}, "conditions.field")
+	o.call("GET", "/v1/me", admin, nil, http.StatusOK)
+	o.call("GET", "/api/v1/me", "", nil, http.StatusUnauthorized)
+	o.badQuery("/v1/incidents", admin, "sort", "newest", true)
+	o.badQuery("/v1/incidents", admin, "q", strings.Repeat("x", 201), true)
 	rl := o.call("GET", "/v1/classification-rules?limit=10", admin, nil, http.StatusOK)
 	if rs := rl.data()["rules"].([]any); len(rs) != 2 || rs[0].(map[string]any)["name"] != "all" {
 		t.Errorf("rules = %s", rl.Raw)

@@ -214,6 +214,10 @@ func (s *Server) routes(metrics http.Handler) {
 		{"GET", "/classification-rules/{id}", vigil.PermSignalsRead, s.getRule},
 		{"PUT", "/classification-rules/{id}", vigil.PermSignalsWrite, s.updateRule},
 		{"DELETE", "/classification-rules/{id}", vigil.PermSignalsManage, s.deleteRule},
+		// An addition to the contract: which open incidents a rule would
+		// match, before it is saved; it lists incidents, hence their
+		// permission.
+		{"POST", "/classification-rules/preview", vigil.PermIncidentsRead, s.previewRule},
 
 		// Suppressions: an addition to the contract, the org's
 		// exceptions to detection; written with signals:manage, as the
@@ -244,8 +248,14 @@ func (s *Server) routes(metrics http.Handler) {
 		}
 		s.mux.HandleFunc("GET "+prefix+"/openapi.json", s.openAPI)
 		allowed["/openapi.json"] = []string{"GET"}
+		// The caller itself: any valid token may read what it grants.
+		s.mux.Handle("GET "+prefix+"/me", withDeadline(s.requestTimeout, s.me))
+		allowed["/me"] = []string{"GET"}
 	}
 	// Any other method on a known path: 405 in the error envelope.
+	// The preview's path is also a rule's ({id}): that route's 405 serves
+	// it, as a second pattern for it would conflict with GET {id}.
+	delete(allowed, "/classification-rules/preview")
 	for path, methods := range allowed {
 		allow := strings.Join(methods, ", ")
 		if strings.Contains(allow, "GET") {
@@ -427,22 +437,40 @@ func (s *Server) observe(next http.Handler) http.Handler {
 	})
 }
 
+// authenticate verifies the request's bearer token; on failure it has
+// answered 401 and returns nil.
+func (s *Server) authenticate(w http.ResponseWriter, r *http.Request) *auth.Claims {
+	h := r.Header.Get("Authorization")
+	scheme, token, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
+		s.fail(w, r, vigil.Errorf(vigil.EUNAUTHORIZED, "missing bearer token"))
+		return nil
+	}
+	claims, err := s.verifier.Verify(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="vigil", error="invalid_token"`)
+		s.fail(w, r, err)
+		return nil
+	}
+	return claims
+}
+
+// asCaller returns r with claims as its authenticated caller.
+func asCaller(r *http.Request, claims *auth.Claims) *http.Request {
+	if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
+		acc.org, acc.sub = claims.OrgID, claims.Subject
+	}
+	return r.WithContext(context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID}))
+}
+
 // authorize verifies the bearer token, resolves the caller's effective
 // permissions (claims ∪ the caller's org roles, read per request so a
 // changed role applies at once) and requires perm.
 func (s *Server) authorize(perm string, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := r.Header.Get("Authorization")
-		scheme, token, found := strings.Cut(h, " ")
-		if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil"`)
-			s.fail(w, r, vigil.Errorf(vigil.EUNAUTHORIZED, "missing bearer token"))
-			return
-		}
-		claims, err := s.verifier.Verify(r.Context(), strings.TrimSpace(token))
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="vigil", error="invalid_token"`)
-			s.fail(w, r, err)
+		claims := s.authenticate(w, r)
+		if claims == nil {
 			return
 		}
 		perms := claims.Permissions
@@ -458,10 +486,6 @@ func (s *Server) authorize(perm string, next http.HandlerFunc) http.Handler {
 			s.fail(w, r, vigil.Errorf(vigil.EFORBIDDEN, "permission %s required", perm))
 			return
 		}
-		if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
-			acc.org, acc.sub = claims.OrgID, claims.Subject
-		}
-		ctx := context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID})
-		next(w, r.WithContext(ctx))
+		next(w, asCaller(r, claims))
 	})
 }

@@ -112,6 +112,9 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 	if f.Severity != "" {
 		c.add("severity = ?", f.Severity)
 	}
+	if f.Text != "" {
+		c.add(`title ILIKE ? ESCAPE '\'`, vigil.LikePattern(f.Text))
+	}
 	c.timeRange("created_at", f.Range)
 	limit, pageArgs := c.page(f.Page)
 	var total int
@@ -119,7 +122,7 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		return nil, 0, wrap("ListIncidents", err)
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+incidentCols+` FROM incidents WHERE `+c.where+
-		` ORDER BY created_at DESC, id DESC`+limit, pageArgs...)
+		` ORDER BY `+vigil.IncidentOrderSQL(f.Sort)+limit, pageArgs...)
 	if err != nil {
 		return nil, 0, wrap("ListIncidents", err)
 	}

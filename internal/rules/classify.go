@@ -74,6 +74,15 @@ func (c *Classifier) one(ctx context.Context, org, id string, rs *RuleSet, inter
 
 // load reads org's rules (all pages) and internal networks.
 func (c *Classifier) load(ctx context.Context, org string) (*RuleSet, []netip.Prefix, error) {
+	rules, internal, err := c.rulesOf(ctx, org)
+	if err != nil {
+		return nil, nil, err
+	}
+	return NewRuleSet(rules), internal, nil
+}
+
+// rulesOf reads org's rules (all pages, sorted) and internal networks.
+func (c *Classifier) rulesOf(ctx context.Context, org string) ([]*vigil.Rule, []netip.Prefix, error) {
 	var rules []*vigil.Rule
 	for off := 0; ; off += vigil.MaxLimit {
 		page, total, err := c.store.ListRules(ctx, org, vigil.Page{Limit: vigil.MaxLimit, Offset: off})
@@ -96,7 +105,7 @@ func (c *Classifier) load(ctx context.Context, org string) (*RuleSet, []netip.Pr
 		}
 	}
 	SortRules(rules)
-	return NewRuleSet(rules), internal, nil
+	return rules, internal, nil
 }
 
 // facts converts the store's view of an incident into the rule engine's.
@@ -120,4 +129,60 @@ func facts(vf *vigil.IncidentFacts) *Facts {
 		f.Artifacts = append(f.Artifacts, af)
 	}
 	return f
+}
+
+// PreviewMatch is an open incident that a rule's conditions match.
+type PreviewMatch struct {
+	IncidentID string
+	// Decides: the rule would set the incident's severity, no enabled
+	// rule before it (by priority) matching first.
+	Decides bool
+	// ShadowedBy is the rule that would decide instead, when not Decides.
+	ShadowedBy *vigil.Rule
+}
+
+// Preview tells which of the incidents ids of org the rule's conditions
+// match, and whether the rule would decide each (rather than an earlier
+// rule of the org), as if it were saved and enabled: rule replaces the
+// org's rule with its ID, if any. Nothing is written.
+func (c *Classifier) Preview(ctx context.Context, org string, rule *vigil.Rule, ids []string) ([]PreviewMatch, error) {
+	rules, internal, err := c.rulesOf(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	r := *rule
+	r.Enabled = true
+	all := []*vigil.Rule{&r}
+	for _, o := range rules {
+		if o.ID != r.ID {
+			all = append(all, o)
+		}
+	}
+	SortRules(all)
+	alone, together := NewRuleSet([]*vigil.Rule{&r}), NewRuleSet(all)
+	if inv := alone.Invalid(); len(inv) > 0 {
+		return nil, inv[r.ID]
+	}
+	var out []PreviewMatch
+	for _, id := range ids {
+		vf, err := c.store.IncidentFacts(ctx, org, id)
+		if vigil.ErrorCode(err) == vigil.ENOTFOUND {
+			continue // merged meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("preview %s: %w", id, err)
+		}
+		f := facts(vf)
+		if alone.Classify(f, internal) == nil {
+			continue
+		}
+		m := PreviewMatch{IncidentID: id}
+		if w := together.Classify(f, internal); w != nil && w.ID != r.ID {
+			m.ShadowedBy = w
+		} else {
+			m.Decides = true
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }

@@ -119,6 +119,11 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		where = append(where, "severity = ?")
 		args = append(args, f.Severity)
 	}
+	if f.Text != "" {
+		// SQLite's LIKE is case-insensitive for ASCII letters.
+		where = append(where, `title LIKE ? ESCAPE '\'`)
+		args = append(args, vigil.LikePattern(f.Text))
+	}
 	where, args = rangeClause("created_at", f.Range, where, args)
 	cond := strings.Join(where, " AND ")
 	var total int
@@ -126,7 +131,7 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		return nil, 0, wrap("ListIncidents", err)
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE `+cond+
-		` ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+		` ORDER BY `+vigil.IncidentOrderSQL(f.Sort)+` LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
 	if err != nil {
 		return nil, 0, wrap("ListIncidents", err)
 	}

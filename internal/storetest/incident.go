@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,6 +129,32 @@ func testIncidentList(t *testing.T, s Store) {
 		list, total := mustListIncidents(t, s, org, tc.f)
 		if total != tc.total || !slices.Equal(incidentIDs(list), tc.want) {
 			t.Errorf("%s: %v (total %d), want %v (total %d)", tc.name, incidentIDs(list), total, tc.want, tc.total)
+		}
+	}
+	// The console's orders and title search. Last activity: inc[0] was
+	// joined last (at 200 min), the others keep their creation time.
+	third, err := s.GetIncident(t.Context(), org, inc[2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A part of one title, in other case: titles differ in ids.
+	part := strings.ToUpper(third.Title[len(third.Title)-12:])
+	for _, tc := range []struct {
+		name string
+		f    vigil.IncidentFilter
+		want []string
+	}{
+		{"sort created", vigil.IncidentFilter{Sort: vigil.IncidentSortCreated}, newest},
+		{"sort last activity", vigil.IncidentFilter{Sort: vigil.IncidentSortActivity}, ids(inc[0], inc[3], inc[2], inc[1])},
+		{"sort severity, then activity", vigil.IncidentFilter{Sort: vigil.IncidentSortSeverity}, ids(inc[3], inc[1], inc[2], inc[0])},
+		{"sort severity, page 2", vigil.IncidentFilter{Sort: vigil.IncidentSortSeverity, Page: vigil.Page{Limit: 2, Offset: 2}}, ids(inc[2], inc[0])},
+		{"title text, any case", vigil.IncidentFilter{Text: part}, ids(inc[2])},
+		{"title text is not a pattern", vigil.IncidentFilter{Text: "%"}, []string{}},
+		{"title text and status", vigil.IncidentFilter{Text: part, Status: vigil.StatusResolved}, []string{}},
+	} {
+		list, _ := mustListIncidents(t, s, org, tc.f)
+		if !slices.Equal(incidentIDs(list), tc.want) {
+			t.Errorf("%s: %v, want %v", tc.name, incidentIDs(list), tc.want)
 		}
 	}
 	// Ties on created_at are broken by id.

@@ -1,0 +1,116 @@
+package api
+
+import (
+	"cmp"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/rules"
+)
+
+// Bounds of a rule preview: the open incidents looked at (the most
+// recently active; each costs the facts of up to 500 artifacts) and the
+// matches listed.
+const (
+	previewScan    = 500
+	previewMatches = 100
+)
+
+// previewBody is a rule as it would be saved; id names the rule it would
+// replace, when an existing one is being edited.
+type previewBody struct {
+	ruleBody
+	ID *string `json:"id"`
+}
+
+// previewMatch is one open incident the rule's conditions match.
+type previewMatch struct {
+	ID             string         `json:"id"`
+	Title          string         `json:"title"`
+	Severity       string         `json:"severity"`
+	Status         int            `json:"status"`
+	StatusName     string         `json:"status_name"`
+	LastActivityAt time.Time      `json:"last_activity_at"`
+	Decides        bool           `json:"decides"`
+	ShadowedBy     *vigil.RuleRef `json:"shadowed_by"`
+}
+
+// previewRule answers which open incidents a rule would match before it
+// is saved (an addition to the contract): the same validation as a
+// create, the same rules engine, nothing written. It lists incidents, so
+// it needs incidents:read.
+func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
+	var b previewBody
+	if err := decode(w, r, &b); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := b.validate(false); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	rule := &vigil.Rule{ID: vigil.NewID(), Name: "preview", Priority: vigil.MaxRulePriority, Enabled: true,
+		Severity: vigil.SeverityMedium, Conditions: json.RawMessage("{}")}
+	if b.ID != nil {
+		rule.ID = *b.ID
+	}
+	if b.Name != nil {
+		rule.Name = *b.Name
+	}
+	if b.Priority != nil {
+		rule.Priority = *b.Priority
+	}
+	if b.Severity != nil {
+		rule.Severity = *b.Severity
+	}
+	if b.TargetInfrastructure != nil {
+		rule.TargetInfrastructure = *b.TargetInfrastructure
+	}
+	if b.Conditions != nil {
+		rule.Conditions = *b.Conditions
+	}
+	org := principal(r.Context()).OrgID
+	// The most recently active open incidents, New and Investigating.
+	var open []*vigil.Incident
+	total := 0
+	for _, st := range []int{vigil.StatusNew, vigil.StatusInvestigating} {
+		incs, n, err := s.store.ListIncidents(r.Context(), org, vigil.IncidentFilter{Status: st, Sort: vigil.IncidentSortActivity,
+			Page: vigil.Page{Limit: previewScan}})
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		open, total = append(open, incs...), total+n
+	}
+	slices.SortFunc(open, func(a, b *vigil.Incident) int {
+		return cmp.Or(b.LastActivityAt.Compare(a.LastActivityAt), cmp.Compare(b.ID, a.ID))
+	})
+	open = open[:min(len(open), previewScan)]
+	byID := make(map[string]*vigil.Incident, len(open))
+	ids := make([]string, len(open))
+	for i, inc := range open {
+		ids[i], byID[inc.ID] = inc.ID, inc
+	}
+	found, err := rules.NewClassifier(s.store).Preview(r.Context(), org, rule, ids)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	matches := []previewMatch{}
+	for _, m := range found[:min(len(found), previewMatches)] {
+		inc := byID[m.IncidentID]
+		pm := previewMatch{ID: inc.ID, Title: inc.Title, Severity: inc.Severity, Status: inc.Status, StatusName: inc.StatusName,
+			LastActivityAt: inc.LastActivityAt, Decides: m.Decides}
+		if m.ShadowedBy != nil {
+			pm.ShadowedBy = &vigil.RuleRef{ID: m.ShadowedBy.ID, Name: m.ShadowedBy.Name}
+		}
+		matches = append(matches, pm)
+	}
+	ok(w, http.StatusOK, "Rule preview computed", map[string]any{
+		"matches": matches, "matched": len(found), "scanned": len(open), "open_incidents": total,
+		"severity": rule.Severity,
+	})
+}
