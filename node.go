@@ -34,6 +34,10 @@ type Node struct {
 	OrgID string `json:"-"`
 	Type  string `json:"type"`
 	Value string `json:"value"`
+	// Key is the node's role in an incident (true: it may join
+	// observations to it; false: context); set only in the nodes of the
+	// single-incident response.
+	Key *bool `json:"key,omitempty"`
 	// CreatedAt is when the org first named the node (first seen); filled
 	// by GetNode and ListNodes only.
 	CreatedAt time.Time `json:"-"`

@@ -51,14 +51,17 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, notFound(err, "incident")
 	}
-	rows, err := q.Query(ctx, `SELECT n.id, n.type, n.value FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+	rows, err := q.Query(ctx, `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
 		WHERE x.incident_id = $1 AND n.org_id = $2 ORDER BY n.created_at, n.id`, id, org)
 	if err != nil {
 		return nil, err
 	}
 	i.Nodes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Node, error) {
 		n := vigil.Node{OrgID: org}
-		return n, r.Scan(&n.ID, &n.Type, &n.Value)
+		var key bool
+		err := r.Scan(&n.ID, &n.Type, &n.Value, &key)
+		n.Key = &key
+		return n, err
 	})
 	if err != nil {
 		return nil, err

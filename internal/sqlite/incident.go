@@ -56,17 +56,19 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 		return nil, err
 	}
 	i.Nodes, i.Observations, i.History = []vigil.Node{}, []vigil.ObservationRef{}, []vigil.StatusChange{}
-	rows, err := q.QueryContext(ctx, `SELECT n.id, n.type, n.value FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+	rows, err := q.QueryContext(ctx, `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
 		WHERE x.incident_id = ? AND n.org_id = ? ORDER BY n.created_at, n.id`, id, org)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		n := vigil.Node{OrgID: org}
-		if err := rows.Scan(&n.ID, &n.Type, &n.Value); err != nil {
+		var key bool
+		if err := rows.Scan(&n.ID, &n.Type, &n.Value, &key); err != nil {
 			rows.Close()
 			return nil, err
 		}
+		n.Key = &key
 		i.Nodes = append(i.Nodes, n)
 	}
 	rows.Close()

@@ -46,6 +46,10 @@ func testIncidentGet(t *testing.T, s Store) {
 		if i < 0 || node.Type != refs[i].Type || node.Value != refs[i].Value {
 			t.Errorf("node %+v does not carry its type and value", node)
 		}
+		// The address is a key node, the host context.
+		if i >= 0 && (node.Key == nil || *node.Key != (i == 0)) {
+			t.Errorf("node %s key = %v, want %v", node.Value, node.Key, i == 0)
+		}
 	}
 	for _, ref := range inc.Observations {
 		var want *vigil.Observation
