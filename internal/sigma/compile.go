@@ -1,0 +1,568 @@
+package sigma
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// Event is what a compiled rule reads of one artifact: its source, the
+// ECS fields its parser produced, and the raw line (for keywords).
+type Event struct {
+	Source string
+	Fields parse.Event
+	Raw    string
+}
+
+// Compiled is a detection (or filter) rule ready to evaluate.
+type Compiled struct {
+	Rule   *Rule
+	target *target
+	cond   node
+	// filters are the Sigma filters attached to the rule: an event that
+	// one of them matches is no match of the rule.
+	filters []*Compiled
+	// Fields are the ECS fields the rule's selections read, in order.
+	Fields []string
+}
+
+// Sources returns the Vigil sources whose events the rule reads.
+func (c *Compiled) Sources() []string { return c.target.sourceList() }
+
+// Compile prepares a detection or filter rule for Vigil: its log source
+// and fields mapped, its values and modifiers compiled. A rule Vigil
+// cannot run is an *Error naming the field and the reason.
+func Compile(r *Rule) (*Compiled, error) {
+	det := r.Detection
+	path := "detection"
+	if r.Filter != nil {
+		det, path = r.Filter.Detection, "filter"
+	}
+	if det == nil {
+		return nil, fail("correlation", "a correlation rule is compiled with its base rules (CompileCorrelation)")
+	}
+	if det.Timeframe != "" {
+		return nil, fail(path+".timeframe", "Sigma 1 aggregations are not supported: write a correlation rule")
+	}
+	if r.Taxonomy != "" && r.Taxonomy != "sigma" && r.Taxonomy != "ecs" {
+		return nil, fail("taxonomy", "%q: Vigil reads the sigma and ecs taxonomies", r.Taxonomy)
+	}
+	t, err := resolveLogSource(r.LogSource)
+	if err != nil {
+		return nil, err
+	}
+	c := &Compiled{Rule: r, target: t}
+	cc := &compiler{c: c, searches: map[string]node{}, seenField: map[string]bool{}}
+	for _, s := range det.Searches {
+		n, err := cc.search(s, path+"."+s.Name)
+		if err != nil {
+			return nil, err
+		}
+		cc.searches[s.Name] = n
+		cc.order = append(cc.order, s.Name)
+	}
+	var conds []node
+	for i, text := range det.Conditions {
+		f := path + ".condition"
+		if len(det.Conditions) > 1 {
+			f = fmt.Sprintf("%s[%d]", f, i)
+		}
+		ast, err := parseCondition(text)
+		if err != nil {
+			return nil, fail(f, "%s", err.Error())
+		}
+		n, err := cc.cond(ast)
+		if err != nil {
+			return nil, fail(f, "%s", err.Error())
+		}
+		conds = append(conds, n)
+	}
+	c.cond = orOf(conds)
+	return c, nil
+}
+
+// Match reports whether ev is of the rule's log source, meets its
+// condition and none of its filters.
+func (c *Compiled) Match(ev *Event) bool {
+	req, ok := c.target.sources[ev.Source]
+	if !ok {
+		return false
+	}
+	if req != nil && !req.holds(ev.Fields) {
+		return false
+	}
+	return c.matchCond(ev)
+}
+
+func (c *Compiled) matchCond(ev *Event) bool {
+	if !c.cond.eval(ev) {
+		return false
+	}
+	for _, f := range c.filters {
+		if f.cond.eval(ev) {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *requirement) holds(f parse.Event) bool {
+	s, _ := f[r.field].(string)
+	for _, v := range r.values {
+		if len(s) == len(v) && equalFoldASCII(s, v) {
+			return true
+		}
+	}
+	return false
+}
+
+type compiler struct {
+	c         *Compiled
+	searches  map[string]node
+	order     []string
+	seenField map[string]bool
+}
+
+func (cc *compiler) field(f string) {
+	if !cc.seenField[f] {
+		cc.seenField[f] = true
+		cc.c.Fields = append(cc.c.Fields, f)
+	}
+}
+
+func (cc *compiler) search(s *Search, path string) (node, error) {
+	if len(s.Keywords) > 0 {
+		sel := &Selection{Values: s.Keywords, Path: path}
+		return cc.selection(sel)
+	}
+	var alts []node
+	for i, m := range s.Maps {
+		p := path
+		if len(s.Maps) > 1 {
+			p = fmt.Sprintf("%s[%d]", path, i)
+		}
+		var all []node
+		for _, sel := range m {
+			n, err := cc.selection(sel)
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, n)
+		}
+		if len(all) == 0 {
+			return nil, fail(p, "an empty map")
+		}
+		alts = append(alts, andOf(all))
+	}
+	return orOf(alts), nil
+}
+
+// selection compiles one field selection, or keywords when Field is "".
+func (cc *compiler) selection(sel *Selection) (node, error) {
+	mods, err := parseModifiers(sel.Modifiers, sel.Path)
+	if err != nil {
+		return nil, err
+	}
+	fn := &fieldNode{all: mods.all, neq: mods.neq}
+	if sel.Field == "" {
+		fn.raw = true
+	} else {
+		ecs, ok := mapField(sel.Field)
+		if !ok {
+			return nil, fail(sel.Path, "unknown field %q with no mapping to Vigil's ECS fields (docs/sigma.md, Fields)", sel.Field)
+		}
+		fn.field = ecs
+		cc.field(ecs)
+	}
+	if mods.all && len(sel.Values) < 2 && len(mods.transforms) == 0 {
+		return nil, fail(sel.Path, "modifier all needs a list of values")
+	}
+	switch mods.match {
+	case "exists":
+		if len(sel.Values) != 1 || sel.Values[0].Kind != KindBool {
+			return nil, fail(sel.Path, "modifier exists takes true or false")
+		}
+		if fn.raw {
+			return nil, fail(sel.Path, "modifier exists needs a field")
+		}
+		return &existsNode{field: fn.field, want: sel.Values[0].Text == "true"}, nil
+	case "fieldref":
+		if fn.raw {
+			return nil, fail(sel.Path, "modifier fieldref needs a field")
+		}
+		for i, v := range sel.Values {
+			other, ok := mapField(v.Text)
+			if v.Kind != KindString || !ok {
+				return nil, fail(fmt.Sprintf("%s[%d]", sel.Path, i), "fieldref: unknown field %q with no mapping", v.Text)
+			}
+			cc.field(other)
+			fn.refs = append(fn.refs, other)
+		}
+		return fn, nil
+	}
+	for i, v := range sel.Values {
+		p := sel.Path
+		if len(sel.Values) > 1 {
+			p = fmt.Sprintf("%s[%d]", sel.Path, i)
+		}
+		if v.Kind == KindNull {
+			if mods.match != "" || len(mods.transforms) > 0 {
+				return nil, fail(p, "null takes no modifier")
+			}
+			if fn.raw {
+				return nil, fail(p, "null is no keyword")
+			}
+			fn.null = true
+			continue
+		}
+		ms, err := compileValue(v, mods, fn.raw, p)
+		if err != nil {
+			return nil, err
+		}
+		fn.values = append(fn.values, ms)
+	}
+	return fn, nil
+}
+
+// compileValue compiles one value under the modifiers: the matchers of
+// the strings it stands for, ORed.
+func compileValue(v Value, mods modifiers, raw bool, path string) ([]matcher, error) {
+	switch {
+	case isNumeric(mods.match):
+		m, err := compileNumeric(mods.match, v, path)
+		if err != nil {
+			return nil, err
+		}
+		return []matcher{m}, nil
+	case mods.match == "cidr":
+		m, err := compileCIDR(v.Text, path)
+		if err != nil {
+			return nil, err
+		}
+		return []matcher{m}, nil
+	case v.Kind == KindNumber && mods.match == "" && len(mods.transforms) == 0 && !raw:
+		f, _ := strconv.ParseFloat(v.Text, 64)
+		return []matcher{numEqual{text: v.Text, num: f}}, nil
+	}
+	strs, err := transform(v.Text, mods.transforms, path)
+	if err != nil {
+		return nil, err
+	}
+	match := mods.match
+	if raw && match == "" {
+		match = "contains" // keywords are found anywhere in the line
+	}
+	out := make([]matcher, 0, len(strs))
+	for _, s := range strs {
+		if match == "re" {
+			m, err := compileRegex(s, mods.reFlags, path)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, m)
+			continue
+		}
+		p, err := compilePattern(s, match, mods.cased)
+		if err != nil {
+			return nil, fail(path, "%s", err.Error())
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (cc *compiler) cond(c cond) (node, error) {
+	switch c := c.(type) {
+	case condOr:
+		l, err := cc.cond(c.l)
+		if err != nil {
+			return nil, err
+		}
+		r, err := cc.cond(c.r)
+		if err != nil {
+			return nil, err
+		}
+		return orOf([]node{l, r}), nil
+	case condAnd:
+		l, err := cc.cond(c.l)
+		if err != nil {
+			return nil, err
+		}
+		r, err := cc.cond(c.r)
+		if err != nil {
+			return nil, err
+		}
+		return andOf([]node{l, r}), nil
+	case condNot:
+		x, err := cc.cond(c.x)
+		if err != nil {
+			return nil, err
+		}
+		return notNode{x}, nil
+	case condIdent:
+		n, ok := cc.searches[c.name]
+		if !ok {
+			return nil, fmt.Errorf("unknown search identifier %q", c.name)
+		}
+		return n, nil
+	case condOf:
+		var ns []node
+		for _, name := range cc.order {
+			if patternMatch(c.pattern, name) {
+				ns = append(ns, cc.searches[name])
+			}
+		}
+		if len(ns) == 0 {
+			return nil, fmt.Errorf("%q matches no search identifier", c.pattern)
+		}
+		switch {
+		case c.n == 0:
+			return andOf(ns), nil
+		case c.n == 1:
+			return orOf(ns), nil
+		}
+		return &atLeast{n: c.n, xs: ns}, nil
+	}
+	return nil, fmt.Errorf("unknown condition %T", c)
+}
+
+// A node of a compiled condition.
+type node interface{ eval(ev *Event) bool }
+
+type (
+	andNode []node
+	orNode  []node
+	notNode struct{ x node }
+	atLeast struct {
+		n  int
+		xs []node
+	}
+)
+
+func andOf(ns []node) node {
+	if len(ns) == 1 {
+		return ns[0]
+	}
+	return andNode(ns)
+}
+
+func orOf(ns []node) node {
+	if len(ns) == 1 {
+		return ns[0]
+	}
+	return orNode(ns)
+}
+
+func (a andNode) eval(ev *Event) bool {
+	for _, n := range a {
+		if !n.eval(ev) {
+			return false
+		}
+	}
+	return true
+}
+
+func (o orNode) eval(ev *Event) bool {
+	for _, n := range o {
+		if n.eval(ev) {
+			return true
+		}
+	}
+	return false
+}
+
+func (n notNode) eval(ev *Event) bool { return !n.x.eval(ev) }
+
+func (a *atLeast) eval(ev *Event) bool {
+	k := 0
+	for _, n := range a.xs {
+		if n.eval(ev) {
+			if k++; k >= a.n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// existsNode is field|exists: true or false.
+type existsNode struct {
+	field string
+	want  bool
+}
+
+func (e *existsNode) eval(ev *Event) bool {
+	_, ok := ev.Fields[e.field]
+	return ok == e.want
+}
+
+// fieldNode is one selection: the field's value against the values (ORed,
+// or ANDed under all; each value ORs the strings its transforms made),
+// negated under neq. raw selections read the raw line (keywords).
+type fieldNode struct {
+	field  string
+	raw    bool
+	values [][]matcher
+	null   bool     // the field may be absent or empty
+	refs   []string // fieldref: fields whose values must be equal
+	all    bool
+	neq    bool
+}
+
+func (f *fieldNode) eval(ev *Event) bool {
+	if f.raw {
+		return f.test(ev.Raw, ev)
+	}
+	v, ok := ev.Fields[f.field]
+	if !ok || v == nil {
+		return f.null != f.neq
+	}
+	switch x := v.(type) {
+	case string:
+		if x == "" && f.null {
+			return !f.neq
+		}
+		return f.test(x, ev)
+	case []string:
+		if len(x) == 0 && f.null {
+			return !f.neq
+		}
+		if f.neq {
+			// Different from the values: no element equal to any.
+			for _, s := range x {
+				if !f.test(s, ev) {
+					return false
+				}
+			}
+			return true
+		}
+		for _, s := range x {
+			if f.test(s, ev) {
+				return true
+			}
+		}
+		return false
+	case int64:
+		return f.testNum(float64(x), strconv.FormatInt(x, 10), ev)
+	case int:
+		return f.testNum(float64(x), strconv.Itoa(x), ev)
+	case float64:
+		return f.testNum(x, strconv.FormatFloat(x, 'f', -1, 64), ev)
+	case bool:
+		return f.test(strconv.FormatBool(x), ev)
+	}
+	return f.null != f.neq
+}
+
+// test matches one string: true when the value matches (or, under neq,
+// matches none of the values).
+func (f *fieldNode) test(s string, ev *Event) bool {
+	hit := f.hit(s, ev)
+	if f.neq {
+		return !hit
+	}
+	return hit
+}
+
+func (f *fieldNode) hit(s string, ev *Event) bool {
+	if f.refs != nil {
+		for _, r := range f.refs {
+			o, ok := ev.Fields[r]
+			if !ok {
+				return false
+			}
+			os := fmt.Sprint(o)
+			if len(os) != len(s) || !equalFold(os, s) {
+				return false
+			}
+		}
+		return true
+	}
+	if f.all {
+		for _, ms := range f.values {
+			if !anyMatch(ms, s) {
+				return false
+			}
+		}
+		return len(f.values) > 0
+	}
+	for _, ms := range f.values {
+		if anyMatch(ms, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *fieldNode) testNum(x float64, s string, ev *Event) bool {
+	if f.refs != nil {
+		return f.test(s, ev)
+	}
+	hit := false
+	if f.all {
+		hit = len(f.values) > 0
+		for _, ms := range f.values {
+			if !anyMatchNum(ms, x, s) {
+				hit = false
+				break
+			}
+		}
+	} else {
+		for _, ms := range f.values {
+			if anyMatchNum(ms, x, s) {
+				hit = true
+				break
+			}
+		}
+	}
+	if f.neq {
+		return !hit
+	}
+	return hit
+}
+
+func anyMatch(ms []matcher, s string) bool {
+	for _, m := range ms {
+		if m.matchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyMatchNum(ms []matcher, x float64, s string) bool {
+	for _, m := range ms {
+		switch m := m.(type) {
+		case numMatcher:
+			if m.matchNum(x) {
+				return true
+			}
+		case numEqual:
+			if x == m.num {
+				return true
+			}
+		default:
+			if m.matchString(s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func equalFold(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
