@@ -444,5 +444,6 @@ func openStore(ctx context.Context, c *config, log *slog.Logger) (store, error) 
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
-	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always", Log: log, MaxSearches: c.MaxSearches})
+	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always", Log: log, MaxSearches: c.MaxSearches,
+		DetectionMemory: c.DetectMemory})
 }

@@ -52,7 +52,8 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.Batch, "batch", 1000, "artifacts per POST")
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "how long the clients post")
 	fs.StringVar(&c.Files, "files", "", "comma-separated log files or directories to replay, source = the file's directory name (or source=path); "+
-		"\"synthetic\" for generated lines (default: ../shared/datasets/{auth,dns,firewall,suricata} if found, else synthetic)")
+		"\"synthetic\" for generated lines; \"internet-zipf\" or \"internet-unique\" for an internet-facing host's scan traffic, "+
+		"its source addresses Zipf-distributed over 1 M or new on every line (default: ../shared/datasets/{auth,dns,firewall,suricata} if found, else synthetic)")
 	fs.StringVar(&c.Times, "times", "live", "artifact timestamps: \"live\" stamps each batch with the time it is sent, as a sensor streaming "+
 		"its logs would; \"original\" sends none, so each artifact keeps the event time parsed from its line (2011–2026 in the datasets)")
 	fs.BoolVar(&c.StorageLimit, "storage-limit", true, "also measure S: InsertArtifacts of the same lines into a fresh SQLite store in a tight loop")
@@ -62,7 +63,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.CSV, "csv", "", "write the per-second time series to this CSV file")
 	fs.StringVar(&c.PNG, "png", "", "write a plot of throughput and ack p99 over time to this PNG file")
 	fs.StringVar(&c.JSON, "json", "", "write the report as JSON to this file (\"-\": to stdout instead of the text report)")
-	fs.DurationVar(&c.IngestWait, "ingest-wait", 0, "--ingest-wait of the embedded server (0: reply once durable)")
+	fs.DurationVar(&c.IngestWait, "ingest-wait", time.Second, "--ingest-wait of the embedded server, default its own (0: reply once durable, without waiting for the workers)")
 	fs.StringVar(&c.Fsync, "fsync", "deferred", "--fsync of the embedded server and of the storage-limit store")
 	fs.StringVar(&c.ServeArgs, "serve-args", "", "extra flags for the embedded server, space-separated (e.g. \"--workers 4\")")
 	fs.DurationVar(&c.SearchableTimeout, "searchable-timeout", 30*time.Minute, "how long to wait for every accepted artifact to become searchable")

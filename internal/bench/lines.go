@@ -35,6 +35,9 @@ func (b *bench) loadLines() error {
 	case files == "synthetic":
 		b.lines = syntheticLines(20000, time.Now())
 		b.rep.Settings.Files = []string{"synthetic"}
+	case files == "internet-zipf" || files == "internet-unique":
+		b.lines = internetLines(internetLineCount, time.Now(), files == "internet-unique")
+		b.rep.Settings.Files = []string{files}
 	case files == "":
 		dir := findDatasets()
 		if dir == "" {

@@ -31,6 +31,13 @@ type Recorded struct {
 // observations recorded or grown, each with the incident it is in once
 // the transaction commits.
 func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) ([]Recorded, error) {
+	var r routed
+	if e.tally != nil {
+		r = e.tally.route(org, ds, time.Now())
+		if ds = r.ds; len(ds) == 0 {
+			return nil, nil
+		}
+	}
 	locks := detectionKeys(ds)
 	var out []Recorded
 	err := e.store.Correlate(ctx, org, func(tx Tx) error {
@@ -66,6 +73,9 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("detect: %w", err)
+	}
+	if e.tally != nil {
+		e.tally.committed(r)
 	}
 	incidents := make([]string, len(out))
 	for i, d := range out {

@@ -34,6 +34,15 @@ type Engine struct {
 	classify Classifier
 	policy   vigil.CorrelationPolicy
 	now      func() time.Time
+	// tally counts detections' signals in memory until they may fire:
+	// the store's own (Tallied), when it has one.
+	tally *Tally
+}
+
+// Tallied is a Store whose detection signals are counted in memory until
+// they may fire (see Tally): a store that one process alone writes.
+type Tallied interface {
+	Tally() *Tally
 }
 
 // NewEngine returns an Engine correlating under policy in store and
@@ -43,7 +52,11 @@ func NewEngine(store Store, classify Classifier, policy vigil.CorrelationPolicy)
 	if policy.Window == 0 {
 		policy = vigil.DefaultCorrelationPolicy()
 	}
-	return &Engine{store: store, classify: classify, policy: policy, now: vigil.Now}
+	e := &Engine{store: store, classify: classify, policy: policy, now: vigil.Now}
+	if t, ok := store.(Tallied); ok {
+		e.tally = t.Tally()
+	}
+	return e
 }
 
 // Record stores o (its ID, CreatedAt and UpdatedAt set by the caller) and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -167,5 +168,56 @@ func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error)
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM suppressed_signals WHERE at < ?`, nanos(before)); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
+	if s.tally != nil {
+		n += int64(s.tally.Prune(before))
+	}
 	return int(n), nil
+}
+
+// Tally returns the store's correlate.Tally, nil when every signal is
+// recorded in the database.
+func (s *Store) Tally() *correlate.Tally { return s.tally }
+
+// loadTally returns a Tally of limit signals that knows every key the
+// database holds signals of (those that came near a threshold, and all of
+// them from before signals were counted in memory).
+func loadTally(ctx context.Context, db *sql.DB, limit int) (*correlate.Tally, error) {
+	t := correlate.NewTally(0, limit)
+	// Served by the index detect_signals_window.
+	rows, err := db.QueryContext(ctx, `SELECT org_id, detector, key, MAX(at) FROM detect_signals GROUP BY org_id, detector, key`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: detection keys: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var org, det, key string
+		var newest int64
+		if err := rows.Scan(&org, &det, &key, &newest); err != nil {
+			return nil, fmt.Errorf("sqlite: detection keys: %w", err)
+		}
+		t.Hold(org, det, key, newest)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: detection keys: %w", err)
+	}
+	return t, nil
+}
+
+// saveTally writes the signals the tally holds in memory to the database,
+// so that the next process counts them (it loads their keys).
+func (s *Store) saveTally() error {
+	held := s.tally.Drain()
+	if len(held) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return wrap("save detection signals", s.tx(ctx, func(tx *wtx) error {
+		for _, h := range held {
+			if _, err := (&corrTx{tx: tx, org: h.Org}).RecordSignals(ctx, h.Key, h.Signals); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -46,6 +47,10 @@ type Store struct {
 
 	stopCheckpoint chan struct{}
 	checkpointDone chan struct{}
+
+	// tally counts detection signals in memory until they may fire: one
+	// process alone writes this database (its data directory's lock).
+	tally *correlate.Tally
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -57,6 +62,11 @@ type Options struct {
 	FsyncAlways bool
 	// Log receives the report of a WAL whose end was lost (see tail.go).
 	Log *slog.Logger
+	// DetectionMemory bounds the detection signals counted in memory
+	// until they may fire (correlate.Tally): 0 is
+	// correlate.DefaultTallyLimit; negative records every signal in the
+	// database, as several processes sharing one database would need.
+	DetectionMemory int
 	// MaxSearches is how many artifact searches run at once; more wait
 	// (within their deadline). They have connections of their own, so
 	// that searches, however costly, never hold the readers that every
@@ -154,6 +164,15 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
 	}
 	c.SetMaxOpenConns(1)
+	if opt.DetectionMemory >= 0 {
+		if s.tally, err = loadTally(ctx, w, opt.DetectionMemory); err != nil {
+			w.Close()
+			r.Close()
+			search.Close()
+			c.Close()
+			return nil, err
+		}
+	}
 	s.c, s.stopCheckpoint, s.checkpointDone = c, make(chan struct{}), make(chan struct{})
 	go checkpointLoop(c, s.stopCheckpoint, s.checkpointDone)
 	return s, nil
@@ -197,6 +216,9 @@ func Migrate(ctx context.Context, path string) ([]string, error) {
 // Close closes both connection pools.
 func (s *Store) Close() error {
 	var errs []error
+	if s.tally != nil {
+		errs = append(errs, s.saveTally())
+	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close(), s.search.Close())
 	}

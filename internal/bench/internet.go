@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// internetPopulation is how many public addresses the Zipf mix draws
+// from: about what an internet-facing host sees scan it in a day.
+const internetPopulation = 1_000_000
+
+// internetLines generates n lines of what an internet-facing host logs,
+// the mix of a firewall and an sshd exposed to background scanning with
+// its resolver busy (46 % UFW BLOCK, 36 % BIND queries, 18 % failed sshd
+// logins), dated in the hour before now, with a fixed seed. The source
+// addresses of the blocks and failed logins are distinct on every line
+// when unique (the worst case for detection state: every line a new
+// key), else drawn from a Zipf distribution over internetPopulation
+// addresses (s = 1.1: a few heavy scanners, a long tail seen once or
+// twice). The resolver's clients are 500 internal addresses.
+func internetLines(n int, now time.Time, unique bool) []line {
+	r := rand.New(rand.NewPCG(13, 17))
+	zipf := rand.NewZipf(r, 1.1, 1, internetPopulation-1)
+	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	seq := 0
+	public := func() string {
+		var i uint64
+		if unique {
+			i = uint64(seq)
+			seq++
+		} else {
+			i = zipf.Uint64()
+		}
+		return publicAddr(i)
+	}
+	internal := func() string { return fmt.Sprintf("10.1.%d.%d", r.IntN(2), 2+r.IntN(250)) }
+	users := []string{"root", "admin", "ubuntu", "user", "test", "oracle", "postgres", "git", "pi", "deploy", "ftpuser", "guest"}
+	ports := []string{"22", "23", "80", "443", "445", "1433", "3306", "3389", "5900", "6379", "8080", "8443", "9200", "27017"}
+	zones := []string{"example.com", "example.org", "cdn.example.net", "updates.vendor.example", "api.example.io", "mail.example.com"}
+	out := make([]line, 0, n)
+	for range n {
+		t := now.Add(-time.Duration(r.IntN(3600)) * time.Second)
+		sys := t.Format(time.Stamp)
+		var l line
+		switch k := r.IntN(100); {
+		case k < 46:
+			l.Source = "firewall"
+			l.Raw = fmt.Sprintf("%s edge-01 kernel: [%d.%06d] [UFW BLOCK] IN=eth0 OUT= MAC=52:54:00:12:34:56:52:54:00:65:43:21:08:00 SRC=%s DST=203.0.113.10 LEN=44 TOS=0x00 PREC=0x00 TTL=%d ID=%d PROTO=TCP SPT=%d DPT=%s WINDOW=1024 RES=0x00 SYN URGP=0",
+				sys, r.IntN(900000), r.IntN(1000000), public(), 30+r.IntN(220), r.IntN(65535), 1024+r.IntN(64000), pick(ports...))
+		case k < 82:
+			l.Source = "dns"
+			name := pick("www.", "api.", "static.", "login.", "img.") + pick(zones...)
+			l.Raw = fmt.Sprintf("%s ns1 named[%d]: client @0x7f3c2c0a8b60 %s#%d (%s): query: %s IN %s +E(0)K (10.1.0.53)",
+				sys, 900+r.IntN(50), internal(), 1024+r.IntN(60000), name, name, pick("A", "AAAA", "HTTPS"))
+		default:
+			l.Source = "auth"
+			user := pick(users...)
+			invalid := ""
+			if user != "root" && r.IntN(2) == 0 {
+				invalid = "invalid user "
+			}
+			l.Raw = fmt.Sprintf("%s edge-01 sshd[%d]: Failed password for %s%s from %s port %d ssh2",
+				sys, 1000+r.IntN(30000), invalid, user, public(), 1024+r.IntN(64000))
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// publicAddr is the i-th address of a population spread over 11.0.0.0/8
+// (public, routed, and nobody's documentation range, so that the
+// local-source policy treats it as the internet).
+func publicAddr(i uint64) string {
+	// 13 is prime to 2^24: distinct i below 2^24 give distinct addresses.
+	a := 11<<24 | uint32(i*13)&(1<<24-1)
+	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&255, a>>8&255, a&255)
+}
+
+// internetLineCount is how many lines the internet mixes hold: at the
+// rates of a 2-core machine, a 60 s run sends each line at most about
+// twice, so that the unique mix stays new for most of it.
+const internetLineCount = 200_000

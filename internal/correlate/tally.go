@@ -1,0 +1,361 @@
+package correlate
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// Tally counts in memory the signals of the (detector, key) pairs that
+// have not come near their thresholds, so that the store holds the state
+// of those that may fire only. Most of an internet-facing host's keys are
+// scanning addresses seen once or twice, which never fire: recording each
+// in the store's transaction made the cost of detection one of distinct
+// keys, not of lines.
+//
+// The counts are exact for every signal that arrives at most Lateness
+// behind the newest signal of its org and detector: a key is held here
+// (cold) until one of its windows could meet the detection's thresholds
+// (evaluated as the store would, over every signal of the key, so the
+// same window fires at the same signal), then its signals move to the
+// store with the detection that crossed (the key turns hot) and the store
+// decides from then on. A cold key is forgotten once its newest signal
+// is more than Span + Lateness behind the newest of its org and
+// detector: no signal that is not late can share a window with it. A
+// late signal goes to the store, with its key's cold signals if any are
+// still held; it counts with what the store holds. When more than Limit
+// signals are held, keys of the org being evaluated spill to the store
+// (recorded, not evaluated: no window of theirs met the thresholds).
+//
+// One Tally must see every signal of its store: it belongs to the store,
+// and only a store that one process writes (the embedded SQLite, under
+// the data directory's lock) may have one. The keys the store holds
+// signals of are loaded with Hold when the store opens.
+type Tally struct {
+	lateness time.Duration
+	limit    int
+
+	mu   sync.Mutex
+	held int // signals in cold
+	cold map[tallyKey]*coldKey
+	hot  map[tallyKey]*hotKey
+	// marks is the time of the newest signal seen per (org, detector),
+	// spans the span of each detector's windows.
+	marks     map[[2]string]int64
+	spans     map[string]time.Duration
+	lastSweep time.Time
+	stats     TallyStats
+}
+
+// TallyStats counts what the Tally did with keys since it was made.
+type TallyStats struct {
+	Promoted, Spilled, Expired, Late int64
+}
+
+// DefaultLateness is how far behind its org and detector's newest signal
+// a signal may arrive and still count exactly: the clocks of an org's
+// sensors and the batches in flight at once stay within it.
+const DefaultLateness = 2 * time.Minute
+
+// DefaultTallyLimit bounds the signals a Tally holds (a few hundred
+// bytes each).
+const DefaultTallyLimit = 200_000
+
+// maxColdSignals promotes a key that has held this many signals, whatever
+// its windows count: a key that is busy but never near a threshold (a
+// resolver's client) is cheaper to keep in the store than to scan here.
+const maxColdSignals = 256
+
+// sweepEvery is how often, at most, the Tally forgets expired keys.
+const sweepEvery = 2 * time.Second
+
+type tallyKey struct{ org, detector, key string }
+
+type coldKey struct {
+	sigs   []vigil.Signal // by time
+	newest int64
+}
+
+// hotKey is a key the store holds signals of: newest is the time of the
+// newest one, pending those moved from memory that no committed
+// transaction has written yet.
+type hotKey struct {
+	newest  int64
+	pending []vigil.Signal
+}
+
+// NewTally returns an empty Tally; lateness 0 is DefaultLateness, limit 0
+// DefaultTallyLimit.
+func NewTally(lateness time.Duration, limit int) *Tally {
+	if lateness <= 0 {
+		lateness = DefaultLateness
+	}
+	if limit <= 0 {
+		limit = DefaultTallyLimit
+	}
+	return &Tally{lateness: lateness, limit: limit, cold: map[tallyKey]*coldKey{}, hot: map[tallyKey]*hotKey{},
+		marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
+}
+
+// Hold records that the store holds signals of (detector, key) of org,
+// the newest at newest (Unix nanoseconds).
+func (t *Tally) Hold(org, detector, key string, newest int64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	tk := tallyKey{org, detector, key}
+	if h := t.hot[tk]; h != nil {
+		h.newest = max(h.newest, newest)
+		return
+	}
+	t.hot[tk] = &hotKey{newest: newest}
+	m := [2]string{org, detector}
+	t.marks[m] = max(t.marks[m], newest)
+}
+
+// Stats returns what the Tally did so far, and how many signals and hot
+// keys it holds.
+func (t *Tally) Stats() (s TallyStats, held, hot int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.stats, t.held, len(t.hot)
+}
+
+// routed is what route hands to the store: the detections to evaluate
+// there, and the hot keys whose pending signals they carry.
+type routed struct {
+	ds      []*vigil.Detection
+	pending []tallyKey
+}
+
+// route counts what it can of org's detections ds in memory and returns
+// those the store must evaluate: the keys it holds, the keys that may
+// fire now (with every signal held of them), late signals, and keys
+// spilled to keep within the limit.
+func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var out routed
+	for _, d := range ds {
+		if d.Requires != "" || d.Met(1, 1) || len(d.Signals) == 0 {
+			// Every signal of such a detector may fire: the store holds
+			// them all, as it always did.
+			out.ds = append(out.ds, d)
+			continue
+		}
+		t.spans[d.Detector] = max(t.spans[d.Detector], d.Span)
+		tk := tallyKey{org, d.Detector, d.Key}
+		oldest, newest := signalSpan(d.Signals)
+		m := [2]string{org, d.Detector}
+		mark, seen := t.marks[m]
+		t.marks[m] = max(mark, newest)
+		late := seen && oldest < mark-int64(t.lateness)
+
+		if h := t.hot[tk]; h != nil {
+			h.newest = max(h.newest, newest)
+			out.add(tk, withSignals(d, slices.Concat(h.pending, d.Signals)), h.pending != nil)
+			continue
+		}
+		c := t.cold[tk]
+		if late {
+			t.stats.Late++
+			t.promote(&out, tk, d, c, newest)
+			continue
+		}
+		if c == nil {
+			c = &coldKey{}
+			t.cold[tk] = c
+		}
+		fresh := c.add(d.Signals)
+		t.held += len(fresh)
+		if len(fresh) == 0 {
+			continue // a redelivery: nothing new
+		}
+		c.newest = max(c.newest, newest)
+		lo, hi := signalSpan(fresh)
+		if _, _, fire := findBurst(c.sigs, d.Span, d.Met, fromNanos(lo), fromNanos(hi)); fire || len(c.sigs) >= maxColdSignals {
+			t.stats.Promoted++
+			t.held -= len(c.sigs)
+			delete(t.cold, tk)
+			h := &hotKey{newest: c.newest, pending: c.sigs}
+			t.hot[tk] = h
+			out.add(tk, withSignals(d, c.sigs), true)
+		}
+	}
+	if now.Sub(t.lastSweep) >= sweepEvery {
+		t.lastSweep = now
+		t.sweep()
+	}
+	if t.held > t.limit {
+		t.spill(&out, org, ds)
+	}
+	return out
+}
+
+// promote moves the cold signals of tk, if any, to the store with d's,
+// and marks tk hot.
+func (t *Tally) promote(out *routed, tk tallyKey, d *vigil.Detection, c *coldKey, newest int64) {
+	h := &hotKey{newest: newest}
+	if c != nil {
+		t.held -= len(c.sigs)
+		delete(t.cold, tk)
+		h.newest = max(h.newest, c.newest)
+		h.pending = c.sigs
+	}
+	t.hot[tk] = h
+	out.add(tk, withSignals(d, slices.Concat(h.pending, d.Signals)), h.pending != nil)
+}
+
+// spill moves cold keys of org to the store until a tenth of the limit is
+// free, as detections of the detectors of ds that record their signals
+// and cannot fire.
+func (t *Tally) spill(out *routed, org string, ds []*vigil.Detection) {
+	templates := map[string]*vigil.Detection{}
+	for _, d := range ds {
+		templates[d.Detector] = d
+	}
+	for tk, c := range t.cold {
+		if t.held <= t.limit-t.limit/10 {
+			return
+		}
+		tmpl := templates[tk.detector]
+		if tk.org != org || tmpl == nil {
+			continue
+		}
+		t.stats.Spilled++
+		t.held -= len(c.sigs)
+		delete(t.cold, tk)
+		t.hot[tk] = &hotKey{newest: c.newest, pending: c.sigs}
+		d := *tmpl
+		d.Key, d.Signals = tk.key, c.sigs
+		out.add(tk, &d, true)
+	}
+}
+
+// sweep forgets the keys whose newest signal is more than Span + Lateness
+// behind the newest of their org and detector.
+func (t *Tally) sweep() {
+	expired := func(tk tallyKey, newest int64) bool {
+		span, ok := t.spans[tk.detector]
+		return ok && newest < t.marks[[2]string{tk.org, tk.detector}]-int64(span+t.lateness)
+	}
+	for tk, c := range t.cold {
+		if expired(tk, c.newest) {
+			t.stats.Expired++
+			t.held -= len(c.sigs)
+			delete(t.cold, tk)
+		}
+	}
+	for tk, h := range t.hot {
+		if expired(tk, h.newest) {
+			delete(t.hot, tk)
+		}
+	}
+}
+
+// committed records that the transaction of r committed: the pending
+// signals it carried are in the store.
+func (t *Tally) committed(r routed) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, tk := range r.pending {
+		if h := t.hot[tk]; h != nil {
+			h.pending = nil
+		}
+	}
+}
+
+func (r *routed) add(tk tallyKey, d *vigil.Detection, pending bool) {
+	r.ds = append(r.ds, d)
+	if pending {
+		r.pending = append(r.pending, tk)
+	}
+}
+
+// add records the signals of sigs not held yet (by artifact), counting
+// the lines of a unit once as countUnitsOnce does, and returns them.
+func (c *coldKey) add(sigs []vigil.Signal) []vigil.Signal {
+	var fresh []vigil.Signal
+	for _, sg := range sigs {
+		if slices.ContainsFunc(c.sigs, func(h vigil.Signal) bool { return h.ArtifactID == sg.ArtifactID }) {
+			continue
+		}
+		if sg.Unit != "" && !sg.Evidence && slices.ContainsFunc(c.sigs, func(h vigil.Signal) bool {
+			return h.Unit == sg.Unit && !h.Evidence && absDur(sg.At.Sub(h.At)) <= unitSpan
+		}) {
+			sg.Evidence = true
+		}
+		i, _ := slices.BinarySearchFunc(c.sigs, sg.At, func(h vigil.Signal, at time.Time) int { return h.At.Compare(at) })
+		// After the signals of the same time, as the store orders them.
+		for i < len(c.sigs) && c.sigs[i].At.Equal(sg.At) {
+			i++
+		}
+		c.sigs = slices.Insert(c.sigs, i, sg)
+		fresh = append(fresh, sg)
+	}
+	return fresh
+}
+
+// withSignals returns a copy of d with sigs as its signals.
+func withSignals(d *vigil.Detection, sigs []vigil.Signal) *vigil.Detection {
+	c := *d
+	c.Signals = sigs
+	return &c
+}
+
+// signalSpan returns the times of the oldest and newest of sigs, in Unix
+// nanoseconds.
+func signalSpan(sigs []vigil.Signal) (oldest, newest int64) {
+	oldest, newest = nanos(sigs[0].At), nanos(sigs[0].At)
+	for _, sg := range sigs[1:] {
+		oldest, newest = min(oldest, nanos(sg.At)), max(newest, nanos(sg.At))
+	}
+	return oldest, newest
+}
+
+// Prune forgets the held signals older than before, as the store's
+// PruneSignals forgets its own, and returns how many it forgot.
+func (t *Tally) Prune(before time.Time) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for tk, c := range t.cold {
+		i := 0
+		for i < len(c.sigs) && c.sigs[i].At.Before(before) {
+			i++
+		}
+		if i == 0 {
+			continue
+		}
+		n += i
+		t.held -= i
+		if c.sigs = c.sigs[i:]; len(c.sigs) == 0 {
+			delete(t.cold, tk)
+		}
+	}
+	return n
+}
+
+// Held is the signals of one key held in memory.
+type Held struct {
+	Org string
+	Key DetectionKey
+	// Signals are by time.
+	Signals []vigil.Signal
+}
+
+// Drain returns every key held in memory and forgets them, marking them
+// hot: a store that closes writes them, so that a restart counts them.
+func (t *Tally) Drain() []Held {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := make([]Held, 0, len(t.cold))
+	for tk, c := range t.cold {
+		out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: c.sigs})
+		t.hot[tk] = &hotKey{newest: c.newest}
+		delete(t.cold, tk)
+	}
+	t.held = 0
+	return out
+}
