@@ -48,6 +48,7 @@ type Store interface {
 	SettingsStore
 	SuppressionStore
 	SignalStore
+	APIKeyStore
 }
 
 // Database is the store as a whole.
@@ -232,4 +233,26 @@ type SignalStore interface {
 	// suppressed signals counted before it; it returns how many
 	// detection signals it forgot.
 	PruneSignals(ctx context.Context, before time.Time) (int, error)
+}
+
+// APIKeyStore keeps each org's ingest API keys.
+type APIKeyStore interface {
+	// CreateAPIKey stores k; ECONFLICT when org already has MaxAPIKeys.
+	CreateAPIKey(ctx context.Context, org string, k *APIKey) error
+	// GetAPIKey returns one key of org; ENOTFOUND if org has none with id.
+	GetAPIKey(ctx context.Context, org, id string) (*APIKey, error)
+	// ListAPIKeys returns a page of org's keys, newest first (by
+	// CreatedAt, ties by id descending), and their total.
+	ListAPIKeys(ctx context.Context, org string, p Page) ([]*APIKey, int, error)
+	// RevokeAPIKey marks a key of org revoked at now and returns it; a
+	// key already revoked keeps its first RevokedAt. ENOTFOUND if org has
+	// none with id.
+	RevokeAPIKey(ctx context.Context, org, id string, now time.Time) (*APIKey, error)
+	// LookupAPIKey returns the key with id whatever its org, with its
+	// Hash: what authentication needs to check a presented secret and
+	// learn the org it acts for. ENOTFOUND if there is none.
+	LookupAPIKey(ctx context.Context, id string) (*APIKey, error)
+	// TouchAPIKey records that a key of org was used at t; an earlier t
+	// than the one recorded changes nothing.
+	TouchAPIKey(ctx context.Context, org, id string, t time.Time) error
 }

@@ -34,6 +34,7 @@ type env struct {
 	t     testing.TB
 	srv   *httptest.Server
 	store api.Store
+	cfg   api.Config
 }
 
 // The same suite runs against the scale-out parts when asked:
@@ -111,7 +112,18 @@ func buildEnv(t testing.TB, detection bool, configure func(*api.Config)) *env {
 	}
 	srv := httptest.NewServer(api.New(cfg))
 	t.Cleanup(srv.Close)
-	return &env{t: t, srv: srv, store: store}
+	return &env{t: t, srv: srv, store: store, cfg: cfg}
+}
+
+// sibling returns another API process on e's store and ingester, as a
+// second vigil serve on one database: what each process caches is its own.
+func (e *env) sibling() *env {
+	e.t.Helper()
+	cfg := e.cfg
+	cfg.Registry, cfg.Reclassify = prometheus.NewRegistry(), nil
+	srv := httptest.NewServer(api.New(cfg))
+	e.t.Cleanup(srv.Close)
+	return &env{t: e.t, srv: srv, store: e.store, cfg: cfg}
 }
 
 // queuedIngester starts an in-process JetStream queue and one worker

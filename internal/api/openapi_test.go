@@ -67,6 +67,10 @@ var extensionRoutes = []struct {
 	{"PUT", "/v1/suppressions/:id", "signals:manage", "signals:write"},
 	{"DELETE", "/v1/suppressions/:id", "signals:manage", "observer:read"},
 	{"POST", "/v1/classification-rules/preview", "incidents:read", "signals:write"},
+	{"GET", "/v1/api-keys", "admin", "signals:manage"},
+	{"POST", "/v1/api-keys", "admin", "signals:write"},
+	{"GET", "/v1/api-keys/:id", "admin", "observer:read"},
+	{"DELETE", "/v1/api-keys/:id", "admin", "signals:manage"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -897,6 +901,28 @@ func TestOpenAPIConformance(t *testing.T) {
 	}
 	if r := o.call("POST", "/v1/suppressions", admin, map[string]any{"name": "one too many", "conditions": cond}, http.StatusConflict); r.errCode() != "conflict" {
 		t.Errorf("limit: %s", r.Raw)
+	}
+
+	// API keys.
+	key := o.ok("POST", "/v1/api-keys", admin, map[string]any{"name": "filebeat"}, http.StatusCreated).data()
+	keyID := key["id"].(string)
+	o.bad("POST", "/v1/api-keys", admin, map[string]any{}, "name")
+	o.bad("POST", "/v1/api-keys", admin, map[string]any{"name": ""}, "name")
+	o.bad("POST", "/v1/api-keys", admin, map[string]any{"name": "x", "permissions": []string{"admin"}}, "permissions")
+	o.call("GET", "/v1/api-keys", admin, nil, http.StatusOK)
+	o.badQuery("/v1/api-keys", admin, "limit", "0", true)
+	o.call("GET", "/v1/api-keys/"+keyID, admin, nil, http.StatusOK)
+	o.call("GET", "/v1/api-keys/"+keyID, other, nil, http.StatusNotFound)
+	o.call("DELETE", "/v1/api-keys/"+keyID, other, nil, http.StatusNotFound)
+	o.call("DELETE", "/api/v1/api-keys/"+keyID, admin, nil, http.StatusOK)
+	for i := 0; i < vigil.MaxAPIKeys-1; i++ {
+		if err := e.store.CreateAPIKey(context.Background(), "org-a", &vigil.APIKey{ID: vigil.NewID(), Name: "filler",
+			Permissions: []string{vigil.PermSignalsWrite}, Hash: []byte{1}, CreatedAt: time.Now()}); err != nil {
+			t.Fatalf("filler key %d: %v", i, err)
+		}
+	}
+	if r := o.call("POST", "/v1/api-keys", admin, map[string]any{"name": "one too many"}, http.StatusConflict); r.errCode() != "conflict" {
+		t.Errorf("key limit: %s", r.Raw)
 	}
 
 	// Roles.

@@ -91,6 +91,10 @@ type Config struct {
 	BodyMinRate      int64
 	BodyGrace        time.Duration
 
+	// KeyTTL is how long this process trusts what it read of an API key
+	// (0: auth.DefaultKeyTTL): a revoked key stops working within it.
+	KeyTTL time.Duration
+
 	// Reclassify is told when a rule write left an org's open incidents
 	// to re-classify (rules.Reclassifier, which every serve and worker
 	// process runs); nil: the background loops find the marks by polling.
@@ -102,6 +106,7 @@ type Server struct {
 	store       vigil.Store
 	engine      *correlate.Engine // records, updates and deletes observations, and classifies
 	verifier    *auth.Verifier
+	keys        *auth.KeyVerifier
 	ingest      Ingester
 	screens     Screens
 	ready       []Readiness
@@ -149,6 +154,7 @@ func New(cfg Config) *Server {
 	s.searchTimeout = cmp.Or(cfg.SearchTimeout, DefaultSearchTimeout)
 	s.searches = newOrgSlots(cmp.Or(cfg.MaxOrgSearches, DefaultMaxOrgSearches))
 	s.reclassify = cfg.Reclassify
+	s.keys = auth.NewKeyVerifier(cfg.Store, cfg.KeyTTL, nil, s.log)
 	s.bodies = newBodyBudget(cmp.Or(cfg.BodyBudget, DefaultBodyBudget), cmp.Or(cfg.ClientBodyBudget, DefaultClientBodyBudget),
 		cmp.Or(cfg.BodyMinRate, DefaultBodyMinRate), cmp.Or(cfg.BodyGrace, DefaultBodyGrace))
 	reg := cfg.Registry
@@ -183,6 +189,10 @@ type route struct {
 	method, path, perm string
 	h                  http.HandlerFunc
 }
+
+// ingestRoutes are the routes an API key may call: those that take
+// artifacts.
+var ingestRoutes = map[string]bool{"POST /artifacts": true}
 
 // routes registers every route; metrics is nil when /metrics is served
 // elsewhere.
@@ -234,6 +244,13 @@ func (s *Server) routes(metrics http.Handler) {
 		{"PUT", "/roles/{id}", vigil.PermAdmin, s.updateRole},
 		{"DELETE", "/roles/{id}", vigil.PermAdmin, s.deleteRole},
 
+		// API keys: an addition to the contract, the credentials of
+		// shippers and listeners, which may only ingest.
+		{"GET", "/api-keys", vigil.PermAdmin, s.listAPIKeys},
+		{"POST", "/api-keys", vigil.PermAdmin, s.createAPIKey},
+		{"GET", "/api-keys/{id}", vigil.PermAdmin, s.getAPIKey},
+		{"DELETE", "/api-keys/{id}", vigil.PermAdmin, s.revokeAPIKey},
+
 		{"GET", "/enrichment-settings", vigil.PermSignalsRead, s.getSettings},
 		{"PUT", "/enrichment-settings", vigil.PermSignalsManage, s.putSettings},
 	}
@@ -241,7 +258,7 @@ func (s *Server) routes(metrics http.Handler) {
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		for _, rt := range rs {
 			p := prefix + rt.path
-			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, s.limitBody(rt.h))))
+			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, ingestRoutes[rt.method+" "+rt.path], s.limitBody(rt.h))))
 			if prefix == "/v1" {
 				allowed[rt.path] = append(allowed[rt.path], rt.method)
 			}
@@ -365,6 +382,8 @@ type access struct {
 type Principal struct {
 	Subject string
 	OrgID   string
+	// APIKey is set when the caller is an API key (Subject "api-key:<id>").
+	APIKey bool
 }
 
 func requestID(ctx context.Context) string { s, _ := ctx.Value(keyRequestID).(string); return s }
@@ -464,28 +483,79 @@ func asCaller(r *http.Request, claims *auth.Claims) *http.Request {
 	return r.WithContext(context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID}))
 }
 
-// authorize verifies the bearer token, resolves the caller's effective
-// permissions (claims ∪ the caller's org roles, read per request so a
-// changed role applies at once) and requires perm.
-func (s *Server) authorize(perm string, next http.HandlerFunc) http.Handler {
+// authorize authenticates the caller and requires perm: a JWT bearer
+// token, whose effective permissions are its claims ∪ the caller's org
+// roles (read per request so a changed role applies at once), or, on
+// ingest routes only, an API key, which grants vigil.APIKeyPermission.
+func (s *Server) authorize(perm string, ingest bool, next http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		claims := s.authenticate(w, r)
-		if claims == nil {
+		p, perms, err := s.caller(r, perm)
+		if err != nil {
+			if vigil.ErrorCode(err) == vigil.EUNAUTHORIZED {
+				challenge(w, ingest, vigil.ErrorMessage(err) != "missing bearer token")
+			}
+			s.fail(w, r, err)
 			return
 		}
-		perms := claims.Permissions
-		if !auth.Allowed(perms, perm) && len(claims.Roles) > 0 {
-			rolePerms, err := s.store.RolePermissions(r.Context(), claims.OrgID, claims.Roles)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			perms = append(append([]string{}, perms...), rolePerms...)
+		if p.APIKey && !ingest {
+			s.fail(w, r, vigil.Errorf(vigil.EFORBIDDEN, "an API key may only send artifacts (POST /v1/artifacts, the Elasticsearch bulk endpoint); use a token for %s", r.URL.Path))
+			return
 		}
 		if !auth.Allowed(perms, perm) {
 			s.fail(w, r, vigil.Errorf(vigil.EFORBIDDEN, "permission %s required", perm))
 			return
 		}
-		next(w, asCaller(r, claims))
+		if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
+			acc.org, acc.sub = p.OrgID, p.Subject
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), keyPrincipal, p)))
 	})
+}
+
+// challenge sets the WWW-Authenticate headers of a 401: Bearer, and on
+// ingest routes also Basic and ApiKey, the schemes shippers use (a client
+// that sends Basic credentials only when challenged finds it offered).
+func challenge(w http.ResponseWriter, ingest, invalid bool) {
+	bearer := `Bearer realm="vigil"`
+	if invalid {
+		bearer += `, error="invalid_token"`
+	}
+	w.Header().Set("WWW-Authenticate", bearer)
+	if ingest {
+		w.Header().Add("WWW-Authenticate", `Basic realm="vigil", charset="UTF-8"`)
+		w.Header().Add("WWW-Authenticate", `ApiKey`)
+	}
+}
+
+// caller returns the caller of r and its effective permissions (its
+// roles' read only when its claims do not grant perm already).
+func (s *Server) caller(r *http.Request, perm string) (Principal, []string, error) {
+	h := r.Header.Get("Authorization")
+	if secret, isKey := auth.APIKeyCredential(h); isKey {
+		if secret == "" {
+			return Principal{}, nil, vigil.Errorf(vigil.EUNAUTHORIZED, "malformed API key credentials")
+		}
+		k, err := s.keys.Verify(r.Context(), secret)
+		if err != nil {
+			return Principal{}, nil, err
+		}
+		return Principal{Subject: "api-key:" + k.ID, OrgID: k.OrgID, APIKey: true}, k.Permissions, nil
+	}
+	scheme, token, found := strings.Cut(h, " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(token) == "" {
+		return Principal{}, nil, vigil.Errorf(vigil.EUNAUTHORIZED, "missing bearer token")
+	}
+	claims, err := s.verifier.Verify(r.Context(), strings.TrimSpace(token))
+	if err != nil {
+		return Principal{}, nil, err
+	}
+	perms := claims.Permissions
+	if !auth.Allowed(perms, perm) && len(claims.Roles) > 0 {
+		rolePerms, err := s.store.RolePermissions(r.Context(), claims.OrgID, claims.Roles)
+		if err != nil {
+			return Principal{}, nil, err
+		}
+		perms = append(append([]string{}, perms...), rolePerms...)
+	}
+	return Principal{Subject: claims.Subject, OrgID: claims.OrgID}, perms, nil
 }

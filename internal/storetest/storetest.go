@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Incidents", incidentTests()},
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
+		{"APIKeys", apiKeyTests()},
 		{"EnrichmentSettings", settingsTests()},
 		{"Suppressions", suppressionTests()},
 		{"Detect", detectTests()},

@@ -21,6 +21,7 @@ func tenancyTests() []test {
 		{"Rules", testTenancyRules},
 		{"Suppressions", testTenancySuppressions},
 		{"Roles", testTenancyRoles},
+		{"APIKeys", testTenancyAPIKeys},
 		{"EnrichmentSettings", testTenancySettings},
 		{"WritesLeaveOtherOrgsAlone", testTenancyWritesScoped},
 	}

@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/vigil-soc/vigil"
+)
+
+const apiKeyCols = `id, org_id, name, permissions, hash, created_by, created_at, last_used_at, revoked_at`
+
+func scanAPIKey(row pgx.Row) (*vigil.APIKey, error) {
+	var k vigil.APIKey
+	var created int64
+	var used, revoked *int64
+	if err := row.Scan(&k.ID, &k.OrgID, &k.Name, &k.Permissions, &k.Hash, &k.CreatedBy, &created, &used, &revoked); err != nil {
+		return nil, err
+	}
+	k.Permissions = perms(k.Permissions)
+	k.CreatedAt, k.LastUsedAt, k.RevokedAt = fromNanos(created), timePtr(used), timePtr(revoked)
+	return &k, nil
+}
+
+// CreateAPIKey stores a key of org, unless org already has
+// vigil.MaxAPIKeys. Creations in one org take turns (an advisory lock on
+// the org), so that two at once cannot both pass the limit.
+func (s *Store) CreateAPIKey(ctx context.Context, org string, k *vigil.APIKey) error {
+	k.OrgID = org
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('vigil/api_keys/' || $1, 0))`, org); err != nil {
+			return err
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO api_keys (`+apiKeyCols+`)
+			SELECT $1, $2, $3, $4, $5, $6, $7, NULL, NULL
+			WHERE (SELECT COUNT(*) FROM api_keys WHERE org_id = $2) < $8`,
+			k.ID, org, k.Name, perms(k.Permissions), k.Hash, k.CreatedBy, nanos(k.CreatedAt), vigil.MaxAPIKeys)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d API keys, revoked ones included", vigil.MaxAPIKeys)
+		}
+		return nil
+	})
+	if err != nil {
+		return wrap("CreateAPIKey", err)
+	}
+	k.LastUsedAt, k.RevokedAt = nil, nil
+	return nil
+}
+
+// GetAPIKey returns one key of org.
+func (s *Store) GetAPIKey(ctx context.Context, org, id string) (*vigil.APIKey, error) {
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE org_id = $1 AND id = $2`, org, id))
+	if err != nil {
+		return nil, wrap("GetAPIKey", notFound(err, "API key"))
+	}
+	return k, nil
+}
+
+// ListAPIKeys returns a page of org's keys, newest first.
+func (s *Store) ListAPIKeys(ctx context.Context, org string, p vigil.Page) ([]*vigil.APIKey, int, error) {
+	var total int
+	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM api_keys WHERE org_id = $1`, org).Scan(&total); err != nil {
+		return nil, 0, wrap("ListAPIKeys", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE org_id = $1
+		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, append([]any{org}, pageArgs(p)...)...)
+	if err != nil {
+		return nil, 0, wrap("ListAPIKeys", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.APIKey, error) { return scanAPIKey(r) })
+	if err != nil {
+		return nil, 0, wrap("ListAPIKeys", err)
+	}
+	if out == nil {
+		out = []*vigil.APIKey{}
+	}
+	return out, total, nil
+}
+
+// RevokeAPIKey marks a key of org revoked at now, once.
+func (s *Store) RevokeAPIKey(ctx context.Context, org, id string, now time.Time) (*vigil.APIKey, error) {
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1)
+		WHERE org_id = $2 AND id = $3 RETURNING `+apiKeyCols, nanos(now), org, id))
+	if err != nil {
+		return nil, wrap("RevokeAPIKey", notFound(err, "API key"))
+	}
+	return k, nil
+}
+
+// LookupAPIKey returns the key with id, of whichever org.
+func (s *Store) LookupAPIKey(ctx context.Context, id string) (*vigil.APIKey, error) {
+	k, err := scanAPIKey(s.pool.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE id = $1`, id))
+	if err != nil {
+		return nil, wrap("LookupAPIKey", notFound(err, "API key"))
+	}
+	return k, nil
+}
+
+// TouchAPIKey moves a key's last use forward to t.
+func (s *Store) TouchAPIKey(ctx context.Context, org, id string, t time.Time) error {
+	_, err := s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = $1
+		WHERE org_id = $2 AND id = $3 AND (last_used_at IS NULL OR last_used_at < $1)`, nanos(t), org, id)
+	return wrap("TouchAPIKey", err)
+}
