@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/console"
 	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/datadir"
 	"github.com/vigil-soc/vigil/internal/detect"
@@ -243,8 +244,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		BodyBudget: c.BodyBudget, ClientBodyBudget: c.ClientBodyBudget, BodyMinRate: c.BodyMinRate,
 		NoMetrics: c.MetricsAddr != "api", MetricsToken: c.MetricsToken,
 	})
+	// The console's pages at "/", calling the API in-process.
+	cons := console.New(console.Config{API: handler, Logger: log})
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           console.Mount(handler, cons),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       2 * time.Minute,
 		WriteTimeout:      2 * time.Minute,

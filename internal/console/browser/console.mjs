@@ -1,0 +1,226 @@
+// The console end to end in Debian's Chromium, headless: run by
+// internal/console/browser_test.go against a real `vigil serve` fed with
+// a real auth log. Every step asserts what an analyst would see; the
+// first failure ends the run with a non-zero exit and the step's name.
+import { chromium } from "playwright-core";
+import { strict as assert } from "node:assert";
+import { join } from "node:path";
+
+const env = (k) => {
+  const v = process.env[k];
+  if (!v) throw new Error(`${k} is not set`);
+  return v;
+};
+const BASE = env("BASE_URL");
+const IP = env("ATTACKER_IP");
+const SHOTS = env("SHOT_DIR");
+const tokens = { admin: env("TOKEN_ADMIN"), reader: env("TOKEN_READER"), other: env("TOKEN_OTHER"), short: env("TOKEN_SHORT") };
+
+let step = "launch";
+const log = (s) => { step = s; console.log("step:", s); };
+const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox", "--disable-gpu"] });
+const shot = (page, name) => page.screenshot({ path: join(SHOTS, name + ".png") });
+
+async function signIn(token) {
+  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE });
+  const page = await ctx.newPage();
+  page.on("dialog", (d) => { page.lastDialog = d.message(); d.accept(); });
+  page.on("pageerror", (e) => { throw new Error("script error on " + page.url() + ": " + e.message); });
+  await page.goto("/");
+  assert.match(page.url(), /\/signin$/, "a visitor without a session is sent to sign in");
+  await page.fill("#token", token);
+  await Promise.all([page.waitForURL(BASE + "/"), page.click("button[type=submit]")]);
+  return { ctx, page };
+}
+
+try {
+  // A session whose token lasts seconds, checked at the end.
+  log("sign in with a short-lived token");
+  const short = await signIn(tokens.short);
+
+  log("sign in as admin");
+  {
+    const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE });
+    const p = await ctx.newPage();
+    await p.goto("/signin");
+    await p.fill("#token", "not-a-token");
+    await p.click("button[type=submit]");
+    assert.match(await p.textContent(".alert"), /refused this token/, "a bad token is refused with a message");
+    await p.fill("#token", "");
+    await shot(p, "signin");
+    await ctx.close();
+  }
+  const { ctx, page } = await signIn(tokens.admin);
+  const cookie = (await ctx.cookies()).find((c) => c.name === "vigil_session");
+  assert.ok(cookie, "the session cookie is set");
+  assert.equal(cookie.httpOnly, true, "HttpOnly");
+  assert.equal(cookie.sameSite, "Strict", "SameSite=Strict");
+  assert.ok(cookie.expires > Date.now() / 1000, "the cookie expires with the token");
+
+  log("queue: the brute force is listed, with counts per status");
+  const row = page.locator("#rows tr", { hasText: `SSH brute force from ${IP}` });
+  await row.waitFor();
+  const newCount = Number(await page.textContent(".counts a.st-1 b"));
+  assert.ok(newCount >= 2, `New count ${newCount}`);
+  await shot(page, "queue");
+
+  log("queue: filter by text and severity sort");
+  await page.fill("#qbox", IP);
+  await Promise.all([page.waitForURL(/q=/), page.press("#qbox", "Enter")]);
+  assert.equal(await page.locator("#rows tr").count(), 1, "the text filter keeps the one incident");
+  await page.selectOption("select[name=sort]", "severity");
+  await Promise.all([page.waitForURL(/sort=severity/), page.click(".filters button[type=submit]")]);
+
+  log("queue: keyboard j + Enter opens the incident");
+  await page.keyboard.press("j");
+  await Promise.all([page.waitForURL(/\/incidents\//), page.keyboard.press("Enter")]);
+  const incidentURL = page.url();
+
+  log("incident: observations, nodes with roles and enrichment, graph, artifacts");
+  await page.locator(".obs li", { hasText: "auth" }).first().waitFor();
+  const ipNode = page.locator(".nodes li", { hasText: IP });
+  assert.match(await ipNode.textContent(), /key/, "the attacker's address is a key node");
+  assert.ok(await page.locator(".nodes li .role.ctx").count() >= 1, "the attacked host is context");
+  assert.ok(await page.locator("svg.graph line").count() >= 1, "the graph links observations and nodes");
+  const arts = await page.locator("article.art").count();
+  assert.ok(arts >= 5, `artifacts shown: ${arts}`);
+  assert.match(await page.locator("article.art pre.raw").first().textContent(), new RegExp(IP.replaceAll(".", "\\.")));
+  await page.locator("article.art details summary").first().click();
+  assert.match(await page.locator("article.art dl.fields").first().textContent(), /source\.ip/);
+  await shot(page, "incident");
+
+  log("incident: mark it resolved, confirming the classification");
+  await Promise.all([page.waitForURL(/changed=1/), page.click("#status-actions button.st-3")]);
+  assert.match(page.lastDialog, /Resolved\?.*true positive/, "the confirmation names the classification: " + page.lastDialog);
+  assert.match(await page.textContent(".head .facts"), /Resolved.*true positive/s);
+  assert.match(await page.textContent(".history"), /moved it from New to Resolved/);
+
+  log("search for the attacker's address, terms highlighted");
+  await page.goto("/search?query=" + encodeURIComponent(IP));
+  const hits = await page.locator("article.art").count();
+  assert.ok(hits >= 5, `search hits ${hits}`);
+  assert.equal(await page.locator("article.art mark").first().textContent(), IP, "the address is marked in the line");
+  assert.match(await page.textContent(".pager"), /of \d+/);
+  await shot(page, "search");
+  log("search: a click on a parsed user name searches for it");
+  await page.locator("article.art details summary").first().click();
+  const userLink = page.locator("article.art dl.fields dd a[title='Search artifacts for it']").first();
+  const value = await userLink.textContent();
+  await Promise.all([page.waitForURL(/\/search\?query=/), userLink.click()]);
+  assert.ok(await page.locator("article.art").count() >= 1, "the clicked value finds artifacts: " + value);
+
+  log("rules: a bad condition is named, the preview lists matching open incidents, the rule saves");
+  await page.goto("/rules/new");
+  await page.fill("input[name=name]", "Large brute force");
+  await page.fill("input[name=priority]", "10");
+  await page.selectOption("select[name=severity]", "critical");
+  await page.fill("textarea[name=conditions]", '{"all": [{"field": "observation.type", "op": "equals", "value": "auth"}]}');
+  await page.click("#preview");
+  assert.match(await page.textContent("#cond-err"), /conditions\.all\[0\]\.op/, "the error names the bad part");
+  await page.fill("textarea[name=conditions]", '{"all": [{"field": "observation.type", "op": "eq", "value": "auth"}, {"field": "incident.artifact_count", "op": "gte", "value": 20}]}');
+  await page.click("#preview");
+  await page.locator("#preview-result").waitFor();
+  const matched = await page.locator("#preview-result tbody tr").count();
+  assert.ok(matched >= 1, "the preview lists the large open brute forces");
+  assert.ok(!(await page.textContent("#preview-result")).includes(`from ${IP} `), "the resolved incident is not open: not in the preview");
+  await shot(page, "rule-preview");
+  await Promise.all([page.waitForURL(/\/rules\?saved=/), page.click("#save")]);
+  assert.ok(await page.locator("table.list tr", { hasText: "Large brute force" }).count() === 1);
+  await shot(page, "rules");
+
+  log("observations, roles and enrichment settings");
+  await page.goto("/observations");
+  assert.ok(await page.locator("table.list tbody tr").count() >= 2);
+  await shot(page, "observations");
+  await page.goto("/roles");
+  await page.fill("input[name=name]", "triage");
+  await page.check("input[value='incidents:read']");
+  await page.check("input[value='signals:read']");
+  await Promise.all([page.waitForURL(BASE + "/roles"), page.click("form.editor button[type=submit]")]);
+  assert.ok(await page.locator("table.list tr", { hasText: "triage" }).count() === 1);
+  await shot(page, "roles");
+  await page.goto("/settings");
+  await page.fill("input[name=rate_limit]", "-5");
+  await page.click("form.editor button[type=submit]");
+  assert.match(await page.textContent(".alert"), /rate_limit/, "a bad setting is named");
+  await shot(page, "settings");
+
+  log("queue: bulk status change of two incidents");
+  await page.goto("/?status=1");
+  await page.locator("#rows tr input[name=id]").nth(0).check();
+  await page.locator("#rows tr input[name=id]").nth(1).check();
+  await page.selectOption("#bulkstatus", "2");
+  await Promise.all([page.waitForURL(/changed=2/), page.click("#bulkapply")]);
+  assert.match(page.lastDialog, /Move 2 incident\(s\) to Investigating/);
+  assert.match(await page.textContent("p.ok"), /2 incident\(s\) moved to Investigating/);
+
+  log("queue: a new incident appears without a reload");
+  await page.goto("/");
+  const r = await fetch(BASE + "/v1/observations", {
+    method: "POST", headers: { Authorization: "Bearer " + tokens.admin, "Content-Type": "application/json" },
+    body: JSON.stringify({ type: "network", description: "Beaconing seen by the browser test", severity: "high", nodes: [{ type: "IP", value: "198.51.100.77" }] }),
+  });
+  assert.equal(r.status, 201);
+  await page.locator("#rows tr.fresh", { hasText: "Beaconing seen by the browser test" }).waitFor({ timeout: 20000 });
+
+  log("errors are readable pages");
+  await page.goto("/incidents/not-a-uuid");
+  assert.match(await page.textContent(".msg"), /id: must be a UUID/);
+
+  log("sign out");
+  await page.click("#signout");
+  await page.waitForURL(/\/signin$/);
+  assert.ok(!(await ctx.cookies()).some((c) => c.name === "vigil_session"), "the cookie is cleared");
+  await page.goto(incidentURL);
+  assert.match(page.url(), /\/signin$/, "after sign-out the incident needs a session again");
+  await ctx.close();
+
+  log("a read-only user sees no control that would fail");
+  {
+    const { ctx, page } = await signIn(tokens.reader);
+    assert.equal(await page.locator("#bulkapply").count(), 0, "no bulk change");
+    assert.equal(await page.locator("#rows input[name=id]").count(), 0, "no selection boxes");
+    await page.goto(incidentURL);
+    assert.equal(await page.locator("#status-actions").count(), 0, "no status buttons");
+    await shot(page, "incident-readonly");
+    await page.goto("/rules");
+    assert.equal(await page.locator("#newrule").count(), 0, "no new rule");
+    assert.equal(await page.locator("a", { hasText: "Roles" }).count(), 0, "no roles tab");
+    // A forged request is still refused by the API's own check.
+    const status = await page.evaluate(async (u) => {
+      const res = await fetch(u + "/status", { method: "POST", body: new URLSearchParams({ status: "1" }) });
+      return res.status;
+    }, incidentURL);
+    assert.equal(status, 403, "the console refuses the change for lack of incidents:write");
+    await ctx.close();
+  }
+
+  log("a user of another org sees nothing of this one");
+  {
+    const { ctx, page } = await signIn(tokens.other);
+    assert.equal(await page.textContent(".counts a:first-child b"), "0", "no incident in the queue");
+    await page.goto(incidentURL);
+    assert.match(await page.textContent(".msg"), /not found/i);
+    await page.goto("/search?query=" + encodeURIComponent(IP));
+    assert.equal(await page.locator("article.art").count(), 0, "no artifact of the other org");
+    await shot(page, "other-org");
+    await ctx.close();
+  }
+
+  log("an expired session sends the user to sign in again");
+  {
+    const { ctx, page } = short;
+    const exp = Number(env("SHORT_EXPIRES"));
+    await new Promise((res) => setTimeout(res, Math.max(0, exp * 1000 - Date.now()) + 1500));
+    await page.goto(BASE + "/search");
+    assert.match(page.url(), /\/signin/, "expired: back to sign in");
+    assert.ok(!(await ctx.cookies()).some((c) => c.name === "vigil_session"), "the expired session's cookie is gone");
+    await ctx.close();
+  }
+  console.log("ok");
+} catch (e) {
+  console.error(`FAILED at step "${step}": ${e.stack || e}`);
+  process.exitCode = 1;
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,239 @@
+package console_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestBrowser drives the console in Debian's Chromium (headless, through
+// playwright-core) against a real `vigil serve` fed with a real auth log:
+// sign in, the brute force in the queue, its page, resolving it, the
+// attacker's address searched, a rule previewed and saved, a read-only
+// user, another org's user, sign-out and expiry (browser/console.mjs).
+// It fails, never skips, when node, Chromium or the npm package is
+// missing: .ci/run installs them. VIGIL_CONSOLE_SHOTS names a directory
+// for the screenshots of each screen (docs/console/ keeps them).
+func TestBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test: not in -short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is missing (apt-get install nodejs npm; .ci/run installs it)")
+	}
+	chromium, err := exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is missing (apt-get install chromium; .ci/run installs it)")
+	}
+	if _, err := os.Stat("browser/node_modules/playwright-core/package.json"); err != nil {
+		t.Fatal("playwright-core is missing: run `npm ci` in internal/console/browser (.ci/run does)")
+	}
+	datasets := filepath.Join("..", "..", "..", "shared", "datasets")
+	log := filepath.Join(datasets, "auth", "loghub-Linux_2k.log")
+	if _, err := os.Stat(log); err != nil {
+		t.Fatalf("dataset missing: %v", err)
+	}
+
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "vigil")
+	build := exec.Command("go", "build", "-o", bin, "github.com/vigil-soc/vigil/cmd/vigil")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build vigil: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	base := startServe(t, bin, data)
+	token := func(ttl time.Duration, org string, perms ...string) string {
+		args := []string{"token", "--data-dir", data, "--org", org, "--sub", "alice", "--ttl", ttl.String()}
+		for _, p := range perms {
+			args = append(args, "--permission", p)
+		}
+		out, err := exec.Command(bin, args...).Output()
+		if err != nil {
+			t.Fatalf("vigil token: %v", err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	admin := token(time.Hour, "acme", "admin")
+	reader := token(time.Hour, "acme", "incidents:read", "observations:read", "signals:read")
+	other := token(time.Hour, "globex", "admin")
+	// The last session expires while the script runs.
+	shortTTL := 25 * time.Second
+	shortExp := time.Now().Add(shortTTL)
+	short := token(shortTTL, "acme", "admin")
+
+	lines := readLines(t, log)
+	ingest(t, base, admin, "auth", lines)
+	ip := attacker(t, base, admin, len(lines))
+	t.Logf("attacker of the largest brute force: %s", ip)
+
+	shots := os.Getenv("VIGIL_CONSOLE_SHOTS")
+	if shots == "" {
+		shots = t.TempDir()
+	}
+	shots, _ = filepath.Abs(shots)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "console.mjs")
+	cmd.Dir = "browser"
+	cmd.Env = append(os.Environ(), "BASE_URL="+base, "ATTACKER_IP="+ip, "SHOT_DIR="+shots, "CHROMIUM="+chromium,
+		"TOKEN_ADMIN="+admin, "TOKEN_READER="+reader, "TOKEN_OTHER="+other, "TOKEN_SHORT="+short,
+		"SHORT_EXPIRES="+strconv.FormatInt(shortExp.Unix()+1, 10))
+	out, err := cmd.CombinedOutput()
+	t.Logf("browser run:\n%s", out)
+	if err != nil {
+		t.Fatalf("browser test failed: %v", err)
+	}
+}
+
+// startServe runs `vigil serve` on a free port and waits for /readyz.
+func startServe(t *testing.T, bin, data string) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", data, "--metrics-addr", "", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "VIGIL_DATABASE_URL=", "VIGIL_NATS_URL=")
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+		if t.Failed() {
+			t.Logf("vigil serve log:\n%s", logs.String())
+		}
+	})
+	base := "http://" + addr
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		res, err := http.Get(base + "/readyz")
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return base
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("vigil serve not ready: %v\n%s", err, logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if l := strings.TrimSpace(sc.Text()); l != "" {
+			out = append(out, sc.Text())
+		}
+	}
+	return out
+}
+
+func apiDo(t *testing.T, method, url, token string, body any, out any) int {
+	t.Helper()
+	var rd *bytes.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	} else {
+		rd = bytes.NewReader(nil)
+	}
+	req, _ := http.NewRequest(method, url, rd)
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer res.Body.Close()
+	if out != nil {
+		var env struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.NewDecoder(res.Body).Decode(&env); err == nil {
+			json.Unmarshal(env.Data, out)
+		}
+	}
+	return res.StatusCode
+}
+
+func ingest(t *testing.T, base, token, source string, lines []string) {
+	t.Helper()
+	arts := make([]map[string]string, len(lines))
+	for i, l := range lines {
+		arts[i] = map[string]string{"source": source, "raw": l}
+	}
+	if st := apiDo(t, "POST", base+"/v1/artifacts", token, map[string]any{"artifacts": arts}, nil); st != http.StatusAccepted {
+		t.Fatalf("ingest: %d", st)
+	}
+}
+
+// attacker waits until every line is stored and the incidents stop
+// changing, and returns the address of the largest SSH brute force.
+func attacker(t *testing.T, base, token string, n int) string {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	last := ""
+	for {
+		var arts struct {
+			Total int `json:"total"`
+		}
+		apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+		var incs struct {
+			Incidents []struct {
+				Title         string `json:"title"`
+				ArtifactCount int    `json:"artifact_count"`
+			} `json:"incidents"`
+			Total int `json:"total"`
+		}
+		apiDo(t, "GET", base+"/v1/incidents?limit=1000&q=SSH+brute+force", token, nil, &incs)
+		best, count := "", 0
+		for _, i := range incs.Incidents {
+			if i.ArtifactCount > count {
+				best, count = i.Title, i.ArtifactCount
+			}
+		}
+		state := fmt.Sprint(arts.Total, incs.Total, best, count)
+		if arts.Total == n && best != "" && state == last {
+			f := strings.Fields(strings.TrimPrefix(best, "SSH brute force from "))
+			return f[0]
+		}
+		last = state
+		if time.Now().After(deadline) {
+			t.Fatalf("artifacts and incidents not settled: %s", state)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
