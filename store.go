@@ -42,6 +42,7 @@ type Store interface {
 	LookupCache
 	NodeStore
 	TriageStore
+	HistoryStore
 	ClassificationStore
 	RuleStore
 	RoleStore
@@ -126,6 +127,21 @@ type TriageStore interface {
 	// SetIncidentStatus moves an incident to status, recording who did it.
 	// Setting the current status again changes nothing.
 	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)
+}
+
+// HistoryStore reads the events of incidents: each incident's history,
+// and each org's stream of them. Events are written by the transactions
+// that make the changes they record (correlation, status changes,
+// classification, case work).
+type HistoryStore interface {
+	// IncidentHistory returns a page of the events of incident id of org,
+	// oldest first, and their total; ENOTFOUND if org has none with id.
+	IncidentHistory(ctx context.Context, org, id string, p Page) ([]*IncidentEvent, int, error)
+	// IncidentEventsAfter returns up to limit events of org whose stream
+	// position (Seq) is after after, in stream order: an event committed
+	// later never takes a position before one already returned, and the
+	// events of one incident are in the order of its history.
+	IncidentEventsAfter(ctx context.Context, org string, after int64, limit int) ([]*IncidentEvent, error)
 }
 
 // ClassificationStore is what classification rules read and decide of an

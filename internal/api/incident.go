@@ -117,20 +117,7 @@ func (s *Server) setIncidentStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r.Context())
-	// The actor comes from a verified token but is still outside text:
-	// keep it printable and bounded in the history.
-	actor := strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return -1
-		}
-		return r
-	}, p.Subject)
-	if len(actor) > 256 {
-		actor = actor[:256]
-	}
-	if actor == "" {
-		actor = "unknown"
-	}
+	actor := vigil.ActorFrom(r.Context())
 	i, err := s.store.SetIncidentStatus(r.Context(), p.OrgID, id, n, actor, s.now())
 	if err != nil {
 		s.fail(w, r, err)
@@ -140,4 +127,24 @@ func (s *Server) setIncidentStatus(w http.ResponseWriter, r *http.Request) {
 		"id": i.ID, "status": i.Status, "status_name": i.StatusName,
 		"classification": i.Classification, "resolved_at": i.ResolvedAt,
 	})
+}
+
+func (s *Server) incidentHistory(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := newQuery(r.URL.Query())
+	p := q.page()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	evs, total, err := s.store.IncidentHistory(r.Context(), principal(r.Context()).OrgID, id, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok(w, http.StatusOK, "Incident history retrieved successfully", listData("events", evs, total, p))
 }

@@ -71,6 +71,7 @@ var extensionRoutes = []struct {
 	{"POST", "/v1/api-keys", "admin", "signals:write"},
 	{"GET", "/v1/api-keys/:id", "admin", "observer:read"},
 	{"DELETE", "/v1/api-keys/:id", "admin", "signals:manage"},
+	{"GET", "/v1/incidents/:id/history", "incidents:read", "signals:read"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -759,6 +760,22 @@ func TestOpenAPIConformance(t *testing.T) {
 	if h := o.call("GET", "/v1/incidents/"+incID, admin, nil, http.StatusOK).data()["history"].([]any); len(h) != 3 {
 		t.Errorf("history = %v", h)
 	}
+	// The history has every change, the status changes among them.
+	hist := o.call("GET", "/v1/incidents/"+incID+"/history?limit=100", admin, nil, http.StatusOK)
+	var changes int
+	for _, ev := range hist.data()["events"].([]any) {
+		if ev.(map[string]any)["type"] == "incident.status_changed" {
+			changes++
+		}
+	}
+	if changes != 3 || hist.data()["total"].(float64) < 5 {
+		t.Errorf("incident history = %s", hist.Raw)
+	}
+	o.call("GET", "/api/v1/incidents/"+incID+"/history?limit=1&offset=1", admin, nil, http.StatusOK)
+	o.badQuery("/v1/incidents/"+incID+"/history", admin, "limit", "0", true)
+	o.call("GET", "/v1/incidents/not-a-uuid/history", admin, nil, http.StatusBadRequest)
+	o.call("GET", "/v1/incidents/"+oasMissingID+"/history", admin, nil, http.StatusNotFound)
+	o.call("GET", "/v1/incidents/"+incID+"/history", other, nil, http.StatusNotFound)
 	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 6}, "status")
 	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 0}, "status")
 	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 2.5}, "status")

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +91,12 @@ var endpoints = []endpoint{
 	{"PUT", "/enrichment-settings", "signals:manage", 200, static("/enrichment-settings", map[string]any{"rate_limit": 30})},
 }
 
+// additions are the endpoints Vigil adds to the contract's, in the same
+// matrix.
+var additions = []endpoint{
+	{"GET", "/incidents/{id}/history", "incidents:read", 200, withIncident("/history", nil)},
+}
+
 // catalog is every permission a token or role may carry.
 var catalog = []string{
 	"observations:read", "observations:write", "observations:manage",
@@ -126,7 +133,7 @@ func TestPermissionMatrix(t *testing.T) {
 	e := newEnv(t)
 	admin := e.token("org-a", "admin")
 	for _, p := range prefixes {
-		for _, ep := range endpoints {
+		for _, ep := range slices.Concat(endpoints, additions) {
 			t.Run(strings.TrimPrefix(p, "/")+" "+ep.String(), func(t *testing.T) {
 				// Refused requests change nothing, so they share one fixture;
 				// each granted request gets a fresh one (it may delete it).

@@ -212,6 +212,8 @@ func (s *Server) routes(metrics http.Handler) {
 		{"GET", "/incidents", vigil.PermIncidentsRead, s.listIncidents},
 		{"GET", "/incidents/{id}", vigil.PermIncidentsRead, s.getIncident},
 		{"PUT", "/incidents/{id}/status", vigil.PermIncidentsWrite, s.setIncidentStatus},
+		// Case work: additions to the contract (docs/api.md, Case work).
+		{"GET", "/incidents/{id}/history", vigil.PermIncidentsRead, s.incidentHistory},
 
 		{"POST", "/artifacts", vigil.PermSignalsWrite, s.postArtifacts},
 		{"GET", "/artifacts", vigil.PermSignalsRead, s.searchArtifacts},
@@ -386,6 +388,25 @@ type Principal struct {
 	APIKey bool
 }
 
+// actorName is how a token's sub is recorded in histories: it comes from
+// a verified token but is still outside text, so it is kept printable and
+// bounded, and never empty (nor "system", which Vigil's own changes are).
+func actorName(sub string) string {
+	actor := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return -1
+		}
+		return r
+	}, sub)
+	if len(actor) > 256 {
+		actor = actor[:256]
+	}
+	if actor == "" || actor == vigil.ActorSystem {
+		actor = "unknown"
+	}
+	return actor
+}
+
 func requestID(ctx context.Context) string { s, _ := ctx.Value(keyRequestID).(string); return s }
 
 func principal(ctx context.Context) Principal { p, _ := ctx.Value(keyPrincipal).(Principal); return p }
@@ -480,7 +501,8 @@ func asCaller(r *http.Request, claims *auth.Claims) *http.Request {
 	if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
 		acc.org, acc.sub = claims.OrgID, claims.Subject
 	}
-	return r.WithContext(context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID}))
+	ctx := context.WithValue(r.Context(), keyPrincipal, Principal{Subject: claims.Subject, OrgID: claims.OrgID})
+	return r.WithContext(vigil.WithActor(ctx, actorName(claims.Subject)))
 }
 
 // authorize authenticates the caller and requires perm: a JWT bearer
@@ -508,7 +530,10 @@ func (s *Server) authorize(perm string, ingest bool, next http.HandlerFunc) http
 		if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
 			acc.org, acc.sub = p.OrgID, p.Subject
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), keyPrincipal, p)))
+		ctx := context.WithValue(r.Context(), keyPrincipal, p)
+		// What the request changes is recorded as done by the caller's sub.
+		ctx = vigil.WithActor(ctx, actorName(p.Subject))
+		next(w, r.WithContext(ctx))
 	})
 }
 

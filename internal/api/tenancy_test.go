@@ -35,6 +35,7 @@ func TestTenancy(t *testing.T) {
 			{"delete observation", "DELETE", "/observations/" + aObs["id"].(string), nil},
 			{"get incident", "GET", "/incidents/" + aInc, nil},
 			{"put incident status", "PUT", "/incidents/" + aInc + "/status", map[string]any{"status": 4}},
+			{"get incident history", "GET", "/incidents/" + aInc + "/history", nil},
 			{"get rule", "GET", "/classification-rules/" + aRule["id"].(string), nil},
 			{"put rule", "PUT", "/classification-rules/" + aRule["id"].(string), map[string]any{"priority": 9}},
 			{"delete rule", "DELETE", "/classification-rules/" + aRule["id"].(string), nil},

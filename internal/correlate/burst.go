@@ -269,7 +269,7 @@ func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.W
 			keys[n.ID] = true
 		}
 	}
-	if err := e.correlate(ctx, tx, o, keys, f.Title); err != nil {
+	if err := e.correlate(ctx, tx, o, keys, f.Title, by{actor: vigil.ActorSystem, via: d.Detector}); err != nil {
 		return "", err
 	}
 	return o.ID, tx.StartBurst(ctx, Burst{DetectionKey: k, ObservationID: o.ID, First: from, Last: to, Signals: st.Count})
@@ -320,6 +320,10 @@ func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, 
 	if err := tx.GrowObservation(ctx, Growth{ObservationID: b.ObservationID, IncidentID: b.IncidentID,
 		NodeIDs: nodeIDs, Keys: keys, ArtifactIDs: artifactIDs, Description: f.Description,
 		Severity: sev, TitleRank: vigil.TitleRank(sev, f.Specificity), Now: now}); err != nil {
+		return err
+	}
+	grew := by{actor: vigil.ActorSystem, via: d.Detector}.event(vigil.EventGrew, b.IncidentID, now, vigil.EventDetail{ObservationID: b.ObservationID})
+	if err := tx.RecordEvent(ctx, grew); err != nil {
 		return err
 	}
 	return tx.ExtendBurst(ctx, b.DetectionKey, b.ObservationID, max(b.Last, nanos(newest)), b.Signals+added)

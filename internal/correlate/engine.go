@@ -93,7 +93,7 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 			}
 			o.NodeIDs = vigil.AddNodes(slices.Clone(givenIDs), keys, nodes, o.Nodes)
 		}
-		return e.correlate(ctx, tx, o, keys, title)
+		return e.correlate(ctx, tx, o, keys, title, by{actor: vigil.ActorFrom(ctx)})
 	})
 	if err != nil {
 		return fmt.Errorf("record observation: %w", err)
@@ -182,11 +182,20 @@ func (e *Engine) classifyIncidents(ctx context.Context, org string, ids []string
 	return nil
 }
 
+// by is who the history events of a correlation name: the sub of the
+// token that posted an observation, or the system and the detector.
+type by struct{ actor, via string }
+
+// event returns an event of type typ on incident by b at now.
+func (b by) event(typ, incident string, now time.Time, d vigil.EventDetail) vigil.IncidentEvent {
+	return vigil.IncidentEvent{IncidentID: incident, Type: typ, Actor: b.actor, Via: b.via, At: now, Detail: d}
+}
+
 // correlate inserts o and attaches it to an incident, in the order that
 // keeps concurrent correlations apart: lock the key nodes, drop the hubs,
 // insert, find the candidate incidents (locking them), then open, merge
-// and join.
-func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, keys map[string]bool, title string) error {
+// and join; each incident it changes records what changed, by b.
+func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, keys map[string]bool, title string, b by) error {
 	now := o.CreatedAt
 	ids := sortedKeys(keys)
 	if err := tx.LockKeys(ctx, ids); err != nil {
@@ -226,9 +235,22 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, key
 			if err := tx.MergeIncident(ctx, c.ID, target, now); err != nil {
 				return err
 			}
+			if err := tx.RecordEvent(ctx, b.event(vigil.EventMerged, c.ID, now, vigil.EventDetail{MergedInto: target})); err != nil {
+				return err
+			}
+			if err := tx.RecordEvent(ctx, b.event(vigil.EventMerged, target, now, vigil.EventDetail{MergedFrom: c.ID})); err != nil {
+				return err
+			}
 		}
 	}
 	if err := tx.JoinIncident(ctx, target, o, keys, now); err != nil {
+		return err
+	}
+	typ := vigil.EventGrew
+	if len(candidates) == 0 {
+		typ = vigil.EventCreated
+	}
+	if err := tx.RecordEvent(ctx, b.event(typ, target, now, vigil.EventDetail{ObservationID: o.ID})); err != nil {
 		return err
 	}
 	o.IncidentID = target

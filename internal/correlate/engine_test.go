@@ -63,6 +63,11 @@ func (f *fakeTx) MergeIncident(_ context.Context, from, into string, _ time.Time
 	f.call("MergeIncident %s into %s", from, into)
 	return nil
 }
+func (f *fakeTx) RecordEvent(_ context.Context, ev vigil.IncidentEvent) error {
+	d := ev.Detail
+	f.call("RecordEvent %s %s by %s/%s %s%s%s", ev.Type, ev.IncidentID, ev.Actor, ev.Via, d.ObservationID, d.MergedFrom, d.MergedInto)
+	return nil
+}
 func (f *fakeTx) RebuildIncident(_ context.Context, id string, _ time.Time) error {
 	f.call("RebuildIncident %s", id)
 	return nil
@@ -189,18 +194,27 @@ func TestRecordJoinsTheOldestAndMergesTheRest(t *testing.T) {
 	e := NewEngine(fakeStore{tx}, nil, vigil.CorrelationPolicy{Window: time.Hour, HubLimit: 3})
 	o := &vigil.Observation{ID: "o", Severity: vigil.SeverityLow, NodeIDs: []string{"k2", "hub", "k1", "ctx"},
 		KeyNodeIDs: []string{"k2", "hub", "k1"}, CreatedAt: t0, UpdatedAt: t0}
-	if err := e.Record(t.Context(), "org", o, "title"); err != nil {
+	if err := e.Record(vigil.WithActor(t.Context(), "ana"), "org", o, "title"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"CheckRefs", "LockKeys", "HubNodes", "InsertObservation", "OpenIncidents", "MergeIncident", "MergeIncident", "JoinIncident"}
+	want := []string{"CheckRefs", "LockKeys", "HubNodes", "InsertObservation", "OpenIncidents",
+		"MergeIncident", "RecordEvent", "RecordEvent", "MergeIncident", "RecordEvent", "RecordEvent", "JoinIncident", "RecordEvent"}
 	if got := calls(tx.log); !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v (lock the keys before reading anything of them)", tx.log, want)
 	}
 	if tx.log[1] != "LockKeys [hub k1 k2]" || tx.log[4] != "OpenIncidents [k1 k2]" {
 		t.Errorf("locks %q and candidates %q: want every key locked, in order, and the hub left out of the search", tx.log[1], tx.log[4])
 	}
-	if tx.log[5] != "MergeIncident b into a" || tx.log[6] != "MergeIncident c into a" || tx.joined != "a" || o.IncidentID != "a" {
-		t.Errorf("merges %v, joined %s: want b and c into a, the oldest (ties by id)", tx.log[5:7], tx.joined)
+	if tx.log[5] != "MergeIncident b into a" || tx.log[8] != "MergeIncident c into a" || tx.joined != "a" || o.IncidentID != "a" {
+		t.Errorf("merges %v, joined %s: want b and c into a, the oldest (ties by id)", tx.log[5:9], tx.joined)
+	}
+	// Each merge is in the history of both incidents, and the join in
+	// the target's, by the actor who posted the observation.
+	events := []string{tx.log[6], tx.log[7], tx.log[9], tx.log[10], tx.log[12]}
+	wantEvents := []string{"RecordEvent incident.merged b by ana/ a", "RecordEvent incident.merged a by ana/ b",
+		"RecordEvent incident.merged c by ana/ a", "RecordEvent incident.merged a by ana/ c", "RecordEvent incident.grew a by ana/ o"}
+	if !slices.Equal(events, wantEvents) {
+		t.Errorf("events %q, want %q", events, wantEvents)
 	}
 	if !slices.Equal(o.KeyNodeIDs, []string{"k2", "k1"}) || tx.keys["hub"] {
 		t.Errorf("key nodes %v, want the hub recorded as context", o.KeyNodeIDs)
@@ -214,9 +228,12 @@ func TestRecordOpensAnIncident(t *testing.T) {
 	if err := e.Record(t.Context(), "org", o, "lonely"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"CheckRefs", "LockKeys", "InsertObservation", "CreateIncident", "JoinIncident"}
+	want := []string{"CheckRefs", "LockKeys", "InsertObservation", "CreateIncident", "JoinIncident", "RecordEvent"}
 	if got := calls(tx.log); !slices.Equal(got, want) || tx.log[3] != "CreateIncident lonely" || o.IncidentID == "" || o.IncidentID != tx.joined {
 		t.Fatalf("calls %v, incident %q; want a new incident without looking for candidates", tx.log, o.IncidentID)
+	}
+	if want := "RecordEvent incident.created " + o.IncidentID + " by system/ o"; tx.log[5] != want {
+		t.Errorf("event %q, want %q (no actor in the context: the system)", tx.log[5], want)
 	}
 }
 

@@ -58,6 +58,10 @@ type Tx interface {
 	// with no counts of its own, and refreshes into's counts and headline.
 	// Both are locked by OpenIncidents.
 	MergeIncident(ctx context.Context, from, into string, now time.Time) error
+	// RecordEvent adds ev to the history of the org's incident
+	// ev.IncidentID, with the incident's artifact count as the
+	// transaction has made it so far.
+	RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error
 	// RebuildIncident recomputes an incident's nodes and artifacts from its
 	// observations, then its counts and headline.
 	RebuildIncident(ctx context.Context, id string, now time.Time) error

@@ -71,18 +71,31 @@ func (s *Store) OpenIncidentIDs(ctx context.Context, org string) ([]string, erro
 }
 
 // ClassifyIncident sets the incident's severity from rule, or back to its
-// computed severity when rule is nil. Nothing changes when the result is
-// what is already recorded.
+// computed severity when rule is nil, and records the change in its
+// history, in one statement: the incident is locked (old) before it is
+// read, so the severity it moved from is the one it really had. Nothing
+// changes when the result is what is already recorded.
 func (s *Store) ClassifyIncident(ctx context.Context, org, id string, rule *vigil.Rule, now time.Time) error {
 	var err error
+	const record = `INSERT INTO incident_events (org_id, incident_id, type, actor, via, at, artifact_count, detail)
+		SELECT org_id, id, '` + vigil.EventClassified + `', '` + vigil.ActorSystem + `', via, $1, artifact_count,
+			jsonb_strip_nulls(jsonb_build_object('rule', rule, 'severity_from', severity_from, 'severity_to', severity))
+		FROM upd`
 	if rule == nil {
-		_, err = s.pool.Exec(ctx, `UPDATE incidents SET severity = computed_severity, classified_by_id = NULL, classified_by_name = NULL, updated_at = $1
-			WHERE org_id = $2 AND id = $3 AND (classified_by_id IS NOT NULL OR severity <> computed_severity)`, nanos(now), org, id)
+		_, err = s.pool.Exec(ctx, `WITH upd AS (UPDATE incidents i SET severity = i.computed_severity, classified_by_id = NULL,
+				classified_by_name = NULL, updated_at = $1
+			FROM (SELECT id, severity FROM incidents WHERE org_id = $2 AND id = $3 FOR UPDATE) old
+			WHERE i.org_id = $2 AND i.id = $3 AND old.id = i.id AND (i.classified_by_id IS NOT NULL OR i.severity <> i.computed_severity)
+			RETURNING i.org_id, i.id, i.artifact_count, i.severity, old.severity AS severity_from, ''::text AS via, NULL::jsonb AS rule)
+			`+record, nanos(now), org, id)
 	} else {
-		_, err = s.pool.Exec(ctx, `UPDATE incidents SET severity = $1, classified_by_id = $2, classified_by_name = $3, updated_at = $4
-			WHERE org_id = $5 AND id = $6
-			AND (severity <> $1 OR classified_by_id IS DISTINCT FROM $2 OR classified_by_name IS DISTINCT FROM $3)`,
-			rule.Severity, rule.ID, rule.Name, nanos(now), org, id)
+		_, err = s.pool.Exec(ctx, `WITH upd AS (UPDATE incidents i SET severity = $4, classified_by_id = $5, classified_by_name = $6, updated_at = $1
+			FROM (SELECT id, severity FROM incidents WHERE org_id = $2 AND id = $3 FOR UPDATE) old
+			WHERE i.org_id = $2 AND i.id = $3 AND old.id = i.id
+			AND (i.severity <> $4 OR i.classified_by_id IS DISTINCT FROM $5 OR i.classified_by_name IS DISTINCT FROM $6)
+			RETURNING i.org_id, i.id, i.artifact_count, i.severity, old.severity AS severity_from, $6::text AS via,
+				jsonb_build_object('id', $5::text, 'name', $6::text) AS rule)
+			`+record, nanos(now), org, id, rule.Severity, rule.ID, rule.Name)
 	}
 	return wrap("ClassifyIncident", err)
 }

@@ -78,18 +78,7 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, err
 	}
-	rows, err = q.Query(ctx, `SELECT h.actor, h.at, h.from_status, h.to_status FROM incident_history h
-		JOIN incidents i ON i.id = h.incident_id WHERE i.org_id = $1 AND h.incident_id = $2 ORDER BY h.seq`, org, id)
-	if err != nil {
-		return nil, err
-	}
-	i.History, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.StatusChange, error) {
-		var h vigil.StatusChange
-		var at int64
-		err := r.Scan(&h.Actor, &at, &h.From, &h.To)
-		h.At = fromNanos(at)
-		return h, err
-	})
+	i.History, err = statusHistory(ctx, q, org, id)
 	if err != nil {
 		return nil, err
 	}
@@ -166,9 +155,12 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 			b := &pgx.Batch{}
 			b.Queue(`UPDATE incidents SET status = $1, classification = $2, resolved_at = $3, updated_at = $4
 				WHERE org_id = $5 AND id = $6`, status, vigil.StatusClassification(status), res, nanos(now), org, id)
-			b.Queue(`INSERT INTO incident_history (incident_id, seq, actor, at, from_status, to_status)
-				SELECT $1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incident_history WHERE incident_id = $1), $2, $3, $4, $5
-				WHERE EXISTS (SELECT 1 FROM incidents WHERE id = $1 AND org_id = $6)`, id, actor, nanos(now), cur, status, org)
+			args, err := eventArgs(org, vigil.IncidentEvent{IncidentID: id, Type: vigil.EventStatusChanged, Actor: actor, At: now,
+				Detail: vigil.EventDetail{FromStatus: cur, ToStatus: status, Classification: vigil.StatusClassification(status)}})
+			if err != nil {
+				return err
+			}
+			b.Queue(insertEventSQL, args...)
 			if err := sendBatch(ctx, tx, b); err != nil {
 				return err
 			}

@@ -67,17 +67,41 @@ func (s *Store) OpenIncidentIDs(ctx context.Context, org string) ([]string, erro
 }
 
 // ClassifyIncident sets the incident's severity from rule, or back to its
-// computed severity when rule is nil. Nothing changes when the result is
-// what is already recorded.
+// computed severity when rule is nil, and records the change in its
+// history. Nothing changes when the result is what is already recorded.
 func (s *Store) ClassifyIncident(ctx context.Context, org, id string, rule *vigil.Rule, now time.Time) error {
-	var err error
-	if rule == nil {
-		_, err = s.w.ExecContext(ctx, `UPDATE incidents SET severity = computed_severity, classified_by_id = NULL, classified_by_name = NULL, updated_at = ?
-			WHERE org_id = ? AND id = ? AND (classified_by_id IS NOT NULL OR severity != computed_severity)`, nanos(now), org, id)
-	} else {
-		_, err = s.w.ExecContext(ctx, `UPDATE incidents SET severity = ?, classified_by_id = ?, classified_by_name = ?, updated_at = ?
-			WHERE org_id = ? AND id = ? AND (severity != ? OR classified_by_id IS NOT ? OR classified_by_name IS NOT ?)`,
-			rule.Severity, rule.ID, rule.Name, nanos(now), org, id, rule.Severity, rule.ID, rule.Name)
-	}
+	err := s.tx(ctx, func(tx *wtx) error {
+		var sev, computed string
+		var byID, byName sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT severity, computed_severity, classified_by_id, classified_by_name FROM incidents
+			WHERE org_id = ? AND id = ?`, org, id).Scan(&sev, &computed, &byID, &byName)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		ev := vigil.IncidentEvent{IncidentID: id, Type: vigil.EventClassified, Actor: vigil.ActorSystem, At: now,
+			Detail: vigil.EventDetail{SeverityFrom: sev}}
+		if rule == nil {
+			if !byID.Valid && sev == computed {
+				return nil
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE incidents SET severity = computed_severity, classified_by_id = NULL, classified_by_name = NULL,
+				updated_at = ? WHERE org_id = ? AND id = ?`, nanos(now), org, id)
+			ev.Detail.SeverityTo = computed
+		} else {
+			if sev == rule.Severity && byID.Valid && byID.String == rule.ID && byName.Valid && byName.String == rule.Name {
+				return nil
+			}
+			_, err = tx.ExecContext(ctx, `UPDATE incidents SET severity = ?, classified_by_id = ?, classified_by_name = ?, updated_at = ?
+				WHERE org_id = ? AND id = ?`, rule.Severity, rule.ID, rule.Name, nanos(now), org, id)
+			ev.Via, ev.Detail.Rule, ev.Detail.SeverityTo = rule.Name, &vigil.RuleRef{ID: rule.ID, Name: rule.Name}, rule.Severity
+		}
+		if err != nil {
+			return err
+		}
+		return insertEvent(ctx, tx, org, ev)
+	})
 	return wrap("ClassifyIncident", err)
 }

@@ -114,6 +114,10 @@ func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.
 	return t.refresh(ctx, into, now, false, -1)
 }
 
+func (t *corrTx) RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error {
+	return insertEvent(ctx, t.tx, t.org, ev)
+}
+
 func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) error {
 	stmts := []string{
 		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,

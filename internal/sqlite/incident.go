@@ -92,21 +92,11 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = q.QueryContext(ctx, `SELECT actor, at, from_status, to_status FROM incident_history WHERE incident_id = ? ORDER BY seq`, id)
+	i.History, err = statusHistory(ctx, q, org, id)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var h vigil.StatusChange
-		var at int64
-		if err := rows.Scan(&h.Actor, &at, &h.From, &h.To); err != nil {
-			return nil, err
-		}
-		h.At = fromNanos(at)
-		i.History = append(i.History, h)
-	}
-	return i, rows.Err()
+	return i, nil
 }
 
 // ListIncidents returns a page of org's incidents, newest first.
@@ -177,10 +167,8 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 				WHERE org_id = ? AND id = ?`, status, vigil.StatusClassification(status), res, nanos(now), org, id); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_history (incident_id, seq, actor, at, from_status, to_status)
-				SELECT ?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM incident_history WHERE incident_id = ?1), ?2, ?3, ?4, ?5
-				WHERE EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND org_id = ?6)`,
-				id, actor, nanos(now), cur, status, org); err != nil {
+			if err := insertEvent(ctx, tx, org, vigil.IncidentEvent{IncidentID: id, Type: vigil.EventStatusChanged, Actor: actor, At: now,
+				Detail: vigil.EventDetail{FromStatus: cur, ToStatus: status, Classification: vigil.StatusClassification(status)}}); err != nil {
 				return err
 			}
 		}

@@ -35,6 +35,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Correlation", correlationTests()},
 		{"Headline", headlineTests()},
 		{"Incidents", incidentTests()},
+		{"History", historyTests()},
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
 		{"APIKeys", apiKeyTests()},

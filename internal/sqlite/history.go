@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// insertEvent records ev in the history of incident ev.IncidentID of org,
+// with the incident's artifact count as this transaction sees it; nothing
+// when org has no such incident.
+func insertEvent(ctx context.Context, tx *wtx, org string, ev vigil.IncidentEvent) error {
+	detail, err := json.Marshal(ev.Detail)
+	if err != nil {
+		return fmt.Errorf("incident event detail: %w", err)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO incident_events (org_id, incident_id, type, actor, via, at, artifact_count, detail)
+		SELECT org_id, id, ?3, ?4, ?5, ?6, artifact_count, ?7 FROM incidents WHERE id = ?1 AND +org_id = ?2`,
+		ev.IncidentID, org, ev.Type, ev.Actor, ev.Via, nanos(ev.At), string(detail))
+	return err
+}
+
+const eventCols = `id, incident_id, type, actor, via, at, artifact_count, detail`
+
+func scanEvent(row interface{ Scan(...any) error }) (*vigil.IncidentEvent, error) {
+	var ev vigil.IncidentEvent
+	var at int64
+	var detail string
+	if err := row.Scan(&ev.ID, &ev.IncidentID, &ev.Type, &ev.Actor, &ev.Via, &at, &ev.ArtifactCount, &detail); err != nil {
+		return nil, err
+	}
+	ev.At = fromNanos(at)
+	if err := json.Unmarshal([]byte(detail), &ev.Detail); err != nil {
+		return nil, fmt.Errorf("incident event %d detail: %w", ev.ID, err)
+	}
+	return &ev, nil
+}
+
+func collectEvents(ctx context.Context, q querier, query string, args ...any) ([]*vigil.IncidentEvent, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*vigil.IncidentEvent{}
+	for rows.Next() {
+		ev, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ev)
+	}
+	return out, rows.Err()
+}
+
+// IncidentHistory returns a page of the events of incident id of org,
+// oldest first, and their total.
+func (s *Store) IncidentHistory(ctx context.Context, org, id string, p vigil.Page) ([]*vigil.IncidentEvent, int, error) {
+	var total int
+	err := s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM incident_events WHERE incident_id = ?1 AND org_id = ?2)
+		FROM incidents WHERE id = ?1 AND org_id = ?2`, id, org).Scan(&total)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, vigil.NotFound("incident")
+	}
+	if err != nil {
+		return nil, 0, wrap("IncidentHistory", err)
+	}
+	out, err := collectEvents(ctx, s.r, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND org_id = ?
+		ORDER BY id LIMIT ? OFFSET ?`, append([]any{id, org}, pageArgs(p)...)...)
+	return out, total, wrap("IncidentHistory", err)
+}
+
+// IncidentEventsAfter returns up to limit events of org after stream
+// position after, in the order they were committed: here the id, as one
+// writer commits them one after the other.
+func (s *Store) IncidentEventsAfter(ctx context.Context, org string, after int64, limit int) ([]*vigil.IncidentEvent, error) {
+	out, err := collectEvents(ctx, s.r, `SELECT `+eventCols+` FROM incident_events WHERE org_id = ? AND id > ?
+		ORDER BY id LIMIT ?`, org, after, limit)
+	for _, ev := range out {
+		ev.Seq = ev.ID
+	}
+	return out, wrap("IncidentEventsAfter", err)
+}
+
+// statusHistory returns the status changes of incident id of org, oldest
+// first: the history of the single-incident response.
+func statusHistory(ctx context.Context, q querier, org, id string) ([]vigil.StatusChange, error) {
+	evs, err := collectEvents(ctx, q, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND org_id = ? AND type = ?
+		ORDER BY id`, id, org, vigil.EventStatusChanged)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]vigil.StatusChange, len(evs))
+	for i, ev := range evs {
+		out[i] = vigil.StatusChange{Actor: ev.Actor, At: ev.At, From: ev.Detail.FromStatus, To: ev.Detail.ToStatus}
+	}
+	return out, nil
+}
