@@ -110,6 +110,19 @@ func Dedupe(ids []string) []string {
 	return out
 }
 
+// InIDOrder returns the values of byID in the order of ids (as Dedupe
+// left them), leaving out the ids it does not hold: what a store's
+// GetArtifacts returns from rows that came in any order.
+func InIDOrder[T any](ids []string, byID map[string]T) []T {
+	out := make([]T, 0, len(byID))
+	for _, id := range ids {
+		if v, ok := byID[id]; ok {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // set stores *v in *dst when v is given: the one rule of partial updates.
 func set[T any](dst *T, v *T) {
 	if v != nil {

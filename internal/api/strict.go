@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 // Request bodies are read strictly. encoding/json matches a member name to
@@ -404,69 +404,15 @@ func jsonText(lit []byte) (s string, altered, ok bool) {
 		if in = in[k:]; len(in) == 0 {
 			break
 		}
-		if len(in) < 2 {
+		var n int
+		var lone, ok bool
+		if out, n, lone, ok = parse.AppendJSONEscape(out, in); !ok {
 			return "", false, false
 		}
-		switch e := in[1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(in[2:])
-			if !ok {
-				return "", false, false
-			}
-			in = in[6:]
-			if utf16.IsSurrogate(r) {
-				if len(in) >= 6 && in[0] == '\\' && in[1] == 'u' {
-					if r2, ok := hex4(in[2:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							out = utf8.AppendRune(out, d)
-							in = in[6:]
-							continue
-						}
-					}
-				}
-				r, altered = utf8.RuneError, true
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
-			return "", false, false
-		}
-		in = in[2:]
+		altered = altered || lone
+		in = in[n:]
 	}
 	return string(out), altered, true
-}
-
-func hex4(b []byte) (rune, bool) {
-	if len(b) < 4 {
-		return 0, false
-	}
-	var r rune
-	for _, c := range b[:4] {
-		switch {
-		case c >= '0' && c <= '9':
-			c -= '0'
-		case c >= 'a' && c <= 'f':
-			c = c - 'a' + 10
-		case c >= 'A' && c <= 'F':
-			c = c - 'A' + 10
-		default:
-			return 0, false
-		}
-		r = r<<4 | rune(c)
-	}
-	return r, true
 }
 
 // validUTF8 returns b with each byte that is not part of valid UTF-8

@@ -428,19 +428,8 @@ func fillDisk(t *testing.T, path string) int64 {
 // later are killed: cleanups run last-in first-out).
 func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatalf("this test fills a disk of its own: it mounts a %s tmpfs, which needs root (or CAP_SYS_ADMIN); "+
-			"run the e2e tests as root, as CI does", size)
-	}
 	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount a %s tmpfs on %s: %v: %s", size, dir, err, out)
-	}
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
-			t.Errorf("umount %s: %v: %s", dir, err, out)
-		}
-	})
+	mountOn(t, dir, size)
 	return dir
 }
 
@@ -449,7 +438,8 @@ func mountTmpfs(t *testing.T, size string) string {
 func mountOn(t *testing.T, dir, size string) {
 	t.Helper()
 	if os.Geteuid() != 0 {
-		t.Fatalf("this test mounts a %s tmpfs, which needs root (or CAP_SYS_ADMIN); run the e2e tests as root, as CI does", size)
+		t.Fatalf("this test fills a disk of its own: it mounts a %s tmpfs, which needs root (or CAP_SYS_ADMIN); "+
+			"run the e2e tests as root, as CI does", size)
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
 		t.Fatalf("mount a %s tmpfs on %s: %v: %s", size, dir, err, out)

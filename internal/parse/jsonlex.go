@@ -185,51 +185,59 @@ func (l *jsonLexer) unescape(start, j int) ([]byte, bool) {
 			j++
 			continue
 		}
-		if j+1 >= len(b) {
-			break
-		}
-		switch e := b[j+1]; e {
-		case '"', '\\', '/':
-			out = append(out, e)
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			r, ok := hex4(b[j+2:])
-			if !ok {
-				l.fail()
-				return nil, false
-			}
-			j += 6
-			if utf16.IsSurrogate(r) {
-				if j+1 < len(b) && b[j] == '\\' && b[j+1] == 'u' {
-					if r2, ok := hex4(b[j+2:]); ok {
-						if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-							out = utf8.AppendRune(out, d)
-							j += 6
-							continue
-						}
-					}
-				}
-				r = utf8.RuneError
-			}
-			out = utf8.AppendRune(out, r)
-			continue
-		default:
+		var ok bool
+		var n int
+		if out, n, _, ok = AppendJSONEscape(out, b[j:]); !ok {
 			l.fail()
 			return nil, false
 		}
-		j += 2
+		j += n
 	}
 	l.fail()
 	return nil, false
+}
+
+// AppendJSONEscape decodes the JSON escape sequence that in starts with
+// (in[0] is the backslash) onto out, as encoding/json does: a \u escape
+// of a UTF-16 surrogate takes the escape after it when the two make a
+// pair, and is U+FFFD otherwise (lone reports that). It returns the
+// extended out and how many bytes of in the escape took; ok is false when
+// in does not start with a valid escape.
+func AppendJSONEscape(out, in []byte) (res []byte, n int, lone, ok bool) {
+	if len(in) < 2 || in[0] != '\\' {
+		return out, 0, false, false
+	}
+	switch e := in[1]; e {
+	case '"', '\\', '/':
+		return append(out, e), 2, false, true
+	case 'b':
+		return append(out, '\b'), 2, false, true
+	case 'f':
+		return append(out, '\f'), 2, false, true
+	case 'n':
+		return append(out, '\n'), 2, false, true
+	case 'r':
+		return append(out, '\r'), 2, false, true
+	case 't':
+		return append(out, '\t'), 2, false, true
+	case 'u':
+		r, ok := hex4(in[2:])
+		if !ok {
+			return out, 0, false, false
+		}
+		if !utf16.IsSurrogate(r) {
+			return utf8.AppendRune(out, r), 6, false, true
+		}
+		if len(in) >= 12 && in[6] == '\\' && in[7] == 'u' {
+			if r2, ok := hex4(in[8:]); ok {
+				if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+					return utf8.AppendRune(out, d), 12, false, true
+				}
+			}
+		}
+		return utf8.AppendRune(out, utf8.RuneError), 6, true, true
+	}
+	return out, 0, false, false
 }
 
 func hex4(b []byte) (rune, bool) {

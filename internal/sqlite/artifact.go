@@ -428,11 +428,5 @@ func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*
 			return nil, wrap("GetArtifacts", err)
 		}
 	}
-	out := make([]*vigil.Artifact, 0, len(byID))
-	for _, id := range ids {
-		if a, ok := byID[id]; ok {
-			out = append(out, a)
-		}
-	}
-	return out, nil
+	return vigil.InIDOrder(ids, byID), nil
 }
