@@ -5,6 +5,7 @@
 package parse
 
 import (
+	"bytes"
 	"net/netip"
 	"strings"
 	"time"
@@ -83,11 +84,16 @@ func Known(source string) bool { _, ok := parsers[source]; return ok }
 // fail the batch on every try); the raw line keeps it.
 func Parse(source string, raw []byte, ref time.Time) Result {
 	res := parse(source, raw, ref)
-	if hasNUL(res.Event) {
+	// A NUL reaches the event only from the line, as a byte or as JSON's
+	// \u0000: only then are the fields scanned (a map walk per line that
+	// cost 1.5 % of the worker's instructions).
+	if (bytes.IndexByte(raw, 0) >= 0 || bytes.Contains(raw, jsonNUL)) && hasNUL(res.Event) {
 		res.Event = withoutNUL(res.Event)
 	}
 	return res
 }
+
+var jsonNUL = []byte(`\u0000`)
 
 func hasNUL(ev Event) bool {
 	for k, v := range ev {
