@@ -48,6 +48,7 @@ type Store interface {
 	RoleStore
 	SettingsStore
 	SuppressionStore
+	DetectionRuleStore
 	SignalStore
 	APIKeyStore
 }
@@ -239,6 +240,26 @@ type SuppressionStore interface {
 	// now. Hits of suppressions org no longer has are dropped. It
 	// returns the hits newly counted.
 	CountSuppressed(ctx context.Context, org string, hits []SuppressedSignal, now time.Time) ([]SuppressedSignal, error)
+}
+
+// DetectionRuleStore keeps each org's Sigma detection rules.
+type DetectionRuleStore interface {
+	// CreateDetectionRule stores r; ECONFLICT when org already has
+	// MaxDetectionRules, or a rule with r's SigmaID or Name (when set).
+	CreateDetectionRule(ctx context.Context, org string, r *DetectionRule) error
+	// GetDetectionRule returns one rule of org; ENOTFOUND if org has none
+	// with id.
+	GetDetectionRule(ctx context.Context, org, id string) (*DetectionRule, error)
+	// ListDetectionRules returns a page of org's rules, oldest first (by
+	// CreatedAt, ties by id), and their total.
+	ListDetectionRules(ctx context.Context, org string, p Page) ([]*DetectionRule, int, error)
+	// UpdateDetectionRule applies u, UpdatedAt set to now; ENOTFOUND if
+	// org has none with id, ECONFLICT if the new SigmaID or Name is
+	// another rule's.
+	UpdateDetectionRule(ctx context.Context, org, id string, u DetectionRuleUpdate, now time.Time) (*DetectionRule, error)
+	// DeleteDetectionRule removes one rule of org; ENOTFOUND if org has
+	// none with id.
+	DeleteDetectionRule(ctx context.Context, org, id string) error
 }
 
 // SignalStore is the housekeeping of the detection state that

@@ -24,6 +24,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/datadir"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/detectionrules"
 	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/postgres"
@@ -138,8 +139,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	// processes see a write within suppress.DefaultTTL.
 	screens := suppress.NewCache(store, suppress.DefaultTTL, log)
 	proc := pipeline.NewProcessor(store, log, metrics).WithSuppressions(screens)
+	// Each org's detection rules (Sigma), cached alike.
+	detectionRules := detectionrules.NewCache(store, detectionrules.DefaultTTL, log)
 	if !c.DetectionOff {
-		proc.WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy)
+		proc.WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy).WithDetectionRules(detectionRules)
 	}
 	if !c.EnrichmentOff && c.Workers > 0 {
 		enricher, err := enrich.New(enrich.Config{
@@ -238,7 +241,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	handler := api.New(api.Config{
 		Store: store, Verifier: verifier, Ingester: pipeline.NewQueued(q, c.IngestWait, metrics),
 		Ready: ready, Logger: log, Registry: reg,
-		Correlation: policy, AccessLog: c.AccessLog, Screens: screens,
+		Correlation: policy, AccessLog: c.AccessLog, Screens: screens, DetectionRules: detectionRules,
 		RequestTimeout: c.RequestTimeout, SearchTimeout: c.SearchTimeout, MaxOrgSearches: c.MaxOrgSearches,
 		Reclassify: reclassify,
 		BodyBudget: c.BodyBudget, ClientBodyBudget: c.ClientBodyBudget, BodyMinRate: c.BodyMinRate,

@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/detectionrules"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
@@ -89,8 +90,10 @@ func buildEnv(t testing.TB, detection bool, configure func(*api.Config)) *env {
 	m := pipeline.NewMetrics(reg)
 	proc := pipeline.NewProcessor(store, nil, m)
 	screens := suppress.NewCache(store, suppress.DefaultTTL, nil)
+	detectionRules := detectionrules.NewCache(store, detectionrules.DefaultTTL, nil)
 	if detection {
-		proc.WithSuppressions(screens).WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), vigil.DefaultCorrelationPolicy())
+		proc.WithSuppressions(screens).WithDetection(detect.NewEngine(detect.Default(detect.Config{})...), vigil.DefaultCorrelationPolicy()).
+			WithDetectionRules(detectionRules)
 	}
 	var ingester api.Ingester = pipeline.NewDirectProcessor(proc)
 	if os.Getenv("VIGIL_TEST_API_QUEUE") == "jetstream" {
@@ -100,7 +103,8 @@ func buildEnv(t testing.TB, detection bool, configure func(*api.Config)) *env {
 	// vigil serve; configure may set Reclassify to nil to keep it from
 	// running.
 	rc := rules.NewReclassifier(store, nil)
-	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester, Reclassify: rc, Registry: reg, Screens: screens}
+	cfg := api.Config{Store: store, Verifier: v, Ingester: ingester, Reclassify: rc, Registry: reg, Screens: screens,
+		DetectionRules: detectionRules}
 	if configure != nil {
 		configure(&cfg)
 	}

@@ -72,6 +72,14 @@ var extensionRoutes = []struct {
 	{"GET", "/v1/api-keys/:id", "admin", "observer:read"},
 	{"DELETE", "/v1/api-keys/:id", "admin", "signals:manage"},
 	{"GET", "/v1/incidents/:id/history", "incidents:read", "signals:read"},
+	{"GET", "/v1/detection-rules", "signals:read", "observations:read"},
+	{"POST", "/v1/detection-rules", "signals:write", "signals:read"},
+	{"GET", "/v1/detection-rules/:id", "signals:read", "incidents:read"},
+	{"PUT", "/v1/detection-rules/:id", "signals:write", "signals:read"},
+	{"DELETE", "/v1/detection-rules/:id", "signals:manage", "signals:write"},
+	{"POST", "/v1/detection-rules/:id/enable", "signals:write", "signals:read"},
+	{"POST", "/v1/detection-rules/:id/disable", "signals:write", "signals:read"},
+	{"POST", "/v1/detection-rules/test", "signals:read", "observations:read"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -941,6 +949,73 @@ func TestOpenAPIConformance(t *testing.T) {
 	if r := o.call("POST", "/v1/api-keys", admin, map[string]any{"name": "one too many"}, http.StatusConflict); r.errCode() != "conflict" {
 		t.Errorf("key limit: %s", r.Raw)
 	}
+	// Detection rules (Sigma).
+	pamRule := []byte("title: PAM authentication failure\nid: 6e0d7c86-2b1f-4f6e-9a57-3b1a1c5e2f10\nname: pam_failure\nlevel: low\n" +
+		"logsource:\n    product: linux\n    service: auth\ndetection:\n    keywords:\n        - 'authentication failure'\n    condition: keywords\n")
+	yamlCT := "application/yaml"
+	dr := o.raw("POST", "/v1/detection-rules", admin, yamlCT, pamRule, http.StatusCreated).data()
+	if dr["enabled"] != true || dr["kind"] != "detection" || dr["sigma_id"] != "6e0d7c86-2b1f-4f6e-9a57-3b1a1c5e2f10" ||
+		dr["level"] != "low" || dr["created_by"] != "analyst@org-a" || len(dr["sources"].([]any)) == 0 {
+		t.Errorf("created detection rule = %v", dr)
+	}
+	drID := dr["id"].(string)
+	o.raw("POST", "/v1/detection-rules", admin, yamlCT, pamRule, http.StatusConflict)
+	jsonRule := []byte(`{"title": "Onion look-ups", "logsource": {"category": "dns"}, "detection": {"s": {"query|endswith": ".onion"}, "condition": "s"}}`)
+	o.raw("POST", "/api/v1/detection-rules", admin, "application/json", jsonRule, http.StatusCreated)
+	for _, c := range []struct{ body, field string }{
+		{"title: t\nlogsource:\n    product: windows\ndetection:\n    s:\n        Image: x\n    condition: s\n", "logsource.product"},
+		{"title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query|sounds_like: x\n    condition: s\n", "detection.s.query|sounds_like"},
+		{"title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query: x\n    condition: s and (\n", "detection.condition"},
+		{"title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        Fancy: x\n    condition: s\n", "detection.s.Fancy"},
+		{"", "body"},
+		{"title: [", "body"},
+	} {
+		if r := o.raw("POST", "/v1/detection-rules", admin, yamlCT, []byte(c.body), http.StatusBadRequest); r.field() != c.field {
+			t.Errorf("%q: 400 names %q, want %q (%s)", c.body, r.field(), c.field, r.Raw)
+		}
+	}
+	o.raw("POST", "/v1/detection-rules", admin, "image/png", pamRule, http.StatusUnsupportedMediaType)
+	drl := o.call("GET", "/v1/detection-rules?limit=1", admin, nil, http.StatusOK)
+	if drl.data()["total"] != float64(2) || len(drl.data()["detection_rules"].([]any)) != 1 {
+		t.Errorf("detection rules list = %s", drl.Raw)
+	}
+	o.badQuery("/v1/detection-rules", admin, "limit", "0", true)
+	o.call("GET", "/v1/detection-rules/"+drID, admin, nil, http.StatusOK)
+	o.call("GET", "/v1/detection-rules/"+drID, other, nil, http.StatusNotFound)
+	if d := o.call("POST", "/v1/detection-rules/"+drID+"/disable", admin, nil, http.StatusOK).data(); d["enabled"] != false {
+		t.Errorf("disabled rule = %v", d)
+	}
+	o.call("POST", "/v1/detection-rules/"+drID+"/enable", other, nil, http.StatusNotFound)
+	if d := o.call("POST", "/v1/detection-rules/"+drID+"/enable", admin, nil, http.StatusOK).data(); d["enabled"] != true {
+		t.Errorf("enabled rule = %v", d)
+	}
+	renamed := bytes.Replace(pamRule, []byte("title: PAM authentication failure"), []byte("title: PAM failures"), 1)
+	if d := o.raw("PUT", "/v1/detection-rules/"+drID, admin, yamlCT, renamed, http.StatusOK).data(); d["title"] != "PAM failures" || d["enabled"] != true {
+		t.Errorf("replaced rule = %v", d)
+	}
+	o.raw("PUT", "/v1/detection-rules/"+oasMissingID, admin, yamlCT, renamed, http.StatusNotFound)
+	// Another rule may not take this one's Sigma id.
+	twin := o.raw("POST", "/v1/detection-rules", admin, yamlCT, []byte("title: twin\nlogsource:\n    product: linux\ndetection:\n    k:\n        - x\n    condition: k\n"), http.StatusCreated).data()
+	o.raw("PUT", "/v1/detection-rules/"+twin["id"].(string), admin, yamlCT, pamRule, http.StatusConflict)
+	// A test over lines, and over the org's stored artifacts.
+	tr := o.ok("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": string(pamRule), "lines": []any{
+		map[string]any{"source": "auth", "raw": authLine}, map[string]any{"source": "suricata", "raw": eve},
+		map[string]any{"source": "syslog", "raw": authLine}}}, http.StatusOK).data()
+	if m := tr["matches"].([]any); len(m) != 1 || m[0].(map[string]any)["index"] != float64(0) || tr["scanned"] != float64(3) {
+		t.Errorf("rule test over lines = %v", tr)
+	}
+	tr = o.ok("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": string(pamRule), "from": "2024-05-01T00:00:00Z",
+		"to": "2024-05-02T00:00:00Z", "limit": 1}, http.StatusOK).data()
+	if tr["total"] != float64(2) || tr["scanned"] != float64(1) || tr["next_offset"] != float64(1) {
+		t.Errorf("rule test over artifacts, page 1 = %v", tr)
+	}
+	o.bad("POST", "/v1/detection-rules/test", admin, map[string]any{"lines": []any{}}, "rule")
+	o.call("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": "title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query|hour: 3\n    condition: s\n", "lines": []any{}}, http.StatusBadRequest)
+	o.bad("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": string(pamRule), "lines": []any{map[string]any{"raw": "x"}}}, "lines[0].source")
+	o.bad("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": string(pamRule), "limit": 5000, "from": "2024-05-01T00:00:00Z"}, "limit")
+	o.call("DELETE", "/v1/detection-rules/"+drID, e.token("org-a", "signals:write"), nil, http.StatusForbidden)
+	o.call("DELETE", "/v1/detection-rules/"+drID, e.token("org-a", "signals:manage"), nil, http.StatusOK)
+	o.call("DELETE", "/v1/detection-rules/"+drID, admin, nil, http.StatusNotFound)
 
 	// Roles.
 	role := o.ok("POST", "/v1/roles", admin, map[string]any{"name": "analyst", "permissions": []string{"observations:write", "incidents:read", "incidents:read"}}, http.StatusCreated).data()

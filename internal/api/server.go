@@ -61,6 +61,10 @@ type Config struct {
 	// that the workers of this process screen its signals by the new
 	// ones at once (a suppress.Cache they share); nil when none run here.
 	Screens Screens
+	// DetectionRules is told when an org's detection rules change, so
+	// that this process's workers run the new ones at once (a
+	// detectionrules.Cache they share); nil when none run here.
+	DetectionRules Screens
 	// AccessLog logs one line per request at info level (method, path,
 	// status, duration, org, request id; never the token or the body).
 	AccessLog bool
@@ -103,18 +107,20 @@ type Config struct {
 
 // Server is the HTTP handler of the API.
 type Server struct {
-	store       vigil.Store
-	engine      *correlate.Engine // records, updates and deletes observations, and classifies
-	verifier    *auth.Verifier
-	keys        *auth.KeyVerifier
-	ingest      Ingester
-	screens     Screens
-	ready       []Readiness
-	log         *slog.Logger
-	accessLevel slog.Level // of the per-request log line
-	now         func() time.Time
-	mux         *http.ServeMux
-	handler     http.Handler
+	store    vigil.Store
+	engine   *correlate.Engine // records, updates and deletes observations, and classifies
+	verifier *auth.Verifier
+	keys     *auth.KeyVerifier
+	ingest   Ingester
+	screens  Screens
+	// detectionRules is told of rule writes (Config.DetectionRules).
+	detectionRules Screens
+	ready          []Readiness
+	log            *slog.Logger
+	accessLevel    slog.Level // of the per-request log line
+	now            func() time.Time
+	mux            *http.ServeMux
+	handler        http.Handler
 
 	requestTimeout time.Duration
 	searchTimeout  time.Duration
@@ -130,16 +136,17 @@ type Server struct {
 // New returns a Server with every route registered.
 func New(cfg Config) *Server {
 	s := &Server{
-		store:       cfg.Store,
-		engine:      correlate.NewEngine(cfg.Store, rules.NewClassifier(cfg.Store), cfg.Correlation),
-		verifier:    cfg.Verifier,
-		ingest:      cfg.Ingester,
-		screens:     cfg.Screens,
-		ready:       cfg.Ready,
-		log:         cfg.Logger,
-		accessLevel: slog.LevelDebug,
-		now:         cfg.Now,
-		mux:         http.NewServeMux(),
+		store:          cfg.Store,
+		engine:         correlate.NewEngine(cfg.Store, rules.NewClassifier(cfg.Store), cfg.Correlation),
+		verifier:       cfg.Verifier,
+		ingest:         cfg.Ingester,
+		screens:        cfg.Screens,
+		detectionRules: cfg.DetectionRules,
+		ready:          cfg.Ready,
+		log:            cfg.Logger,
+		accessLevel:    slog.LevelDebug,
+		now:            cfg.Now,
+		mux:            http.NewServeMux(),
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.DiscardHandler)
@@ -240,6 +247,18 @@ func (s *Server) routes(metrics http.Handler) {
 		{"PUT", "/suppressions/{id}", vigil.PermSignalsManage, s.updateSuppression},
 		{"DELETE", "/suppressions/{id}", vigil.PermSignalsManage, s.deleteSuppression},
 
+		// Detection rules: an addition to the contract, the org's own
+		// detections as Sigma rules; deleted with signals:manage as
+		// classification rules are. A test reads the org's artifacts.
+		{"GET", "/detection-rules", vigil.PermSignalsRead, s.listDetectionRules},
+		{"POST", "/detection-rules", vigil.PermSignalsWrite, s.createDetectionRule},
+		{"GET", "/detection-rules/{id}", vigil.PermSignalsRead, s.getDetectionRule},
+		{"PUT", "/detection-rules/{id}", vigil.PermSignalsWrite, s.updateDetectionRule},
+		{"DELETE", "/detection-rules/{id}", vigil.PermSignalsManage, s.deleteDetectionRule},
+		{"POST", "/detection-rules/{id}/enable", vigil.PermSignalsWrite, s.enableDetectionRule},
+		{"POST", "/detection-rules/{id}/disable", vigil.PermSignalsWrite, s.disableDetectionRule},
+		{"POST", "/detection-rules/test", vigil.PermSignalsRead, s.testDetectionRule},
+
 		{"GET", "/roles", vigil.PermAdmin, s.listRoles},
 		{"POST", "/roles", vigil.PermAdmin, s.createRole},
 		{"GET", "/roles/{id}", vigil.PermAdmin, s.getRole},
@@ -275,6 +294,7 @@ func (s *Server) routes(metrics http.Handler) {
 	// The preview's path is also a rule's ({id}): that route's 405 serves
 	// it, as a second pattern for it would conflict with GET {id}.
 	delete(allowed, "/classification-rules/preview")
+	delete(allowed, "/detection-rules/test")
 	for path, methods := range allowed {
 		allow := strings.Join(methods, ", ")
 		if strings.Contains(allow, "GET") {

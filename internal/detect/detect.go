@@ -23,6 +23,8 @@ type Event struct {
 	Source     string
 	At         time.Time
 	Fields     parse.Event
+	// Raw is the artifact's line, which Sigma keywords search.
+	Raw string
 	// Intel lists threat-intelligence matches found by enrichment.
 	Intel []vigil.IntelHit
 }

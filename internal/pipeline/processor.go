@@ -41,6 +41,12 @@ type Detector interface {
 	Screened(evs []*detect.Event, screen detect.Screen) []*vigil.Detection
 }
 
+// CustomDetector turns parsed events into the detections of an org's own
+// rules (a detectionrules.Cache).
+type CustomDetector interface {
+	Detections(ctx context.Context, org string, evs []*detect.Event, screen detect.Screen) ([]*vigil.Detection, error)
+}
+
 // Recorder evaluates detections, correlates the observations they record
 // or grow and classifies their incidents (a correlate.Engine).
 type Recorder interface {
@@ -65,6 +71,9 @@ type Processor struct {
 	store    ArtifactWriter
 	enricher Enricher // nil: no enrichment
 	detector Detector // nil: no detection
+	// custom runs each org's detection rules beside detector (nil:
+	// none).
+	custom   CustomDetector
 	recorder Recorder
 	// suppress screens each org's signals before detection counts them
 	// (nil: every signal counts).
@@ -112,6 +121,13 @@ func newProcessor(store ArtifactWriter, log *slog.Logger, m *Metrics) *Processor
 // correlate what it finds under policy.
 func (p *Processor) WithDetection(detector Detector, policy vigil.CorrelationPolicy) *Processor {
 	p.detector, p.recorder = detector, p.recorderFor(policy)
+	return p
+}
+
+// WithDetectionRules makes the processor run each org's detection rules
+// (Sigma) beside the built-in detectors.
+func (p *Processor) WithDetectionRules(c CustomDetector) *Processor {
+	p.custom = c
 	return p
 }
 
@@ -173,7 +189,7 @@ func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artif
 		if fields[i] == nil {
 			continue
 		}
-		ev := &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: fields[i]}
+		ev := &detect.Event{ArtifactID: a.ID, Source: a.Source, At: a.Timestamp, Fields: fields[i], Raw: a.Raw}
 		if i < len(enriched) {
 			ev.Intel = enriched[i].Hits
 		}
@@ -191,7 +207,16 @@ func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artif
 	if screen != nil {
 		sc = screen
 	}
-	if ds := p.detector.Screened(events, sc); len(ds) > 0 {
+	ds := p.detector.Screened(events, sc)
+	if p.custom != nil && len(events) > 0 {
+		more, err := p.custom.Detections(ctx, org, events, sc)
+		if err != nil {
+			p.metrics.Failed.WithLabelValues("detect").Inc()
+			return fmt.Errorf("detect: %w", err)
+		}
+		ds = append(ds, more...)
+	}
+	if len(ds) > 0 {
 		if _, err := p.recorder.Detect(ctx, org, ds); err != nil {
 			stage := "detect"
 			if errors.Is(err, correlate.ErrClassify) {

@@ -566,3 +566,7 @@ func equalFold(a, b string) bool {
 	}
 	return true
 }
+
+// AddFilter makes a compiled filter rule an exception of c: an event it
+// matches is no match of c.
+func (c *Compiled) AddFilter(f *Compiled) { c.filters = append(c.filters, f) }

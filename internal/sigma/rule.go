@@ -639,3 +639,14 @@ func parseFilter(n *yaml.Node) (*Filter, error) {
 	f.Detection = d
 	return f, nil
 }
+
+// Names reports whether the filter applies to rule r: it names r's id
+// or name.
+func (f *Filter) Names(r *Rule) bool {
+	for _, ref := range f.Rules {
+		if ref != "" && (ref == r.ID || ref == r.Name) {
+			return true
+		}
+	}
+	return false
+}

@@ -41,6 +41,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"APIKeys", apiKeyTests()},
 		{"EnrichmentSettings", settingsTests()},
 		{"Suppressions", suppressionTests()},
+		{"DetectionRules", detectionRuleTests()},
 		{"Detect", detectTests()},
 		{"Cache", cacheTests()},
 	}

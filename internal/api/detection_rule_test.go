@@ -1,0 +1,157 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Detection rules through the API: a Sigma rule an org posts runs on the
+// org's artifacts in the pipeline (the real one here, as in vigil serve),
+// and its matches become observations and incidents like a built-in
+// detector's.
+
+// postRule posts a Sigma rule's YAML text and returns the created rule.
+func postRule(t testing.TB, e *env, tok, text string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest("POST", e.srv.URL+"/v1/detection-rules", strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/yaml")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST rule: %d %s", res.StatusCode, b)
+	}
+	r := resp{Status: res.StatusCode, Raw: b}
+	if err := json.Unmarshal(b, &r.Body); err != nil {
+		t.Fatal(err)
+	}
+	return r.data()
+}
+
+// datasetLines returns the lines of a file of ../shared/datasets as auth
+// artifacts, each with the timestamp given (the file's lines name no year).
+func datasetLines(t testing.TB, rel, source, ts string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", rel))
+	if err != nil {
+		t.Skipf("no datasets: %v", err)
+	}
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if sc.Text() != "" {
+			out = append(out, map[string]any{"source": source, "raw": sc.Text(), "timestamp": ts})
+		}
+	}
+	return out
+}
+
+// sigmaObservations returns the org's observations a Sigma rule made.
+func sigmaObservations(t testing.TB, e *env, tok string) []map[string]any {
+	t.Helper()
+	d := must(t, call(t, e, "GET", "/v1/observations?limit=1000", tok, nil), http.StatusOK).data()
+	var out []map[string]any
+	for _, x := range d["observations"].([]any) {
+		o := x.(map[string]any)
+		if strings.HasPrefix(o["description"].(string), "Sigma rule ") {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+const noIdentRule = `title: SSH connection without identification
+id: 0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10
+status: experimental
+level: high
+tags:
+    - attack.reconnaissance
+logsource:
+    product: linux
+    service: sshd
+detection:
+    keywords:
+        - 'Did not receive identification string'
+    condition: keywords
+`
+
+// TestDetectionRuleObservations: the rule matches the one line of the
+// Elastic integration's auth.log that says so (real lines), making one
+// observation of the rule's level and tag, naming the rule and keyed by
+// the address; another org's identical lines make none; a disabled rule
+// and a filter naming the rule leave new lines alone.
+func TestDetectionRuleObservations(t *testing.T) {
+	e := newDetectingEnv(t)
+	tok := e.token("org-a", "signals:manage", "incidents:read", "observations:read")
+	other := e.token("org-b", "signals:manage", "incidents:read", "observations:read")
+	rule := postRule(t, e, tok, noIdentRule)
+	lines := datasetLines(t, "auth/integrations-test-auth.log", "auth", "2026-02-19T15:30:04Z")
+
+	postArtifacts(t, e, tok, lines...)
+	obs := sigmaObservations(t, e, tok)
+	if len(obs) != 1 {
+		t.Fatalf("%d Sigma observations, want 1: %v", len(obs), obs)
+	}
+	o := obs[0]
+	desc := o["description"].(string)
+	if o["type"] != "recon" || o["severity"] != "high" || len(o["artifact_ids"].([]any)) != 1 ||
+		!strings.Contains(desc, "SSH connection without identification") || !strings.Contains(desc, "0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10") ||
+		!strings.Contains(desc, rule["id"].(string)) || !strings.Contains(desc, "from 89.160.20.156") || o["incident_id"] == nil {
+		t.Errorf("observation = %v", o)
+	}
+	art := must(t, call(t, e, "GET", "/v1/artifacts/"+o["artifact_ids"].([]any)[0].(string), tok, nil), http.StatusOK).data()
+	if !strings.Contains(art["raw"].(string), "Did not receive identification string from 89.160.20.156") {
+		t.Errorf("observation's artifact = %v", art["raw"])
+	}
+	inc := must(t, call(t, e, "GET", "/v1/incidents/"+o["incident_id"].(string), tok, nil), http.StatusOK).data()
+	if inc["title"] != "SSH connection without identification" {
+		t.Errorf("incident title %v", inc["title"])
+	}
+
+	// Another org: no rule, no Sigma observation.
+	postArtifacts(t, e, other, lines...)
+	if n := len(sigmaObservations(t, e, other)); n != 0 {
+		t.Errorf("org-b has %d Sigma observations from org-a's rule", n)
+	}
+
+	// Disabled, the rule matches nothing new (lines a day later).
+	must(t, call(t, e, "POST", "/v1/detection-rules/"+rule["id"].(string)+"/disable", tok, nil), http.StatusOK)
+	later := datasetLines(t, "auth/integrations-test-auth.log", "auth", "2026-02-20T15:30:04Z")
+	postArtifacts(t, e, tok, later...)
+	if n := len(sigmaObservations(t, e, tok)); n != 1 {
+		t.Errorf("%d Sigma observations after disabling, want still 1", n)
+	}
+
+	// Enabled again with a filter naming it for that address: nothing.
+	must(t, call(t, e, "POST", "/v1/detection-rules/"+rule["id"].(string)+"/enable", tok, nil), http.StatusOK)
+	postRule(t, e, tok, `title: Our scanner
+logsource:
+    product: linux
+    service: sshd
+filter:
+    rules:
+        - 0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10
+    selection:
+        src_ip: 89.160.20.156
+    condition: selection
+`)
+	evenLater := datasetLines(t, "auth/integrations-test-auth.log", "auth", "2026-02-22T15:30:04Z")
+	postArtifacts(t, e, tok, evenLater...)
+	if n := len(sigmaObservations(t, e, tok)); n != 1 {
+		t.Errorf("%d Sigma observations with the filter, want still 1", n)
+	}
+}

@@ -1,0 +1,186 @@
+package detectionrules
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/sigma"
+)
+
+// Store is what a Cache reads.
+type Store interface {
+	ListDetectionRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.DetectionRule, int, error)
+}
+
+// DefaultTTL bounds how long a process runs an org's rules before it
+// reads them again: a change made through another process applies here
+// within it; one made through this process at once (Invalidate).
+const DefaultTTL = 10 * time.Second
+
+// maxOrgs bounds the orgs a Cache holds before it forgets stale ones.
+const maxOrgs = 10000
+
+// Cache holds each org's compiled rules for at most its TTL. It is safe
+// for concurrent use.
+type Cache struct {
+	store Store
+	ttl   time.Duration
+	log   *slog.Logger
+	now   func() time.Time
+
+	mu   sync.Mutex
+	orgs map[string]*entry
+}
+
+type entry struct {
+	engine *detect.Engine // nil: to be read again
+	loaded time.Time
+	gen    uint64
+}
+
+// NewCache returns a Cache over store keeping each org's rules for ttl
+// (DefaultTTL when 0).
+func NewCache(store Store, ttl time.Duration, log *slog.Logger) *Cache {
+	if ttl <= 0 {
+		ttl = DefaultTTL
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Cache{store: store, ttl: ttl, log: log, now: vigil.Now, orgs: map[string]*entry{}}
+}
+
+// Invalidate forgets org's rules: its next batch reads them again.
+func (c *Cache) Invalidate(org string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.orgs[org]
+	if e == nil {
+		e = &entry{}
+		c.orgs[org] = e
+	}
+	e.engine = nil
+	e.gen++
+}
+
+// Detections returns what org's enabled rules find in evs, counting
+// only the signals screen admits (nil: all), as detect.Engine.Screened.
+func (c *Cache) Detections(ctx context.Context, org string, evs []*detect.Event, screen detect.Screen) ([]*vigil.Detection, error) {
+	eng, err := c.engine(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	if len(eng.Detectors()) == 0 {
+		return nil, nil
+	}
+	return eng.Screened(evs, screen), nil
+}
+
+func (c *Cache) engine(ctx context.Context, org string) (*detect.Engine, error) {
+	now := c.now()
+	c.mu.Lock()
+	e := c.orgs[org]
+	if e != nil && e.engine != nil && now.Sub(e.loaded) < c.ttl {
+		eng := e.engine
+		c.mu.Unlock()
+		return eng, nil
+	}
+	var gen uint64
+	if e != nil {
+		gen = e.gen
+	}
+	c.mu.Unlock()
+
+	eng, err := c.load(ctx, org)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	if len(c.orgs) >= maxOrgs {
+		for k, x := range c.orgs {
+			if x.engine == nil || now.Sub(x.loaded) >= c.ttl {
+				delete(c.orgs, k)
+			}
+		}
+	}
+	if e = c.orgs[org]; e == nil {
+		e = &entry{}
+		c.orgs[org] = e
+	}
+	if e.gen == gen {
+		e.engine, e.loaded = eng, now
+	}
+	c.mu.Unlock()
+	return eng, nil
+}
+
+// load reads and compiles org's enabled rules.
+func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
+	var all []*vigil.DetectionRule
+	for off := 0; ; off += vigil.MaxLimit {
+		page, total, err := c.store.ListDetectionRules(ctx, org, vigil.Page{Limit: vigil.MaxLimit, Offset: off})
+		if err != nil {
+			return nil, fmt.Errorf("detection rules: %w", err)
+		}
+		all = append(all, page...)
+		if off+len(page) >= total || len(page) == 0 {
+			break
+		}
+	}
+	set, errs := Compile(all)
+	for id, err := range errs {
+		// Rules are validated on write: this one was stored before a
+		// change of what Vigil supports. It detects nothing.
+		c.log.Warn("detection rule left out: it does not compile", slog.String("org", org),
+			slog.String("detection_rule_id", id), slog.String("error", err.Error()))
+	}
+	return detect.NewEngine(set...), nil
+}
+
+// Compile compiles the enabled rules of one org into detectors: its
+// detection rules, each with the enabled filters that name it (by Sigma
+// id or name) as exceptions. It returns the errors of the rules it left
+// out, by rule id.
+func Compile(rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error) {
+	errs := map[string]error{}
+	type comp struct {
+		r *vigil.DetectionRule
+		c *sigma.Compiled
+	}
+	var dets, filters []comp
+	for _, r := range rules {
+		if !r.Enabled || r.Kind == "correlation" {
+			continue
+		}
+		parsed, err := sigma.Parse([]byte(r.Rule))
+		if err != nil {
+			errs[r.ID] = err
+			continue
+		}
+		c, err := sigma.Compile(parsed)
+		if err != nil {
+			errs[r.ID] = err
+			continue
+		}
+		if parsed.Filter != nil {
+			filters = append(filters, comp{r, c})
+		} else {
+			dets = append(dets, comp{r, c})
+		}
+	}
+	out := make([]detect.Detector, 0, len(dets))
+	for _, d := range dets {
+		for _, f := range filters {
+			if f.c.Rule.Filter.Names(d.c.Rule) {
+				d.c.AddFilter(f.c)
+			}
+		}
+		out = append(out, newRuleDetector(d.r.ID, d.c))
+	}
+	return out, errs
+}

@@ -1,0 +1,174 @@
+// Package detectionrules runs each org's Sigma detection rules: a Cache
+// reads an org's enabled rules from the store, compiles them once
+// (internal/sigma) and keeps them for a bounded time; each rule becomes a
+// detect.Detector, so that its matches go through the same windows,
+// screens and correlation as the built-in detectors' signals.
+package detectionrules
+
+import (
+	"strings"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/parse"
+	"github.com/vigil-soc/vigil/internal/sigma"
+)
+
+// Span is how long after a rule's last match from a key the next match
+// from that key still grows the same observation: a burst of matches is
+// one observation, as a built-in detector's burst is.
+const Span = time.Hour
+
+// DetectorPrefix starts the detector name of every Sigma rule
+// ("sigma:" and the rule's Vigil id), as suppressions and the store's
+// windows see it.
+const DetectorPrefix = "sigma:"
+
+// keyFields are the fields whose value keys a match, the first present:
+// the acting address, else the account, else the host that logged it.
+var keyFields = []string{"source.ip", "client.ip", "user.name", "host.name"}
+
+// ruleDetector is one compiled Sigma detection rule as a detector.
+type ruleDetector struct {
+	name    string
+	rule    *sigma.Compiled
+	typ     string
+	sev     string
+	ruleRef string // the rule's title and ids, for descriptions
+}
+
+func newRuleDetector(id string, c *sigma.Compiled) *ruleDetector {
+	r := c.Rule
+	ref := r.Title + " (rule " + id
+	if r.ID != "" {
+		ref += ", Sigma id " + r.ID
+	}
+	ref += ")"
+	return &ruleDetector{name: DetectorPrefix + id, rule: c, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ref}
+}
+
+func (d *ruleDetector) Name() string { return d.name }
+
+func (d *ruleDetector) Window() detect.Window { return detect.Window{Span: Span, MinCount: 1} }
+
+// Signals returns one signal when ev matches the rule, keyed by its
+// first key field present ("" when none: the org is the key).
+func (d *ruleDetector) Signals(ev *detect.Event) []vigil.Signal {
+	sev := sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}
+	if !d.rule.Match(&sev) {
+		return nil
+	}
+	key, keyType := "", ""
+	for _, f := range keyFields {
+		if v, ok := ev.Fields[f].(string); ok && v != "" {
+			keyType, key = parse.NodeOf(nodeTypeOf(f), v)
+			if key != "" {
+				break
+			}
+		}
+	}
+	nodes := parse.Nodes(ev.Fields)
+	for i := range nodes {
+		if nodes[i].Type == keyType && nodes[i].Value == key {
+			nodes[i].Key = true
+		}
+	}
+	return []vigil.Signal{{Key: key, Nodes: nodes}}
+}
+
+func nodeTypeOf(field string) string {
+	switch field {
+	case "user.name":
+		return vigil.NodeUser
+	case "host.name":
+		return vigil.NodeHost
+	}
+	return vigil.NodeIP
+}
+
+// Describe names the rule, its level and what matched.
+func (d *ruleDetector) Describe(key string, w vigil.WindowState) vigil.Finding {
+	n := "1 match"
+	if w.Count != 1 {
+		n = itoa(w.Count) + " matches"
+	}
+	desc := "Sigma rule " + d.ruleRef + ": " + n
+	if key != "" {
+		desc += " from " + key
+	}
+	desc += ", " + w.First.UTC().Format(time.RFC3339)
+	if w.Last.After(w.First) {
+		desc += " – " + w.Last.UTC().Format(time.RFC3339)
+	}
+	if fp := d.rule.Rule.FalsePositives; len(fp) > 0 {
+		desc += ". False positives: " + strings.Join(fp, "; ")
+	}
+	return vigil.Finding{Type: d.typ, Severity: d.sev, Title: d.rule.Rule.Title, Description: desc,
+		Specificity: vigil.SpecificitySignature}
+}
+
+func itoa(n int) string {
+	var b [20]byte
+	i := len(b)
+	for {
+		i--
+		b[i] = byte('0' + n%10)
+		if n /= 10; n == 0 {
+			break
+		}
+	}
+	return string(b[i:])
+}
+
+// Severity maps a Sigma level to an observation's severity:
+// informational and low are low, medium medium, high high, critical
+// critical; a rule without a level is medium.
+func Severity(level string) string {
+	switch level {
+	case "informational", "low":
+		return vigil.SeverityLow
+	case "high":
+		return vigil.SeverityHigh
+	case "critical":
+		return vigil.SeverityCritical
+	}
+	return vigil.SeverityMedium
+}
+
+// tacticTypes maps MITRE ATT&CK tactics (Sigma tags attack.<tactic>, with
+// - or _) to the observation types Vigil's detectors use.
+var tacticTypes = []struct{ tactic, typ string }{
+	{"credential-access", "auth"},
+	{"privilege-escalation", "auth"},
+	{"initial-access", "intrusion"},
+	{"execution", "intrusion"},
+	{"persistence", "intrusion"},
+	{"defense-evasion", "intrusion"},
+	{"lateral-movement", "intrusion"},
+	{"impact", "intrusion"},
+	{"reconnaissance", "recon"},
+	{"discovery", "recon"},
+	{"exfiltration", "exfiltration"},
+	{"command-and-control", "malware"},
+	{"collection", "exfiltration"},
+	{"resource-development", "malware"},
+}
+
+// ObservationType is the type of a rule's observations: that of its
+// first ATT&CK tactic tag (tacticTypes), else "sigma".
+func ObservationType(tags []string) string {
+	for _, t := range tags {
+		tactic, ok := strings.CutPrefix(strings.ToLower(t), "attack.")
+		if !ok {
+			continue
+		}
+		tactic = strings.ReplaceAll(tactic, "_", "-")
+		for _, tt := range tacticTypes {
+			if tt.tactic == tactic {
+				return tt.typ
+			}
+		}
+	}
+	return "sigma"
+}

@@ -1,0 +1,98 @@
+package detectionrules
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+func TestSeverity(t *testing.T) {
+	for level, want := range map[string]string{"informational": "low", "low": "low", "medium": "medium", "": "medium",
+		"high": "high", "critical": "critical"} {
+		if got := Severity(level); got != want {
+			t.Errorf("Severity(%q) = %q, want %q", level, got, want)
+		}
+	}
+}
+
+func TestObservationType(t *testing.T) {
+	for _, c := range []struct {
+		tags []string
+		want string
+	}{
+		{[]string{"attack.credential-access", "attack.t1110"}, "auth"},
+		{[]string{"attack.t1110", "attack.credential_access"}, "auth"},
+		{[]string{"attack.command-and-control"}, "malware"},
+		{[]string{"attack.exfiltration", "attack.command-and-control"}, "exfiltration"},
+		{[]string{"attack.reconnaissance"}, "recon"},
+		{[]string{"attack.initial-access"}, "intrusion"},
+		{[]string{"cve.2021-44228"}, "sigma"},
+		{nil, "sigma"},
+	} {
+		if got := ObservationType(c.tags); got != c.want {
+			t.Errorf("ObservationType(%v) = %q, want %q", c.tags, got, c.want)
+		}
+	}
+}
+
+// The line is the Elastic integration's test auth.log's (real).
+const noIdentLine = "Feb 19 15:30:04 slave22 sshd[18406]: Did not receive identification string from 89.160.20.156"
+
+func event(source, raw string) *detect.Event {
+	at := time.Date(2026, 2, 19, 15, 30, 4, 0, time.UTC)
+	return &detect.Event{ArtifactID: "a1", Source: source, At: at, Raw: raw, Fields: parse.Parse(source, []byte(raw), at).Event}
+}
+
+const noIdentRule = "title: No identification\nid: 0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10\nlevel: high\ntags: [attack.reconnaissance]\n" +
+	"logsource:\n    product: linux\n    service: sshd\ndetection:\n    keywords:\n        - 'Did not receive identification'\n    condition: keywords\n"
+
+// TestCompileRules: enabled detection rules become detectors, each with
+// the filters that name it; disabled rules, correlations and rules that
+// no longer compile are left out (the latter reported).
+func TestCompileRules(t *testing.T) {
+	rules := []*vigil.DetectionRule{
+		{ID: "r1", Enabled: true, Kind: "detection", Rule: noIdentRule},
+		{ID: "r2", Enabled: false, Kind: "detection", Rule: noIdentRule},
+		{ID: "r3", Enabled: true, Kind: "detection", Rule: "title: t\nlogsource:\n    product: windows\ndetection:\n    k: [x]\n    condition: k\n"},
+		{ID: "r4", Enabled: true, Kind: "correlation", Rule: "title: c\ncorrelation:\n    type: event_count\n    rules: [x]\n    timespan: 5m\n    condition:\n        gte: 3\n"},
+	}
+	dets, errs := Compile(rules)
+	if len(dets) != 1 || dets[0].Name() != "sigma:r1" || len(errs) != 1 || errs["r3"] == nil {
+		t.Fatalf("detectors %d, errors %v", len(dets), errs)
+	}
+	d := dets[0]
+	sigs := d.Signals(event("auth", noIdentLine))
+	if len(sigs) != 1 || sigs[0].Key != "89.160.20.156" {
+		t.Fatalf("signals %+v", sigs)
+	}
+	keyed := false
+	for _, n := range sigs[0].Nodes {
+		if n.Key {
+			keyed = n.Type == vigil.NodeIP && n.Value == "89.160.20.156"
+		}
+	}
+	if !keyed {
+		t.Errorf("key node missing: %+v", sigs[0].Nodes)
+	}
+	if len(d.Signals(event("suricata", noIdentLine))) != 0 {
+		t.Error("a suricata artifact matched a linux sshd rule")
+	}
+	at := time.Date(2026, 2, 19, 15, 30, 4, 0, time.UTC)
+	f := d.Describe("89.160.20.156", vigil.WindowState{Count: 2, First: at, Last: at.Add(time.Minute)})
+	if f.Type != "recon" || f.Severity != "high" || f.Title != "No identification" ||
+		!strings.Contains(f.Description, "rule r1, Sigma id 0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10") || !strings.Contains(f.Description, "2 matches from 89.160.20.156") {
+		t.Errorf("finding %+v", f)
+	}
+
+	// A filter naming the rule by id is its exception.
+	rules = append(rules, &vigil.DetectionRule{ID: "f1", Enabled: true, Kind: "filter", Rule: "title: f\nlogsource:\n    product: linux\n" +
+		"filter:\n    rules: [0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10]\n    s:\n        src_ip|cidr: 89.160.0.0/16\n    condition: s\n"})
+	dets, _ = Compile(rules)
+	if len(dets) != 1 || len(dets[0].Signals(event("auth", noIdentLine))) != 0 {
+		t.Error("the filter did not except the line")
+	}
+}

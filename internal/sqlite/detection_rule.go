@@ -1,0 +1,115 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+const detectionRuleCols = `id, org_id, title, sigma_id, name, kind, level, enabled, rule, created_by, created_at, updated_at`
+
+func scanDetectionRule(row interface{ Scan(...any) error }) (*vigil.DetectionRule, error) {
+	var r vigil.DetectionRule
+	var created, updated int64
+	if err := row.Scan(&r.ID, &r.OrgID, &r.Title, &r.SigmaID, &r.Name, &r.Kind, &r.Level, &r.Enabled, &r.Rule,
+		&r.CreatedBy, &created, &updated); err != nil {
+		return nil, err
+	}
+	r.CreatedAt, r.UpdatedAt = fromNanos(created), fromNanos(updated)
+	return &r, nil
+}
+
+// detectionRuleConflict names the field a uniqueness violation is about.
+func detectionRuleConflict(err error) error {
+	if vigil.ErrorCode(wrap("", err)) == vigil.ECONFLICT {
+		return vigil.DetectionRuleConflict(err)
+	}
+	return err
+}
+
+// CreateDetectionRule stores a detection rule of org, unless org already
+// has vigil.MaxDetectionRules or a rule of the same Sigma id or name.
+func (s *Store) CreateDetectionRule(ctx context.Context, org string, r *vigil.DetectionRule) error {
+	r.OrgID = org
+	res, err := s.w.ExecContext(ctx, `INSERT INTO detection_rules (`+detectionRuleCols+`)
+		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
+		WHERE (SELECT COUNT(*) FROM detection_rules WHERE org_id = ?2) < ?13`,
+		r.ID, org, r.Title, r.SigmaID, r.Name, r.Kind, r.Level, r.Enabled, r.Rule, r.CreatedBy,
+		nanos(r.CreatedAt), nanos(r.UpdatedAt), vigil.MaxDetectionRules)
+	if err != nil {
+		return wrap("CreateDetectionRule", detectionRuleConflict(err))
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d detection rules; delete some first", vigil.MaxDetectionRules)
+	}
+	return nil
+}
+
+// GetDetectionRule returns one detection rule of org.
+func (s *Store) GetDetectionRule(ctx context.Context, org, id string) (*vigil.DetectionRule, error) {
+	r, err := scanDetectionRule(s.r.QueryRowContext(ctx, `SELECT `+detectionRuleCols+` FROM detection_rules WHERE org_id = ? AND id = ?`, org, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, vigil.NotFound("detection rule")
+	}
+	return r, wrap("GetDetectionRule", err)
+}
+
+// ListDetectionRules returns a page of org's detection rules, oldest first.
+func (s *Store) ListDetectionRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.DetectionRule, int, error) {
+	var total int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM detection_rules WHERE org_id = ?`, org).Scan(&total); err != nil {
+		return nil, 0, wrap("ListDetectionRules", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT `+detectionRuleCols+` FROM detection_rules WHERE org_id = ?
+		ORDER BY created_at, id LIMIT ? OFFSET ?`, append([]any{org}, pageArgs(p)...)...)
+	if err != nil {
+		return nil, 0, wrap("ListDetectionRules", err)
+	}
+	defer rows.Close()
+	out := []*vigil.DetectionRule{}
+	for rows.Next() {
+		r, err := scanDetectionRule(rows)
+		if err != nil {
+			return nil, 0, wrap("ListDetectionRules", err)
+		}
+		out = append(out, r)
+	}
+	return out, total, wrap("ListDetectionRules", rows.Err())
+}
+
+// UpdateDetectionRule applies an update to a detection rule of org.
+func (s *Store) UpdateDetectionRule(ctx context.Context, org, id string, u vigil.DetectionRuleUpdate, now time.Time) (*vigil.DetectionRule, error) {
+	var out *vigil.DetectionRule
+	err := s.tx(ctx, func(tx *wtx) error {
+		r, err := scanDetectionRule(tx.QueryRowContext(ctx, `SELECT `+detectionRuleCols+` FROM detection_rules WHERE org_id = ? AND id = ?`, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("detection rule")
+		}
+		if err != nil {
+			return err
+		}
+		u.Apply(r)
+		r.UpdatedAt = now
+		_, err = tx.ExecContext(ctx, `UPDATE detection_rules SET title = ?, sigma_id = ?, name = ?, kind = ?, level = ?,
+			enabled = ?, rule = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+			r.Title, r.SigmaID, r.Name, r.Kind, r.Level, r.Enabled, r.Rule, nanos(now), org, id)
+		out = r
+		return detectionRuleConflict(err)
+	})
+	return out, wrap("UpdateDetectionRule", err)
+}
+
+// DeleteDetectionRule removes a detection rule of org.
+func (s *Store) DeleteDetectionRule(ctx context.Context, org, id string) error {
+	res, err := s.w.ExecContext(ctx, `DELETE FROM detection_rules WHERE org_id = ? AND id = ?`, org, id)
+	if err != nil {
+		return wrap("DeleteDetectionRule", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return vigil.NotFound("detection rule")
+	}
+	return nil
+}
