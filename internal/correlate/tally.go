@@ -63,10 +63,14 @@ const DefaultLateness = 2 * time.Minute
 // bytes each).
 const DefaultTallyLimit = 200_000
 
-// maxColdSignals promotes a key that has held this many signals, whatever
-// its windows count: a key that is busy but never near a threshold (a
-// resolver's client) is cheaper to keep in the store than to scan here.
-const maxColdSignals = 256
+// maxColdSignals promotes a key that holds this many signals within its
+// horizon, whatever its windows count, so that no one key takes the
+// memory of all the others.
+const maxColdSignals = 20_000
+
+// indexFrom is how many signals a key holds before it indexes them by
+// artifact, so that a busy key's redelivery check stays cheap.
+const indexFrom = 64
 
 // sweepEvery is how often, at most, the Tally forgets expired keys.
 const sweepEvery = 2 * time.Second
@@ -76,6 +80,7 @@ type tallyKey struct{ org, detector, key string }
 type coldKey struct {
 	sigs   []vigil.Signal // by time
 	newest int64
+	ids    map[string]bool // the artifacts of sigs, once it holds indexFrom
 }
 
 // hotKey is a key the store holds signals of: newest is the time of the
@@ -167,6 +172,10 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 			c = &coldKey{}
 			t.cold[tk] = c
 		}
+		// Signals past the horizon share no window with any that is not
+		// late: a busy key that never fires (a scanner of a few ports)
+		// holds its last span + lateness only.
+		t.held -= c.trim(t.marks[m] - int64(d.Span+t.lateness))
 		fresh := c.add(d.Signals)
 		t.held += len(fresh)
 		if len(fresh) == 0 {
@@ -273,17 +282,52 @@ func (r *routed) add(tk tallyKey, d *vigil.Detection, pending bool) {
 	}
 }
 
+// trim forgets the signals before horizon (Unix nanoseconds) and returns
+// how many it forgot.
+func (c *coldKey) trim(horizon int64) int {
+	i := 0
+	for i < len(c.sigs) && nanos(c.sigs[i].At) < horizon {
+		if c.ids != nil {
+			delete(c.ids, c.sigs[i].ArtifactID)
+		}
+		i++
+	}
+	if i > 0 {
+		c.sigs = slices.Delete(c.sigs, 0, i)
+	}
+	return i
+}
+
+// holds reports whether c holds a signal of artifact id.
+func (c *coldKey) holds(id string) bool {
+	if c.ids != nil {
+		return c.ids[id]
+	}
+	return slices.ContainsFunc(c.sigs, func(h vigil.Signal) bool { return h.ArtifactID == id })
+}
+
+// counted reports whether a signal of sg's unit within unitSpan of it
+// counts already.
+func (c *coldKey) counted(sg vigil.Signal) bool {
+	from := sg.At.Add(-unitSpan)
+	i, _ := slices.BinarySearchFunc(c.sigs, from, func(h vigil.Signal, at time.Time) int { return h.At.Compare(at) })
+	for ; i < len(c.sigs) && !c.sigs[i].At.After(sg.At.Add(unitSpan)); i++ {
+		if h := c.sigs[i]; h.Unit == sg.Unit && !h.Evidence {
+			return true
+		}
+	}
+	return false
+}
+
 // add records the signals of sigs not held yet (by artifact), counting
 // the lines of a unit once as countUnitsOnce does, and returns them.
 func (c *coldKey) add(sigs []vigil.Signal) []vigil.Signal {
 	var fresh []vigil.Signal
 	for _, sg := range sigs {
-		if slices.ContainsFunc(c.sigs, func(h vigil.Signal) bool { return h.ArtifactID == sg.ArtifactID }) {
+		if c.holds(sg.ArtifactID) {
 			continue
 		}
-		if sg.Unit != "" && !sg.Evidence && slices.ContainsFunc(c.sigs, func(h vigil.Signal) bool {
-			return h.Unit == sg.Unit && !h.Evidence && absDur(sg.At.Sub(h.At)) <= unitSpan
-		}) {
+		if sg.Unit != "" && !sg.Evidence && c.counted(sg) {
 			sg.Evidence = true
 		}
 		i, _ := slices.BinarySearchFunc(c.sigs, sg.At, func(h vigil.Signal, at time.Time) int { return h.At.Compare(at) })
@@ -293,6 +337,14 @@ func (c *coldKey) add(sigs []vigil.Signal) []vigil.Signal {
 		}
 		c.sigs = slices.Insert(c.sigs, i, sg)
 		fresh = append(fresh, sg)
+		if c.ids != nil {
+			c.ids[sg.ArtifactID] = true
+		} else if len(c.sigs) >= indexFrom {
+			c.ids = make(map[string]bool, 2*len(c.sigs))
+			for _, h := range c.sigs {
+				c.ids[h.ArtifactID] = true
+			}
+		}
 	}
 	return fresh
 }

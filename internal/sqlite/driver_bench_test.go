@@ -4,7 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -73,6 +77,108 @@ func BenchmarkDriverInsert(b *testing.B) {
 			b.ReportMetric(float64(b.N*batch)/b.Elapsed().Seconds(), "artifacts/s")
 		})
 	}
+}
+
+// BenchmarkDriverStore measures each driver on Vigil's own write
+// workload: Store.InsertArtifacts (artifact rows, their indexes and FTS5
+// rows, the statements the store runs) of batches of 1000 lines of the
+// four dataset folders (those vigil bench replays), into the full
+// migrated schema, with the writer's pragmas; the CPU time per batch of
+// the process (the wall clock is noisy on a shared machine). Reproduce with
+//
+//	go test -run '^$' -bench BenchmarkDriverStore ./internal/sqlite/                     # modernc
+//	go test -tags sqlite_fts5 -run '^$' -bench BenchmarkDriverStore ./internal/sqlite/   # + mattn (cgo)
+//	go test -tags ncruces -run '^$' -bench BenchmarkDriverStore ./internal/sqlite/       # + ncruces (wasm)
+func BenchmarkDriverStore(b *testing.B) {
+	lines := datasetLines(b)
+	for name, driver := range benchDrivers {
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			// The schema as the store makes it (the same SQLite file
+			// format whatever the driver), then the driver under test.
+			path := filepath.Join(b.TempDir(), "bench.db")
+			s0, err := Open(ctx, path, Options{DetectionMemory: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s0.Close(); err != nil {
+				b.Fatal(err)
+			}
+			db, err := sql.Open(driver, "file:"+path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			db.SetMaxOpenConns(1)
+			for _, p := range []string{"busy_timeout = 10000", "journal_mode = WAL", "synchronous = NORMAL", "foreign_keys = ON",
+				"temp_store = MEMORY", "cache_size = -65536"} {
+				if _, err := db.ExecContext(ctx, "PRAGMA "+p); err != nil {
+					b.Fatalf("%s: %v", p, err)
+				}
+			}
+			s := &Store{w: db}
+			const batch = 1000
+			now := time.Now()
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuTime(b)
+			for i := 0; i < b.N; i++ {
+				arts := make([]*vigil.Artifact, batch)
+				for k := range arts {
+					l := lines[(i*batch+k)%len(lines)]
+					arts[k] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
+				}
+				if err := s.InsertArtifacts(ctx, "bench", arts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			// CPU time, steadier than the wall clock on a shared machine:
+			// the writer's work is CPU (synchronous=NORMAL in WAL mode
+			// syncs nothing at commit).
+			cpu := cpuTime(b) - cpu0
+			b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(b.N*batch)/cpu.Seconds(), "artifacts/cpu-s")
+		})
+	}
+}
+
+// cpuTime returns the CPU time (user and system) of the process so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// datasetLines returns the (source, line) pairs of the dataset folders
+// vigil bench replays by default, shuffled; generated lines when they are
+// not there.
+func datasetLines(b *testing.B) [][2]string {
+	var out [][2]string
+	for _, src := range []string{"auth", "dns", "firewall", "suricata"} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", src, "*"))
+		for _, f := range files {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for l := range strings.SplitSeq(string(data), "\n") {
+				if l = strings.TrimSpace(l); l != "" && len(l) <= vigil.MaxRawBytes {
+					out = append(out, [2]string{src, l})
+				}
+			}
+		}
+	}
+	if len(out) == 0 {
+		b.Logf("no datasets in ../../../shared/datasets: generated lines")
+		for _, l := range benchLines(30000) {
+			out = append(out, [2]string{"auth", l})
+		}
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }
 
 // benchLines returns n realistic, distinct log lines.
