@@ -96,11 +96,11 @@ func (c *Compiled) Match(ev *Event) bool {
 }
 
 func (c *Compiled) matchCond(ev *Event) bool {
-	if !c.cond.eval(ev) {
+	if !c.cond.eval(ev.Fields, ev.Raw) {
 		return false
 	}
 	for _, f := range c.filters {
-		if f.cond.eval(ev) {
+		if f.cond.eval(ev.Fields, ev.Raw) {
 			return false
 		}
 	}
@@ -328,7 +328,12 @@ func (cc *compiler) cond(c cond) (node, error) {
 }
 
 // A node of a compiled condition.
-type node interface{ eval(ev *Event) bool }
+//
+// Nodes take the event's fields and raw line, not a pointer to an Event,
+// so that evaluating does not make the event escape to the heap.
+type node interface {
+	eval(f parse.Event, raw string) bool
+}
 
 type (
 	andNode []node
@@ -354,30 +359,30 @@ func orOf(ns []node) node {
 	return orNode(ns)
 }
 
-func (a andNode) eval(ev *Event) bool {
+func (a andNode) eval(f parse.Event, raw string) bool {
 	for _, n := range a {
-		if !n.eval(ev) {
+		if !n.eval(f, raw) {
 			return false
 		}
 	}
 	return true
 }
 
-func (o orNode) eval(ev *Event) bool {
+func (o orNode) eval(f parse.Event, raw string) bool {
 	for _, n := range o {
-		if n.eval(ev) {
+		if n.eval(f, raw) {
 			return true
 		}
 	}
 	return false
 }
 
-func (n notNode) eval(ev *Event) bool { return !n.x.eval(ev) }
+func (n notNode) eval(f parse.Event, raw string) bool { return !n.x.eval(f, raw) }
 
-func (a *atLeast) eval(ev *Event) bool {
+func (a *atLeast) eval(f parse.Event, raw string) bool {
 	k := 0
 	for _, n := range a.xs {
-		if n.eval(ev) {
+		if n.eval(f, raw) {
 			if k++; k >= a.n {
 				return true
 			}
@@ -392,8 +397,8 @@ type existsNode struct {
 	want  bool
 }
 
-func (e *existsNode) eval(ev *Event) bool {
-	_, ok := ev.Fields[e.field]
+func (e *existsNode) eval(f parse.Event, _ string) bool {
+	_, ok := f[e.field]
 	return ok == e.want
 }
 
@@ -410,11 +415,11 @@ type fieldNode struct {
 	neq    bool
 }
 
-func (f *fieldNode) eval(ev *Event) bool {
+func (f *fieldNode) eval(ev parse.Event, raw string) bool {
 	if f.raw {
-		return f.test(ev.Raw, ev)
+		return f.test(raw, ev)
 	}
-	v, ok := ev.Fields[f.field]
+	v, ok := ev[f.field]
 	if !ok || v == nil {
 		return f.null != f.neq
 	}
@@ -457,7 +462,7 @@ func (f *fieldNode) eval(ev *Event) bool {
 
 // test matches one string: true when the value matches (or, under neq,
 // matches none of the values).
-func (f *fieldNode) test(s string, ev *Event) bool {
+func (f *fieldNode) test(s string, ev parse.Event) bool {
 	hit := f.hit(s, ev)
 	if f.neq {
 		return !hit
@@ -465,10 +470,10 @@ func (f *fieldNode) test(s string, ev *Event) bool {
 	return hit
 }
 
-func (f *fieldNode) hit(s string, ev *Event) bool {
+func (f *fieldNode) hit(s string, ev parse.Event) bool {
 	if f.refs != nil {
 		for _, r := range f.refs {
-			o, ok := ev.Fields[r]
+			o, ok := ev[r]
 			if !ok {
 				return false
 			}
@@ -495,7 +500,7 @@ func (f *fieldNode) hit(s string, ev *Event) bool {
 	return false
 }
 
-func (f *fieldNode) testNum(x float64, s string, ev *Event) bool {
+func (f *fieldNode) testNum(x float64, s string, ev parse.Event) bool {
 	if f.refs != nil {
 		return f.test(s, ev)
 	}

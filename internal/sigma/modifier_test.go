@@ -210,3 +210,38 @@ func TestBase64Offsets(t *testing.T) {
 		t.Errorf("base64Offsets = %q, want %q", got, want)
 	}
 }
+
+func TestIndexFoldASCII(t *testing.T) {
+	for _, c := range []struct {
+		s, lower string
+		want     int
+	}{
+		{"Hello World", "world", 6}, {"hello", "hello", 0}, {"xHeLLo", "hello", 1}, {"hell", "hello", -1},
+		{"", "a", -1}, {"abc", "", 0}, {"aAaAb", "ab", 3}, {"AAAAB", "aab", 2}, {"x-y-Z", "-z", 3}, {"ab", "b", 1},
+	} {
+		if got := indexFoldASCII(c.s, c.lower); got != c.want {
+			t.Errorf("indexFoldASCII(%q, %q) = %d, want %d", c.s, c.lower, got, c.want)
+		}
+	}
+}
+
+func FuzzIndexFoldASCII(f *testing.F) {
+	f.Add("Hello World", "world")
+	f.Add("aAaAb", "ab")
+	f.Fuzz(func(t *testing.T, s, sub string) {
+		if !isASCII(sub) {
+			return
+		}
+		lower := strings.ToLower(sub)
+		folded := []byte(s) // ASCII letters folded byte by byte, other bytes kept
+		for i, c := range folded {
+			if c >= 'A' && c <= 'Z' {
+				folded[i] = c + 'a' - 'A'
+			}
+		}
+		want := strings.Index(string(folded), lower)
+		if got := indexFoldASCII(s, lower); got != want {
+			t.Fatalf("indexFoldASCII(%q, %q) = %d, want %d", s, lower, got, want)
+		}
+	})
+}

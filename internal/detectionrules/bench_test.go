@@ -1,0 +1,84 @@
+package detectionrules
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// benchRules returns n enabled rules spread over Vigil's sources and the
+// common shapes of SigmaHQ rules: DNS suffixes and substrings, firewall
+// ports with an action, sshd and auth keywords, a regular expression,
+// CIDRs. None matches the datasets' lines but by chance, so that every
+// rule is evaluated in full on each artifact of its sources.
+func benchRules(n int) []*vigil.DetectionRule {
+	shapes := []string{
+		"logsource:\n    category: dns\ndetection:\n    s:\n        query|endswith:\n            - '.bad%[1]d.example'\n            - '.worse%[1]d.example'\n    condition: s\n",
+		"logsource:\n    category: dns\ndetection:\n    s:\n        query|contains|all:\n            - 'exfil%[1]d'\n            - 'data'\n    f:\n        record_type: A\n    condition: s and not f\n",
+		"logsource:\n    category: firewall\ndetection:\n    s:\n        dst_port: %[1]d\n        action:\n            - accept\n            - forward\n    n:\n        src_ip|cidr: 10.%[2]d.0.0/16\n    condition: s and not n\n",
+		"logsource:\n    product: linux\n    service: sshd\ndetection:\n    keywords:\n        - 'unexpected internal error %[1]d'\n        - 'bad client public DH value %[1]d'\n    condition: keywords\n",
+		"logsource:\n    product: linux\ndetection:\n    keywords:\n        - 'wget http://%[1]d'\n        - '/dev/tcp/%[1]d'\n    condition: keywords\n",
+		"logsource:\n    product: linux\n    service: auth\ndetection:\n    s:\n        user.name|re: '^svc%[1]d[a-z]+$'\n    condition: s\n",
+	}
+	out := make([]*vigil.DetectionRule, n)
+	for i := range out {
+		text := fmt.Sprintf("title: bench %d\n", i) + fmt.Sprintf(shapes[i%len(shapes)], i, i%256)
+		out[i] = &vigil.DetectionRule{ID: fmt.Sprintf("r%d", i), Enabled: true, Kind: "detection", Rule: text}
+	}
+	return out
+}
+
+// benchEvents parses the first lines of real logs of each source.
+func benchEvents(b *testing.B) []*detect.Event {
+	files := []struct{ source, rel string }{
+		{"auth", "auth/fail2ban-sshd.log"}, {"auth", "auth/loghub-Linux_2k.log"},
+		{"firewall", "firewall/iptablogs-netfilter.log"}, {"zeek", "dns/wrccdc2018-zeek-dns.log"},
+		{"dnsmasq", "dns/dnsmasq-hotspot.log"},
+	}
+	ref := time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)
+	var out []*detect.Event
+	for _, f := range files {
+		fh, err := os.Open(filepath.Join("..", "..", "..", "shared", "datasets", f.rel))
+		if err != nil {
+			b.Skipf("no datasets: %v", err)
+		}
+		sc := bufio.NewScanner(fh)
+		for i := 0; i < 200 && sc.Scan(); i++ {
+			raw := sc.Text()
+			res := parse.Parse(f.source, []byte(raw), ref)
+			out = append(out, &detect.Event{ArtifactID: fmt.Sprint(len(out)), Source: f.source, At: ref, Raw: raw, Fields: res.Event})
+		}
+		fh.Close()
+	}
+	return out
+}
+
+// BenchmarkRules evaluates n enabled rules on every artifact of a batch
+// of 955 real lines (the first 200 of each: fail2ban sshd, loghub Linux,
+// iptables, Zeek DNS, dnsmasq; the sshd file has 155), as the detect
+// stage does: ns/artifact is the cost per artifact.
+func BenchmarkRules(b *testing.B) {
+	evs := benchEvents(b)
+	for _, n := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
+			dets, errs := Compile(benchRules(n))
+			if len(errs) > 0 || len(dets) != n {
+				b.Fatalf("compiled %d of %d: %v", len(dets), n, errs)
+			}
+			eng := detect.NewEngine(dets...)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				eng.Screened(evs, nil)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/artifact")
+		})
+	}
+}
