@@ -553,3 +553,36 @@ func fill(ctx context.Context, c *client.Client, clients, streak int) *fillResul
 	wg.Wait()
 	return res
 }
+
+// TestStartOnFullDiskWithoutRoom: a data dir whose disk another program
+// filled to the last byte, with no ballast file left to release, cannot
+// open SQLite or recover the queue; vigil serve exits at once saying so
+// and what to do, instead of a driver's I/O error or the embedded
+// JetStream's panic.
+func TestStartOnFullDiskWithoutRoom(t *testing.T) {
+	mnt := mountTmpfs(t, "32m")
+	dir := filepath.Join(mnt, "data")
+	p := startVigil(t, "vigil#1", dir, "--no-enrichment")
+	if _, err := p.terminate(t, 40*time.Second); err != nil {
+		t.Fatalf("vigil#1: %v", err)
+	}
+	if err := os.Remove(filepath.Join(dir, "space-ballast")); err != nil {
+		t.Fatalf("the first start kept no ballast file: %v", err)
+	}
+	fillDisk(t, filepath.Join(mnt, "filler"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, vigilBin, "serve", "--addr", "127.0.0.1:0", "--metrics-addr", "", "--data-dir", dir)
+	cmd.Env = childEnv()
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("vigil serve on a full disk: %v, want exit status 1:\n%s", err, out)
+	}
+	last := strings.TrimSpace(string(out))
+	last = last[strings.LastIndexByte(last, '\n')+1:]
+	t.Logf("vigil serve on a full disk without a ballast: %s", last)
+	if !strings.Contains(last, "the disk of the data directory is full") || !strings.Contains(last, "free space on it, then start vigil again") {
+		t.Errorf("last line of vigil serve on a full disk: %s; want it to say the disk is full and what to do", last)
+	}
+}
