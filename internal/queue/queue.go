@@ -398,14 +398,12 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 	}
 	timeout := time.NewTimer(30 * time.Second)
 	defer timeout.Stop()
-	var health <-chan time.Time
-	if q.ns != nil {
-		// The embedded server never answers a publish it failed to write
-		// (a full disk): its health says so long before the timeout.
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		health = tick.C
-	}
+	// The embedded server never answers a publish it failed to write (a
+	// full disk), and a server that dies with publishes in flight never
+	// answers them: its health, or the lost connection, says so long
+	// before the timeout.
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
 	var last uint64 // the highest stream sequence acknowledged
 	for _, f := range futures {
 	acked:
@@ -420,7 +418,11 @@ func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact,
 				return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Err: ctx.Err()}
 			case <-timeout.C:
 				return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "queue did not acknowledge in time"}
-			case <-health:
+			case <-tick.C:
+				if !q.nc.IsConnected() {
+					return false, &vigil.Error{Code: vigil.EUNAVAILABLE,
+						Message: "ingest queue unavailable: the connection to NATS was lost before it acknowledged the batch; retry later"}
+				}
 				if err := q.embeddedHealth(); err != nil {
 					return false, err
 				}
