@@ -76,6 +76,9 @@ type Incident struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastActivityAt time.Time  `json:"last_activity_at"`
 	ResolvedAt     *time.Time `json:"resolved_at"`
+	// Case work, absent when none: who works the incident, its tags.
+	Assignee *string  `json:"assignee,omitempty"`
+	Tags     []string `json:"tags,omitempty"`
 
 	// Only in the single-incident response.
 	Nodes        []Node           `json:"nodes,omitempty"`
@@ -109,6 +112,8 @@ type RuleRef struct {
 type IncidentFilter struct {
 	Status   int // 0 = any
 	Severity string
+	Assignee string // "" = any
+	Tag      string // "" = any
 	Range    TimeRange
 	// Text, when set, keeps the incidents whose title contains it,
 	// case-insensitively (ASCII letters).

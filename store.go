@@ -43,6 +43,7 @@ type Store interface {
 	NodeStore
 	TriageStore
 	HistoryStore
+	CaseStore
 	ClassificationStore
 	RuleStore
 	RoleStore
@@ -143,6 +144,34 @@ type HistoryStore interface {
 	// later never takes a position before one already returned, and the
 	// events of one incident are in the order of its history.
 	IncidentEventsAfter(ctx context.Context, org string, after int64, limit int) ([]*IncidentEvent, error)
+	// IncidentEventsHead returns the stream position of org's newest
+	// event (0: none): a reader starting there gets only what comes next.
+	IncidentEventsHead(ctx context.Context, org string) (int64, error)
+}
+
+// CaseStore keeps the case work on incidents: assignee, tags and
+// comments. Each change is recorded in the incident's history in the same
+// transaction, by actor.
+type CaseStore interface {
+	// UpdateIncidentCase applies u to incident id of org and returns it as
+	// GetIncident does; what it does not change records nothing.
+	// ENOTFOUND if org has no incident id.
+	UpdateIncidentCase(ctx context.Context, org, id string, u CaseUpdate, actor string, now time.Time) (*Incident, error)
+	// CreateComment stores c (its ID, Author and times set) on incident
+	// c.IncidentID of org; ENOTFOUND if org has no such incident.
+	CreateComment(ctx context.Context, org string, c *Comment) error
+	// GetComment returns comment id of incident of org; ENOTFOUND if there
+	// is none.
+	GetComment(ctx context.Context, org, incident, id string) (*Comment, error)
+	// ListComments returns a page of the comments of incident of org,
+	// oldest first, and their total; ENOTFOUND if org has no incident.
+	ListComments(ctx context.Context, org, incident string, p Page) ([]*Comment, int, error)
+	// UpdateComment replaces the body of comment id; ENOTFOUND if the
+	// incident of org has no such comment.
+	UpdateComment(ctx context.Context, org, incident, id, body string, now time.Time) (*Comment, error)
+	// DeleteComment removes comment id; ENOTFOUND if the incident of org
+	// has no such comment.
+	DeleteComment(ctx context.Context, org, incident, id string) error
 }
 
 // ClassificationStore is what classification rules read and decide of an

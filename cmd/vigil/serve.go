@@ -258,6 +258,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	// Event streams never finish on their own: shutting down ends them,
+	// and their clients resume elsewhere with Last-Event-ID.
+	srv.RegisterOnShutdown(handler.StopStreams)
 	// The syslog listeners stop reading with HTTP, and publish what they
 	// read before the workers drain.
 	stopSyslog := func(ctx context.Context) {

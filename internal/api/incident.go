@@ -58,7 +58,14 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.Query())
-	f := vigil.IncidentFilter{Severity: q.severity(), Range: q.timeRange(), Page: q.page()}
+	f := vigil.IncidentFilter{Severity: q.severity(), Range: q.timeRange(), Page: q.page(),
+		Assignee: q.str("assignee"), Tag: q.str("tag")}
+	if f.Assignee != "" && !vigil.ValidAssignee(f.Assignee) {
+		q.bad("assignee", "must be 1 to 256 bytes of printable text")
+	}
+	if f.Tag != "" && !vigil.ValidTag(f.Tag) {
+		q.bad("tag", "must be 1 to 64 letters, digits or - _ . : /")
+	}
 	if st := q.str("status"); st != "" {
 		n, err := strconv.Atoi(st)
 		if err != nil || !vigil.ValidStatus(n) {

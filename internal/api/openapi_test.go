@@ -80,13 +80,21 @@ var extensionRoutes = []struct {
 	{"POST", "/v1/detection-rules/:id/enable", "signals:write", "signals:read"},
 	{"POST", "/v1/detection-rules/:id/disable", "signals:write", "signals:read"},
 	{"POST", "/v1/detection-rules/test", "signals:read", "observations:read"},
+	{"PUT", "/v1/incidents/:id", "incidents:write", "incidents:read"},
+	{"GET", "/v1/incidents/:id/comments", "incidents:read", "observations:read"},
+	{"POST", "/v1/incidents/:id/comments", "incidents:write", "observer:read"},
+	{"PUT", "/v1/incidents/:id/comments/:comment", "incidents:write", "incidents:read"},
+	{"DELETE", "/v1/incidents/:id/comments/:comment", "incidents:write", "signals:manage"},
+	{"GET", "/v1/events", "incidents:read", "signals:write"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
 var allRoutes = append(contractRoutes[:len(contractRoutes):len(contractRoutes)], extensionRoutes...)
 
 // oasPath turns a contract path (":id") into an OpenAPI path ("{id}").
-func oasPath(p string) string { return strings.ReplaceAll(p, ":id", "{id}") }
+func oasPath(p string) string {
+	return strings.NewReplacer(":id", "{id}", ":comment", "{comment}").Replace(p)
+}
 
 func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 	e := newEnv(t)
@@ -523,7 +531,10 @@ func TestOpenAPIConformance(t *testing.T) {
 
 	// Authentication and permissions on every route, both prefixes.
 	for _, rt := range allRoutes {
-		p := strings.ReplaceAll(rt.path, ":id", oasMissingID)
+		p := strings.NewReplacer(":id", oasMissingID, ":comment", oasMissingID).Replace(rt.path)
+		if rt.path == "/v1/events" {
+			p += "?follow=false" // the stream ends instead of waiting for events
+		}
 		var body any
 		if rt.method == "POST" || rt.method == "PUT" {
 			body = map[string]any{}
@@ -784,6 +795,64 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("GET", "/v1/incidents/not-a-uuid/history", admin, nil, http.StatusBadRequest)
 	o.call("GET", "/v1/incidents/"+oasMissingID+"/history", admin, nil, http.StatusNotFound)
 	o.call("GET", "/v1/incidents/"+incID+"/history", other, nil, http.StatusNotFound)
+	// Case work: assignee, tags, comments.
+	caseUpd := o.ok("PUT", "/v1/incidents/"+incID, admin, map[string]any{"assignee": "bob@example.org", "tags": []string{"vip", "c2"}}, http.StatusOK)
+	if d := caseUpd.data(); d["assignee"] != "bob@example.org" || len(d["tags"].([]any)) != 2 || d["history"] == nil {
+		t.Errorf("case update = %s", caseUpd.Raw)
+	}
+	o.call("GET", "/v1/incidents?assignee=bob@example.org&tag=vip", admin, nil, http.StatusOK)
+	o.badQuery("/v1/incidents", admin, "tag", "no spaces", true)
+	o.badQuery("/v1/incidents", admin, "assignee", "a\x01", false)
+	o.bad("PUT", "/v1/incidents/"+incID, admin, map[string]any{"status": 2}, "status")
+	o.bad("PUT", "/v1/incidents/"+incID, admin, map[string]any{}, "body")
+	o.bad("PUT", "/v1/incidents/"+incID, admin, map[string]any{"tags": []string{"ok", "not ok"}}, "tags[1]")
+	o.bad("PUT", "/v1/incidents/"+incID, admin, map[string]any{"assignee": 7}, "assignee")
+	o.ok("PUT", "/api/v1/incidents/"+incID, admin, map[string]any{"assignee": nil, "tags": []string{}}, http.StatusOK)
+	o.call("PUT", "/v1/incidents/"+oasMissingID, admin, map[string]any{"tags": []string{}}, http.StatusNotFound)
+	o.call("PUT", "/v1/incidents/"+incID, other, map[string]any{"tags": []string{}}, http.StatusNotFound)
+	o.raw("PUT", "/v1/incidents/"+incID, admin, "text/html", []byte(`{}`), http.StatusUnsupportedMediaType)
+	com := o.ok("POST", "/v1/incidents/"+incID+"/comments", admin, map[string]any{"body": "Looks like **C2**."}, http.StatusCreated).data()
+	comID := com["id"].(string)
+	o.bad("POST", "/v1/incidents/"+incID+"/comments", admin, map[string]any{"body": ""}, "body")
+	o.bad("POST", "/v1/incidents/"+incID+"/comments", admin, map[string]any{"body": strings.Repeat("x", 16385)}, "body")
+	o.call("POST", "/v1/incidents/"+oasMissingID+"/comments", admin, map[string]any{"body": "x"}, http.StatusNotFound)
+	o.raw("POST", "/v1/incidents/"+incID+"/comments", admin, "text/html", []byte(`{}`), http.StatusUnsupportedMediaType)
+	if cl := o.call("GET", "/v1/incidents/"+incID+"/comments?limit=10", admin, nil, http.StatusOK); cl.data()["total"] != float64(1) {
+		t.Errorf("comments = %s", cl.Raw)
+	}
+	o.badQuery("/v1/incidents/"+incID+"/comments", admin, "offset", "-1", true)
+	o.call("GET", "/v1/incidents/"+oasMissingID+"/comments", admin, nil, http.StatusNotFound)
+	o.ok("PUT", "/v1/incidents/"+incID+"/comments/"+comID, admin, map[string]any{"body": "Edited."}, http.StatusOK)
+	o.bad("PUT", "/v1/incidents/"+incID+"/comments/"+comID, admin, map[string]any{"text": "x"}, "text")
+	o.call("PUT", "/v1/incidents/"+incID+"/comments/"+comID, e.token("org-a", "incidents:write"), map[string]any{"body": "x"}, http.StatusOK)
+	o.call("PUT", "/v1/incidents/"+incID+"/comments/"+oasMissingID, admin, map[string]any{"body": "x"}, http.StatusNotFound)
+	o.raw("PUT", "/v1/incidents/"+incID+"/comments/"+comID, admin, "text/html", []byte(`{}`), http.StatusUnsupportedMediaType)
+	o.call("DELETE", "/v1/incidents/not-a-uuid/comments/"+comID, admin, nil, http.StatusBadRequest)
+	o.call("DELETE", "/v1/incidents/"+incID+"/comments/"+comID, other, nil, http.StatusNotFound)
+	o.call("DELETE", "/v1/incidents/"+incID+"/comments/"+comID, admin, nil, http.StatusOK)
+	o.call("DELETE", "/v1/incidents/"+incID+"/comments/"+comID, admin, nil, http.StatusNotFound)
+	// The live stream, read to the end with follow=false.
+	evs := o.call("GET", "/v1/events?follow=false&last_event_id=0&types=incident.created,incident.commented", admin, nil, http.StatusOK)
+	if n := strings.Count(string(evs.Raw), "event: incident.commented\n"); n != 1 || !strings.Contains(string(evs.Raw), "event: incident.created\n") {
+		t.Errorf("event stream = %s", evs.Raw)
+	}
+	o.badQuery("/v1/events", admin, "types", "incident.deleted", false)
+	o.badQuery("/v1/events", admin, "follow", "maybe", false)
+	o.badQuery("/v1/events", admin, "last_event_id", "-1", true)
+	var open []*http.Response
+	for range api.DefaultMaxOrgStreams {
+		req, _ := http.NewRequestWithContext(t.Context(), "GET", e.srv.URL+"/v1/events", nil)
+		req.Header.Set("Authorization", "Bearer "+admin)
+		resp, err := e.srv.Client().Do(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("stream: %v %v", err, resp)
+		}
+		open = append(open, resp)
+	}
+	o.call("GET", "/v1/events", admin, nil, http.StatusTooManyRequests)
+	for _, resp := range open {
+		resp.Body.Close()
+	}
 	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 6}, "status")
 	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 0}, "status")
 	o.bad("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 2.5}, "status")

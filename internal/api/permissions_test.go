@@ -95,6 +95,21 @@ var endpoints = []endpoint{
 // matrix.
 var additions = []endpoint{
 	{"GET", "/incidents/{id}/history", "incidents:read", 200, withIncident("/history", nil)},
+	{"PUT", "/incidents/{id}", "incidents:write", 200, withIncident("", map[string]any{"tags": []string{"vip"}})},
+	{"GET", "/incidents/{id}/comments", "incidents:read", 200, withIncident("/comments", nil)},
+	{"POST", "/incidents/{id}/comments", "incidents:write", 201, withIncident("/comments", map[string]any{"body": "seen"})},
+	{"PUT", "/incidents/{id}/comments/{comment}", "incidents:write", 200, withComment(map[string]any{"body": "edited"})},
+	{"DELETE", "/incidents/{id}/comments/{comment}", "incidents:write", 200, withComment(nil)},
+}
+
+// withComment makes a comment on a new incident, written by the sub of
+// every token of the matrix (so that only permissions decide).
+func withComment(body any) func(testing.TB, *env, string) (string, any) {
+	return func(t testing.TB, e *env, admin string) (string, any) {
+		inc := newIncident(t, e, admin, "medium")
+		c := must(t, call(t, e, "POST", "/v1/incidents/"+inc+"/comments", admin, map[string]any{"body": "fixture"}), http.StatusCreated).data()
+		return "/incidents/" + inc + "/comments/" + c["id"].(string), body
+	}
 }
 
 // catalog is every permission a token or role may carry.

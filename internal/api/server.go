@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -103,6 +104,11 @@ type Config struct {
 	// to re-classify (rules.Reclassifier, which every serve and worker
 	// process runs); nil: the background loops find the marks by polling.
 	Reclassify interface{ Notify() }
+
+	// The live stream (GET /v1/events; 0: the Default… values): how
+	// often each stream reads the store, how many one org may hold open.
+	EventPoll     time.Duration
+	MaxOrgStreams int
 }
 
 // Server is the HTTP handler of the API.
@@ -127,6 +133,10 @@ type Server struct {
 	searches       *orgSlots // searches in flight per org
 	reclassify     interface{ Notify() }
 	bodies         *bodyBudget
+	eventPoll      time.Duration
+	streams        *orgSlots // event streams open per org
+	stopStreams    chan struct{}
+	stopOnce       sync.Once
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -162,6 +172,9 @@ func New(cfg Config) *Server {
 	s.searches = newOrgSlots(cmp.Or(cfg.MaxOrgSearches, DefaultMaxOrgSearches))
 	s.reclassify = cfg.Reclassify
 	s.keys = auth.NewKeyVerifier(cfg.Store, cfg.KeyTTL, nil, s.log)
+	s.eventPoll = cmp.Or(cfg.EventPoll, DefaultEventPoll)
+	s.streams = newOrgSlots(cmp.Or(cfg.MaxOrgStreams, DefaultMaxOrgStreams))
+	s.stopStreams = make(chan struct{})
 	s.bodies = newBodyBudget(cmp.Or(cfg.BodyBudget, DefaultBodyBudget), cmp.Or(cfg.ClientBodyBudget, DefaultClientBodyBudget),
 		cmp.Or(cfg.BodyMinRate, DefaultBodyMinRate), cmp.Or(cfg.BodyGrace, DefaultBodyGrace))
 	reg := cfg.Registry
@@ -221,6 +234,13 @@ func (s *Server) routes(metrics http.Handler) {
 		{"PUT", "/incidents/{id}/status", vigil.PermIncidentsWrite, s.setIncidentStatus},
 		// Case work: additions to the contract (docs/api.md, Case work).
 		{"GET", "/incidents/{id}/history", vigil.PermIncidentsRead, s.incidentHistory},
+		{"PUT", "/incidents/{id}", vigil.PermIncidentsWrite, s.updateIncidentCase},
+		{"GET", "/incidents/{id}/comments", vigil.PermIncidentsRead, s.listComments},
+		{"POST", "/incidents/{id}/comments", vigil.PermIncidentsWrite, s.createComment},
+		{"PUT", "/incidents/{id}/comments/{comment}", vigil.PermIncidentsWrite, s.updateComment},
+		{"DELETE", "/incidents/{id}/comments/{comment}", vigil.PermIncidentsWrite, s.deleteComment},
+		// The live stream of incident events (docs/events.md).
+		{"GET", "/events", vigil.PermIncidentsRead, s.streamEvents},
 
 		{"POST", "/artifacts", vigil.PermSignalsWrite, s.postArtifacts},
 		{"GET", "/artifacts", vigil.PermSignalsRead, s.searchArtifacts},
@@ -330,6 +350,8 @@ func (s *Server) bound(rt route, h http.Handler) http.Handler {
 		return h
 	case rt.method == "GET" && rt.path == "/artifacts":
 		return withDeadline(s.searchTimeout, h.ServeHTTP)
+	case rt.path == "/events":
+		return h // a stream lasts as long as its client reads it
 	}
 	return withDeadline(s.requestTimeout, h.ServeHTTP)
 }
@@ -406,7 +428,11 @@ type Principal struct {
 	OrgID   string
 	// APIKey is set when the caller is an API key (Subject "api-key:<id>").
 	APIKey bool
+	perms  []string // granted by the token (or key) and its roles
 }
+
+// allowed reports whether the principal holds perm.
+func (p Principal) allowed(perm string) bool { return auth.Allowed(p.perms, perm) }
 
 // actorName is how a token's sub is recorded in histories: it comes from
 // a verified token but is still outside text, so it is kept printable and
@@ -419,7 +445,7 @@ func actorName(sub string) string {
 		return r
 	}, sub)
 	if len(actor) > 256 {
-		actor = actor[:256]
+		actor = strings.ToValidUTF8(actor[:256], "")
 	}
 	if actor == "" || actor == vigil.ActorSystem {
 		actor = "unknown"
@@ -550,6 +576,7 @@ func (s *Server) authorize(perm string, ingest bool, next http.HandlerFunc) http
 		if acc, _ := r.Context().Value(keyAccess).(*access); acc != nil {
 			acc.org, acc.sub = p.OrgID, p.Subject
 		}
+		p.perms = perms
 		ctx := context.WithValue(r.Context(), keyPrincipal, p)
 		// What the request changes is recorded as done by the caller's sub.
 		ctx = vigil.WithActor(ctx, actorName(p.Subject))

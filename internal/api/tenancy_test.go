@@ -14,6 +14,7 @@ func TestTenancy(t *testing.T) {
 
 	aObs := createObs(t, e, a, map[string]any{"type": "malware", "description": "tenancymarker beacon", "severity": "high"})
 	aInc := aObs["incident_id"].(string)
+	aComment := must(t, call(t, e, "POST", "/v1/incidents/"+aInc+"/comments", a, map[string]any{"body": "org a note"}), http.StatusCreated).data()["id"].(string)
 	aRule := createRule(t, e, a, map[string]any{"name": "a-rule", "priority": 1, "severity": "high"})
 	aRole := createRole(t, e, a, "a-role", "incidents:read")
 	postArtifacts(t, e, a, map[string]any{"source": "custom", "raw": "tenancymarker secret of org a 198.51.100.77"})
@@ -36,6 +37,11 @@ func TestTenancy(t *testing.T) {
 			{"get incident", "GET", "/incidents/" + aInc, nil},
 			{"put incident status", "PUT", "/incidents/" + aInc + "/status", map[string]any{"status": 4}},
 			{"get incident history", "GET", "/incidents/" + aInc + "/history", nil},
+			{"assign incident", "PUT", "/incidents/" + aInc, map[string]any{"assignee": "mallory"}},
+			{"list comments", "GET", "/incidents/" + aInc + "/comments", nil},
+			{"comment", "POST", "/incidents/" + aInc + "/comments", map[string]any{"body": "hi"}},
+			{"edit comment", "PUT", "/incidents/" + aInc + "/comments/" + aComment, map[string]any{"body": "defaced"}},
+			{"delete comment", "DELETE", "/incidents/" + aInc + "/comments/" + aComment, nil},
 			{"get rule", "GET", "/classification-rules/" + aRule["id"].(string), nil},
 			{"put rule", "PUT", "/classification-rules/" + aRule["id"].(string), map[string]any{"priority": 9}},
 			{"delete rule", "DELETE", "/classification-rules/" + aRule["id"].(string), nil},

@@ -580,7 +580,7 @@ func TestTransportErrors(t *testing.T) {
 		}{
 			{"PATCH", "/v1/incidents", []string{"GET", "HEAD"}},
 			{"POST", "/v1/incidents", []string{"GET", "HEAD"}},
-			{"DELETE", "/v1/incidents/" + inc, []string{"GET", "HEAD"}},
+			{"DELETE", "/v1/incidents/" + inc, []string{"GET", "HEAD", "PUT"}},
 			{"GET", "/v1/incidents/" + inc + "/status", []string{"PUT"}},
 			{"PATCH", "/v1/observations/" + obs["id"].(string), []string{"DELETE", "GET", "HEAD", "PUT"}},
 			{"PUT", "/api/v1/artifacts", []string{"GET", "HEAD", "POST"}},

@@ -89,7 +89,17 @@ var sequenceLock = lockKey("vigil/incident-events/sequence")
 // order, since each change locks its incident), by one sequencer at a
 // time, each after the last one's positions.
 func (s *Store) IncidentEventsAfter(ctx context.Context, org string, after int64, limit int) ([]*vigil.IncidentEvent, error) {
-	err := s.tx(ctx, func(tx pgx.Tx) error {
+	if err := s.sequenceEvents(ctx); err != nil {
+		return nil, wrap("IncidentEventsAfter", err)
+	}
+	out, err := collectEvents(ctx, s.pool, `SELECT `+eventCols+` FROM incident_events WHERE org_id = $1 AND pos > $2
+		ORDER BY pos LIMIT $3`, org, after, limit)
+	return out, wrap("IncidentEventsAfter", err)
+}
+
+// sequenceEvents gives the committed events without a position theirs.
+func (s *Store) sequenceEvents(ctx context.Context) error {
+	return s.tx(ctx, func(tx pgx.Tx) error {
 		b := &pgx.Batch{}
 		b.Queue(`SELECT pg_advisory_xact_lock($1)`, sequenceLock)
 		b.Queue(`UPDATE incident_events e SET pos = m.base + t.n
@@ -98,12 +108,17 @@ func (s *Store) IncidentEventsAfter(ctx context.Context, org string, after int64
 			WHERE e.id = t.id`)
 		return sendBatch(ctx, tx, b)
 	})
-	if err != nil {
-		return nil, wrap("IncidentEventsAfter", err)
+}
+
+// IncidentEventsHead returns the position of org's newest event, once the
+// committed events have theirs: an event committed later gets a higher one.
+func (s *Store) IncidentEventsHead(ctx context.Context, org string) (int64, error) {
+	if err := s.sequenceEvents(ctx); err != nil {
+		return 0, wrap("IncidentEventsHead", err)
 	}
-	out, err := collectEvents(ctx, s.pool, `SELECT `+eventCols+` FROM incident_events WHERE org_id = $1 AND pos > $2
-		ORDER BY pos LIMIT $3`, org, after, limit)
-	return out, wrap("IncidentEventsAfter", err)
+	var head int64
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(pos), 0) FROM incident_events WHERE org_id = $1`, org).Scan(&head)
+	return head, wrap("IncidentEventsHead", err)
 }
 
 // statusHistory returns the status changes of incident id of org, oldest

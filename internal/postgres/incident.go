@@ -10,7 +10,7 @@ import (
 )
 
 const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
-	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at`
+	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags`
 
 func scanIncident(row pgx.Row) (*vigil.Incident, error) {
 	var i vigil.Incident
@@ -18,8 +18,11 @@ func scanIncident(row pgx.Row) (*vigil.Incident, error) {
 	var created, updated, active int64
 	var resolved *int64
 	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
-		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved); err != nil {
+		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &i.Assignee, &i.Tags); err != nil {
 		return nil, err
+	}
+	if len(i.Tags) == 0 {
+		i.Tags = nil
 	}
 	i.StatusName = vigil.StatusName(i.Status)
 	i.Classification = class
@@ -106,6 +109,12 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 	}
 	if f.Text != "" {
 		c.add(`title ILIKE ? ESCAPE '\'`, vigil.LikePattern(f.Text))
+	}
+	if f.Assignee != "" {
+		c.add("assignee = ?", f.Assignee)
+	}
+	if f.Tag != "" {
+		c.add("tags @> ARRAY[?::text]", f.Tag)
 	}
 	c.timeRange("created_at", f.Range)
 	limit, pageArgs := c.page(f.Page)

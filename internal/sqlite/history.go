@@ -86,6 +86,13 @@ func (s *Store) IncidentEventsAfter(ctx context.Context, org string, after int64
 	return out, wrap("IncidentEventsAfter", err)
 }
 
+// IncidentEventsHead returns the position of org's newest event.
+func (s *Store) IncidentEventsHead(ctx context.Context, org string) (int64, error) {
+	var head int64
+	err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM incident_events WHERE org_id = ?`, org).Scan(&head)
+	return head, wrap("IncidentEventsHead", err)
+}
+
 // statusHistory returns the status changes of incident id of org, oldest
 // first: the history of the single-incident response.
 func statusHistory(ctx context.Context, q querier, org, id string) ([]vigil.StatusChange, error) {

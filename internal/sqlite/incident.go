@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -11,16 +13,26 @@ import (
 )
 
 const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
-	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at`
+	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags`
 
 func scanIncident(row interface{ Scan(...any) error }) (*vigil.Incident, error) {
 	var i vigil.Incident
-	var class, byID, byName, merged sql.NullString
+	var class, byID, byName, merged, assignee sql.NullString
 	var created, updated, active int64
 	var resolved sql.NullInt64
+	var tags string
 	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
-		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved); err != nil {
+		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &assignee, &tags); err != nil {
 		return nil, err
+	}
+	if assignee.Valid {
+		i.Assignee = &assignee.String
+	}
+	if err := json.Unmarshal([]byte(tags), &i.Tags); err != nil {
+		return nil, fmt.Errorf("incident %s tags: %w", i.ID, err)
+	}
+	if len(i.Tags) == 0 {
+		i.Tags = nil
 	}
 	i.StatusName = vigil.StatusName(i.Status)
 	if class.Valid {
@@ -115,6 +127,14 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		// SQLite's LIKE is case-insensitive for ASCII letters.
 		where = append(where, `title LIKE ? ESCAPE '\'`)
 		args = append(args, vigil.LikePattern(f.Text))
+	}
+	if f.Assignee != "" {
+		where = append(where, "assignee = ?")
+		args = append(args, f.Assignee)
+	}
+	if f.Tag != "" {
+		where = append(where, "EXISTS (SELECT 1 FROM json_each(incidents.tags) WHERE value = ?)")
+		args = append(args, f.Tag)
 	}
 	where, args = rangeClause("created_at", f.Range, where, args)
 	cond := strings.Join(where, " AND ")

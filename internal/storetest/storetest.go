@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Headline", headlineTests()},
 		{"Incidents", incidentTests()},
 		{"History", historyTests()},
+		{"CaseWork", caseWorkTests()},
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
 		{"APIKeys", apiKeyTests()},
