@@ -155,3 +155,97 @@ filter:
 		t.Errorf("%d Sigma observations with the filter, want still 1", n)
 	}
 }
+
+// The correlation equivalent of the built-in SSH brute force (docs/sigma.md):
+// a base rule of one failed attempt (disabled: it does not report on its
+// own), counted per source address, five in five minutes.
+const sshAttemptRule = `title: SSH authentication attempt failed
+name: ssh_failed_attempt
+logsource:
+    product: linux
+    service: sshd
+detection:
+    attempt:
+        event.outcome: failure
+        vigil.attempt.role: attempt
+    condition: attempt
+`
+
+const sshBruteForceCorrelation = `title: SSH brute force (Sigma correlation)
+id: 4e1e7a3c-2f0b-4d5e-8a61-9c3b2d1f0e77
+level: medium
+tags:
+    - attack.credential-access
+    - attack.t1110
+correlation:
+    type: event_count
+    rules:
+        - ssh_failed_attempt
+    group-by:
+        - source.ip
+    timespan: 5m
+    condition:
+        gte: 5
+`
+
+// TestSigmaBruteForceCorrelation: over loghub's Linux log (real sshd
+// lines, year-less: their times are parsed), the correlation reports the
+// addresses the built-in brute force does, each burst one observation.
+func TestSigmaBruteForceCorrelation(t *testing.T) {
+	e := newDetectingEnv(t)
+	tok := e.token("org-a", "signals:manage", "incidents:read", "observations:read")
+	base := postRule(t, e, tok, sshAttemptRule)
+	must(t, call(t, e, "POST", "/v1/detection-rules/"+base["id"].(string)+"/disable", tok, nil), http.StatusOK)
+	postRule(t, e, tok, sshBruteForceCorrelation)
+
+	lines := datasetLines(t, "auth/loghub-Linux_2k.log", "auth", "")
+	for _, l := range lines {
+		delete(l, "timestamp") // the line's own time
+	}
+	for i := 0; i < len(lines); i += 500 {
+		postArtifacts(t, e, tok, lines[i:min(i+500, len(lines))]...)
+	}
+	d := must(t, call(t, e, "GET", "/v1/observations?limit=1000", tok, nil), http.StatusOK).data()
+	builtin, sigmaKeys := map[string]int{}, map[string]int{}
+	for _, x := range d["observations"].([]any) {
+		o := x.(map[string]any)
+		desc := o["description"].(string)
+		switch {
+		case strings.HasPrefix(desc, "SSH brute force: "):
+			builtin[firstAddress(desc)]++
+		case strings.HasPrefix(desc, "Sigma correlation SSH brute force"):
+			sigmaKeys[firstAddress(desc[strings.Index(desc, " for "):])]++
+			if o["type"] != "auth" || o["severity"] != "medium" {
+				t.Errorf("correlation observation %v", o)
+			}
+		case strings.HasPrefix(desc, "Sigma rule SSH authentication attempt failed"):
+			t.Errorf("the disabled base rule reported: %s", desc)
+		}
+	}
+	t.Logf("observations per address: built-in %v, Sigma correlation %v", builtin, sigmaKeys)
+	if len(builtin) == 0 || !mapsEqual(builtin, sigmaKeys) {
+		t.Errorf("observations per address: built-in %v, Sigma correlation %v", builtin, sigmaKeys)
+	}
+}
+
+// firstAddress returns the first IPv4 address in s.
+func firstAddress(s string) string {
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !(r == '.' || r >= '0' && r <= '9') }) {
+		if strings.Count(f, ".") == 3 {
+			return strings.Trim(f, ".")
+		}
+	}
+	return ""
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -144,17 +144,27 @@ func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
 
 // Compile compiles the enabled rules of one org into detectors: its
 // detection rules, each with the enabled filters that name it (by Sigma
-// id or name) as exceptions. It returns the errors of the rules it left
-// out, by rule id.
+// id or name) as exceptions, and its correlation rules over the
+// detection rules they name (enabled or not: a base rule that should not
+// report on its own is disabled). It returns the errors of the rules it
+// left out, by rule id.
 func Compile(rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error) {
 	errs := map[string]error{}
 	type comp struct {
 		r *vigil.DetectionRule
 		c *sigma.Compiled
 	}
-	var dets, filters []comp
+	var all, dets, filters []comp
+	var corrs []*vigil.DetectionRule
+	byRef := map[string]*sigma.Compiled{} // detection rules by Sigma id and name
 	for _, r := range rules {
-		if !r.Enabled || r.Kind == "correlation" {
+		if r.Kind == "correlation" {
+			if r.Enabled {
+				corrs = append(corrs, r)
+			}
+			continue
+		}
+		if !r.Enabled && r.Kind != "detection" {
 			continue
 		}
 		parsed, err := sigma.Parse([]byte(r.Rule))
@@ -167,20 +177,57 @@ func Compile(rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error)
 			errs[r.ID] = err
 			continue
 		}
-		if parsed.Filter != nil {
+		switch {
+		case parsed.Filter != nil:
 			filters = append(filters, comp{r, c})
-		} else {
-			dets = append(dets, comp{r, c})
+		default:
+			all = append(all, comp{r, c})
+			for _, ref := range []string{parsed.ID, parsed.Name} {
+				if ref != "" {
+					byRef[ref] = c
+				}
+			}
+			if r.Enabled {
+				dets = append(dets, comp{r, c})
+			}
 		}
 	}
-	out := make([]detect.Detector, 0, len(dets))
-	for _, d := range dets {
+	for _, d := range all {
 		for _, f := range filters {
 			if f.c.Rule.Filter.Names(d.c.Rule) {
 				d.c.AddFilter(f.c)
 			}
 		}
+	}
+	out := make([]detect.Detector, 0, len(dets)+len(corrs))
+	for _, d := range dets {
 		out = append(out, newRuleDetector(d.r.ID, d.c))
+	}
+	for _, r := range corrs {
+		parsed, err := sigma.Parse([]byte(r.Rule))
+		if err != nil {
+			errs[r.ID] = err
+			continue
+		}
+		cc, err := sigma.CompileCorrelation(parsed)
+		if err != nil {
+			errs[r.ID] = err
+			continue
+		}
+		var bases []corrBase
+		for _, ref := range parsed.Correlation.Rules {
+			c, ok := byRef[ref]
+			if !ok {
+				err = fmt.Errorf("correlation.rules: %q names no detection rule of the organization", ref)
+				break
+			}
+			bases = append(bases, corrBase{ref: ref, rule: c})
+		}
+		if err != nil {
+			errs[r.ID] = err
+			continue
+		}
+		out = append(out, newCorrDetector(r.ID, cc, bases))
 	}
 	return out, errs
 }

@@ -61,7 +61,7 @@ func TestCompileRules(t *testing.T) {
 		{ID: "r4", Enabled: true, Kind: "correlation", Rule: "title: c\ncorrelation:\n    type: event_count\n    rules: [x]\n    timespan: 5m\n    condition:\n        gte: 3\n"},
 	}
 	dets, errs := Compile(rules)
-	if len(dets) != 1 || dets[0].Name() != "sigma:r1" || len(errs) != 1 || errs["r3"] == nil {
+	if len(dets) != 1 || dets[0].Name() != "sigma:r1" || len(errs) != 2 || errs["r3"] == nil || errs["r4"] == nil {
 		t.Fatalf("detectors %d, errors %v", len(dets), errs)
 	}
 	d := dets[0]

@@ -194,6 +194,10 @@ type CompiledCorrelation struct {
 	GroupBy []map[string]string
 	// Field is the ECS field whose distinct values value_count counts.
 	Field string
+	// Threshold is the count (event_count), distinct values
+	// (value_count) or distinct base rules (temporal) at which the
+	// correlation fires: a window fires when it reaches a bound.
+	Threshold int
 }
 
 // CompileCorrelation maps a correlation rule's fields onto Vigil's and
@@ -206,8 +210,25 @@ func CompileCorrelation(r *Rule) (*CompiledCorrelation, error) {
 	switch c.Type {
 	case "value_sum", "value_avg", "value_percentile":
 		return nil, fail("correlation.type", "%s is not supported: Vigil's detection windows count events and distinct values, they keep no sums or distributions", c.Type)
+	case "temporal_ordered":
+		return nil, fail("correlation.type", "temporal_ordered is not supported: Vigil's detection windows count the distinct rules that matched, not their order (use temporal)")
 	}
 	cc := &CompiledCorrelation{Rule: r}
+	// A window fires when its count reaches a lower bound: gte N, or gt N
+	// (N+1). An upper bound (lt, lte, eq, neq) would fire on quiet
+	// windows, which the windows, fed by matches only, never see.
+	if len(c.Condition) != 1 || (c.Condition[0].Op != "gte" && c.Condition[0].Op != "gt") {
+		return nil, fail("correlation.condition", "Vigil fires a correlation when its count reaches a bound: one gte or gt criterion")
+	}
+	b := c.Condition[0]
+	n := int(math.Ceil(b.Value))
+	if b.Op == "gt" {
+		n = int(math.Floor(b.Value)) + 1
+	}
+	if n < 1 || n > 1_000_000 {
+		return nil, fail("correlation.condition."+b.Op, "a bound between 1 and 1000000")
+	}
+	cc.Threshold = n
 	for i, g := range c.GroupBy {
 		f := fmt.Sprintf("correlation.group-by[%d]", i)
 		if alias, ok := c.Aliases[g]; ok {

@@ -3,6 +3,7 @@ package sigma
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -19,7 +20,7 @@ func TestSchemaTestRules(t *testing.T) {
 		"correlation/event_count_ecs.yml":  "",
 		"correlation/value_count.yml":      `correlation.group-by[1]: unknown field "WorkstationName"`,
 		"correlation/temporal.yml":         "",
-		"correlation/temporal_ordered.yml": "",
+		"correlation/temporal_ordered.yml": "correlation.type: temporal_ordered is not supported",
 		"correlation/value_sum.yml":        "correlation.type: value_sum is not supported",
 		"correlation/value_avg.yml":        "correlation.type: value_avg is not supported",
 		"correlation/value_percentile.yml": "correlation.type: value_percentile is not supported",
@@ -166,4 +167,27 @@ func FuzzParse(f *testing.F) {
 			_, _ = CompileCorrelation(r)
 		}
 	})
+}
+
+// TestCorrelationThreshold: a correlation fires when its count reaches a
+// lower bound; an upper bound is refused with why.
+func TestCorrelationThreshold(t *testing.T) {
+	for cond, want := range map[string]string{
+		"gte: 5": "5", "gt: 5": "6", "gt: 4.5": "5", "gte: 4.5": "5",
+		"lt: 5":                 "correlation.condition: Vigil fires a correlation when its count reaches a bound",
+		"gt: 1\n        lte: 9": "correlation.condition: Vigil fires",
+		"gte: 0":                "correlation.condition.gte: a bound between 1",
+	} {
+		r, err := Parse([]byte("title: t\ncorrelation:\n    type: event_count\n    rules: [a]\n    group-by: [source.ip]\n    timespan: 5m\n    condition:\n        " + cond + "\n"))
+		if err != nil {
+			t.Fatalf("%s: %v", cond, err)
+		}
+		c, err := CompileCorrelation(r)
+		switch {
+		case err != nil && !strings.Contains(err.Error(), want):
+			t.Errorf("%s: err %v, want …%s…", cond, err, want)
+		case err == nil && strconv.Itoa(c.Threshold) != want:
+			t.Errorf("%s: threshold %d, want %s", cond, c.Threshold, want)
+		}
+	}
 }
