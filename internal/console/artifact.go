@@ -20,6 +20,14 @@ type artifactView struct {
 	*vigil.Artifact
 	Raw    template.HTML
 	Fields []fieldView
+	// Enriched is what enrichment found about the line's values (GeoIP,
+	// ASN, threat intel), by value.
+	Enriched []enrichedValue
+}
+
+type enrichedValue struct {
+	Value string
+	Info  *nodeInfo
 }
 
 type fieldView struct {
@@ -38,6 +46,14 @@ func entityField(name string) bool {
 
 func newArtifactView(a *vigil.Artifact, terms []string) artifactView {
 	v := artifactView{Artifact: a, Raw: highlight(a.Raw, terms)}
+	info := map[string]*nodeInfo{}
+	mergeInfo(info, a.Enrichment)
+	for val, in := range info {
+		if in.String() != "" || len(in.Intel) > 0 {
+			v.Enriched = append(v.Enriched, enrichedValue{Value: val, Info: in})
+		}
+	}
+	sort.Slice(v.Enriched, func(i, j int) bool { return v.Enriched[i].Value < v.Enriched[j].Value })
 	var ev map[string]any
 	if len(a.Event) > 0 && json.Unmarshal(a.Event, &ev) == nil {
 		for k, val := range ev {

@@ -75,7 +75,11 @@ func TestBrowser(t *testing.T) {
 
 	lines := readLines(t, log)
 	ingest(t, base, admin, "auth", lines)
-	ip := attacker(t, base, admin, len(lines))
+	// A second auth log, whose attacker's address is in MaxMind's test
+	// databases: its enrichment shows beside it.
+	geoLines := readLines(t, filepath.Join(datasets, "auth", "integrations-test-auth.log"))
+	ingest(t, base, admin, "auth", geoLines)
+	ip := attacker(t, base, admin, len(lines)+len(geoLines))
 	t.Logf("attacker of the largest brute force: %s", ip)
 
 	shots := os.Getenv("VIGIL_CONSOLE_SHOTS")
@@ -107,7 +111,9 @@ func startServe(t *testing.T, bin, data string) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	var logs bytes.Buffer
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", data, "--metrics-addr", "", "--log-level", "warn")
+	geoip := filepath.Join("..", "..", "..", "shared", "datasets", "geoip")
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--data-dir", data, "--metrics-addr", "", "--log-level", "warn",
+		"--geoip-city-db", filepath.Join(geoip, "GeoLite2-City-Test.mmdb"), "--geoip-asn-db", filepath.Join(geoip, "GeoLite2-ASN-Test.mmdb"))
 	cmd.Env = append(os.Environ(), "VIGIL_DATABASE_URL=", "VIGIL_NATS_URL=")
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	if err := cmd.Start(); err != nil {

@@ -109,6 +109,10 @@ try {
   await Promise.all([page.waitForURL(/\/search\?query=/), userLink.click()]);
   assert.ok(await page.locator("article.art").count() >= 1, "the clicked value finds artifacts: " + value);
 
+  log("search: enrichment beside an address (MaxMind's test databases)");
+  await page.goto("/search?query=" + encodeURIComponent("89.160.20.156"));
+  assert.match(await page.locator("article.art .enrl").first().textContent(), /89\.160\.20\.156\s+SE/, "GeoIP country beside the address");
+
   log("rules: a bad condition is named, the preview lists matching open incidents, the rule saves");
   await page.goto("/rules/new");
   await page.fill("input[name=name]", "Large brute force");
