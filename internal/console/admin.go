@@ -128,11 +128,14 @@ func (c *Console) settingsSave(w http.ResponseWriter, r *http.Request, s *sessio
 		if c.expired(w, r, err) {
 			return
 		}
-		var v settingsView
-		if _, gerr := c.call(r, s.token, "GET", "/v1/enrichment-settings", nil, nil, &v.Set); gerr != nil {
-			c.apiFailed(w, r, s, gerr)
-			return
-		}
+		// The form again as typed, so that the named field can be fixed.
+		v := settingsView{Set: vigil.EnrichmentSettings{
+			GeoIPEnabled: body["geoip_enabled"] == true, DNSEnabled: body["dns_enabled"] == true,
+			WhoisEnabled: body["whois_enabled"] == true, ThreatIntelEnabled: body["threat_intel_enabled"] == true,
+			SuricataEngineEvents: body["suricata_engine_events"] == true, InternalNetworks: nets,
+		}}
+		v.Set.RateLimit, _ = strconv.Atoi(strings.TrimSpace(pf.Get("rate_limit")))
+		v.Set.CacheTTLHours, _ = strconv.Atoi(strings.TrimSpace(pf.Get("cache_ttl_hours")))
 		status := http.StatusBadRequest
 		if ae, ok := err.(*apiError); ok {
 			status = ae.Status
