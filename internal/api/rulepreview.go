@@ -2,6 +2,7 @@ package api
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -12,11 +13,13 @@ import (
 )
 
 // Bounds of a rule preview: the open incidents looked at (the most
-// recently active; each costs the facts of up to 500 artifacts) and the
-// matches listed.
+// recently active; each costs the facts of up to 500 artifacts), the time
+// spent looking (past it, the incidents not yet looked at are left out,
+// and scanned says so) and the matches listed.
 const (
 	previewScan    = 500
 	previewMatches = 100
+	previewBudget  = 2 * time.Second
 )
 
 // previewBody is a rule as it would be saved; id names the rule it would
@@ -94,10 +97,30 @@ func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
 	for i, inc := range open {
 		ids[i], byID[inc.ID] = inc.ID, inc
 	}
-	found, err := rules.NewClassifier(s.store).Preview(r.Context(), org, rule, ids)
+	// The facts of an incident are read from its newest 500 artifacts:
+	// the scan stops at a time budget, and says how far it got.
+	pv, err := rules.NewClassifier(s.store).NewPreview(r.Context(), org, rule)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	budget, cancel := context.WithTimeout(r.Context(), previewBudget)
+	defer cancel()
+	var found []rules.PreviewMatch
+	scanned := 0
+	for _, id := range ids {
+		m, err := pv.Match(budget, id)
+		if err != nil {
+			if budget.Err() != nil && r.Context().Err() == nil {
+				break // out of time: what was looked at is the answer
+			}
+			s.fail(w, r, err)
+			return
+		}
+		scanned++
+		if m != nil {
+			found = append(found, *m)
+		}
 	}
 	matches := []previewMatch{}
 	for _, m := range found[:min(len(found), previewMatches)] {
@@ -110,7 +133,7 @@ func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
 		matches = append(matches, pm)
 	}
 	ok(w, http.StatusOK, "Rule preview computed", map[string]any{
-		"matches": matches, "matched": len(found), "scanned": len(open), "open_incidents": total,
+		"matches": matches, "matched": len(found), "scanned": scanned, "open_incidents": total,
 		"severity": rule.Severity,
 	})
 }

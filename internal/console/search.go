@@ -48,10 +48,15 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 	if off := offsetOf(form); off > 0 {
 		q.Set("offset", strconv.Itoa(off))
 	}
-	// An empty form lists the newest artifacts: a first look at what
-	// arrives.
-	v.Searched = true
+	// An empty form searches nothing: listing and counting every
+	// artifact of a large store is the one search that cannot be fast.
+	v.Searched = query != "" || q.Get("source") != ""
 	var list artifactList
+	if !v.Searched {
+		p.Data = v
+		c.render(w, r, http.StatusOK, "search", p)
+		return
+	}
 	if _, err := c.call(r, s.token, "GET", "/v1/artifacts", q, nil, &list); err != nil {
 		if c.expired(w, r, err) {
 			return

@@ -141,11 +141,18 @@ type PreviewMatch struct {
 	ShadowedBy *vigil.Rule
 }
 
-// Preview tells which of the incidents ids of org the rule's conditions
-// match, and whether the rule would decide each (rather than an earlier
-// rule of the org), as if it were saved and enabled: rule replaces the
-// org's rule with its ID, if any. Nothing is written.
-func (c *Classifier) Preview(ctx context.Context, org string, rule *vigil.Rule, ids []string) ([]PreviewMatch, error) {
+// Preview runs a rule before it is saved, as if it were saved and
+// enabled: rule replaces the org's rule with its ID, if any, among the
+// org's rules read once by NewPreview. Nothing is written.
+type Preview struct {
+	c               *Classifier
+	org, id         string
+	alone, together *RuleSet
+	internal        []netip.Prefix
+}
+
+// NewPreview compiles rule with the org's other rules.
+func (c *Classifier) NewPreview(ctx context.Context, org string, rule *vigil.Rule) (*Preview, error) {
 	rules, internal, err := c.rulesOf(ctx, org)
 	if err != nil {
 		return nil, err
@@ -159,30 +166,33 @@ func (c *Classifier) Preview(ctx context.Context, org string, rule *vigil.Rule, 
 		}
 	}
 	SortRules(all)
-	alone, together := NewRuleSet([]*vigil.Rule{&r}), NewRuleSet(all)
-	if inv := alone.Invalid(); len(inv) > 0 {
+	p := &Preview{c: c, org: org, id: r.ID, alone: NewRuleSet([]*vigil.Rule{&r}), together: NewRuleSet(all), internal: internal}
+	if inv := p.alone.Invalid(); len(inv) > 0 {
 		return nil, inv[r.ID]
 	}
-	var out []PreviewMatch
-	for _, id := range ids {
-		vf, err := c.store.IncidentFacts(ctx, org, id)
-		if vigil.ErrorCode(err) == vigil.ENOTFOUND {
-			continue // merged meanwhile
-		}
-		if err != nil {
-			return nil, fmt.Errorf("preview %s: %w", id, err)
-		}
-		f := facts(vf)
-		if alone.Classify(f, internal) == nil {
-			continue
-		}
-		m := PreviewMatch{IncidentID: id}
-		if w := together.Classify(f, internal); w != nil && w.ID != r.ID {
-			m.ShadowedBy = w
-		} else {
-			m.Decides = true
-		}
-		out = append(out, m)
+	return p, nil
+}
+
+// Match tells whether the rule's conditions match incident id, and
+// whether the rule would decide it (rather than an earlier rule of the
+// org); nil when they do not match or the incident is gone.
+func (p *Preview) Match(ctx context.Context, id string) (*PreviewMatch, error) {
+	vf, err := p.c.store.IncidentFacts(ctx, p.org, id)
+	if vigil.ErrorCode(err) == vigil.ENOTFOUND {
+		return nil, nil // merged meanwhile
 	}
-	return out, nil
+	if err != nil {
+		return nil, fmt.Errorf("preview %s: %w", id, err)
+	}
+	f := facts(vf)
+	if p.alone.Classify(f, p.internal) == nil {
+		return nil, nil
+	}
+	m := &PreviewMatch{IncidentID: id}
+	if w := p.together.Classify(f, p.internal); w != nil && w.ID != p.id {
+		m.ShadowedBy = w
+	} else {
+		m.Decides = true
+	}
+	return m, nil
 }
