@@ -118,7 +118,11 @@ func (r *requirement) holds(f parse.Event) bool {
 }
 
 type compiler struct {
-	c         *Compiled
+	c *Compiled
+	// matchers counts the strings the rule's values stand for after
+	// their transforms (windash, base64offset), bounded by maxValues:
+	// 10,000 values of four flags each would otherwise be 6 M matchers.
+	matchers  int
 	searches  map[string]node
 	order     []string
 	seenField map[string]bool
@@ -219,6 +223,9 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 		ms, err := compileValue(v, mods, fn.raw, p)
 		if err != nil {
 			return nil, err
+		}
+		if cc.matchers += len(ms); cc.matchers > maxValues {
+			return nil, fail(p, "the rule's values and their modifiers make more than %d strings to match", maxValues)
 		}
 		fn.values = append(fn.values, ms)
 	}

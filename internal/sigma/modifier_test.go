@@ -1,6 +1,7 @@
 package sigma
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -244,4 +245,20 @@ func FuzzIndexFoldASCII(f *testing.F) {
 			t.Fatalf("indexFoldASCII(%q, %q) = %d, want %d", s, lower, got, want)
 		}
 	})
+}
+
+// TestExpansionBounded: transforms cannot multiply a rule's values past
+// the bound (a rule within the size limit that would compile millions of
+// matchers is refused).
+func TestExpansionBounded(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("s:\n    CommandLine|windash|contains:\n")
+	for i := 0; i < 100; i++ {
+		fmt.Fprintf(&b, "        - '-a%d -b -c -d'\n", i)
+	}
+	b.WriteString("condition: s")
+	_, err := compileDet(t, b.String())
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 strings") {
+		t.Fatalf("err = %v", err)
+	}
 }
