@@ -18,6 +18,7 @@ func historyTests() []test {
 	return []test{
 		{"IncidentLife", testHistoryLife},
 		{"StreamResumesInOrder", testHistoryStream},
+		{"StreamWhileWritersCommit", testHistoryStreamConcurrent},
 	}
 }
 
@@ -192,5 +193,73 @@ func testHistoryStream(t *testing.T, s Store) {
 		if ev.IncidentID == l.a || ev.IncidentID == l.b || ev.IncidentID == l.c {
 			t.Errorf("other org's stream carries incident %s", ev.IncidentID)
 		}
+	}
+}
+
+// testHistoryStreamConcurrent: a reader that follows the stream while
+// writers commit at once misses nothing and sees nothing twice: an event
+// committed after the reader passed never takes a position before it.
+func testHistoryStreamConcurrent(t *testing.T, s Store) {
+	ctx := t.Context()
+	org := vigil.NewID()
+	const writers, each = 4, 15
+	incs := make([]string, writers)
+	for i := range incs {
+		incs[i] = mustRecord(t, s, org, obs(vigil.SeverityLow, at(0), nil, nil, nil), policy).IncidentID
+	}
+	head, err := s.IncidentEventsHead(ctx, org)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for i := range each {
+				c := &vigil.Comment{ID: vigil.NewID(), IncidentID: incs[w], Author: "ana", Body: fmt.Sprint(i), CreatedAt: at(0), UpdatedAt: at(0)}
+				if err := s.CreateComment(ctx, org, c); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	seen := map[int64]bool{}
+	after, done := head, 0
+	for done < writers || len(seen) < writers*each {
+		select {
+		case err := <-errs:
+			if err != nil {
+				t.Fatal(err)
+			}
+			done++
+		default:
+		}
+		evs, err := s.IncidentEventsAfter(ctx, org, after, 7)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if seen[ev.ID] {
+				t.Fatalf("event %d read twice", ev.ID)
+			}
+			seen[ev.ID] = true
+			after = ev.Seq
+		}
+		if done == writers && len(evs) == 0 && len(seen) < writers*each {
+			t.Fatalf("stream read %d of the %d events written, and nothing more comes", len(seen), writers*each)
+		}
+	}
+	all, err := s.IncidentEventsAfter(ctx, org, head, 1000)
+	if err != nil || len(all) != writers*each {
+		t.Fatalf("reading again: %d events (err %v), want %d", len(all), err, writers*each)
+	}
+	// Each incident's events in the stream keep its history's order.
+	last := map[string]int64{}
+	for _, ev := range all {
+		if ev.ID <= last[ev.IncidentID] {
+			t.Errorf("incident %s: event %d after %d in the stream", ev.IncidentID, ev.ID, last[ev.IncidentID])
+		}
+		last[ev.IncidentID] = ev.ID
 	}
 }
