@@ -335,6 +335,7 @@ func (s *Server) routes(metrics http.Handler) {
 		s.mux.HandleFunc("/metrics", s.methodNotAllowed("GET, HEAD"))
 		s.mux.Handle("GET /metrics", metrics)
 	}
+	s.elasticRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 	})

@@ -265,7 +265,7 @@ func (l *listener) item(src source, msg []byte, cut int) item {
 	}
 	source := l.cfg.Source
 	if source == "" {
-		if source = chooseSource(msg); source == "" {
+		if source = SourceOf(msg); source == "" {
 			source = l.cfg.DefaultSource
 		}
 	}

@@ -29,13 +29,13 @@ var programSources = map[string]string{
 	"suricata": "suricata",
 }
 
-// chooseSource returns the source a message says it is of, or "" when
+// SourceOf returns the source a syslog message says it is of, or "" when
 // it says nothing known: its program (sshd → auth, filterlog → firewall,
 // named → dns, …); a kernel line with netfilter fields (IN=, SRC=) is
 // firewall; a message of the auth or authpriv facility is auth. The
 // header is read by internal/parse, so a message gets a source only when
 // that source's parser reads the same header.
-func chooseSource(raw []byte) string {
+func SourceOf(raw []byte) string {
 	h, msg, ok := parse.ParseSyslogHeader(raw, time.Time{})
 	if !ok {
 		return ""

@@ -39,8 +39,8 @@ func TestChooseSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := chooseSource([]byte(tt.line)); got != tt.want {
-				t.Errorf("chooseSource(%q) = %q, want %q", tt.line, got, tt.want)
+			if got := SourceOf([]byte(tt.line)); got != tt.want {
+				t.Errorf("SourceOf(%q) = %q, want %q", tt.line, got, tt.want)
 			}
 		})
 	}
@@ -61,7 +61,7 @@ func TestRsyslogLinesParse(t *testing.T) {
 			t.Fatalf("%s: %d lines, file %d, want %d", format, len(lines), len(file), len(want))
 		}
 		for i, line := range lines {
-			src := chooseSource([]byte(line))
+			src := SourceOf([]byte(line))
 			if src != want[i] {
 				t.Errorf("%s line %d: source %q, want %q: %s", format, i+1, src, want[i], line)
 				continue
@@ -113,7 +113,7 @@ func FuzzChooseSource(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if s := chooseSource(b); s != "" && !parse.Known(s) {
+		if s := SourceOf(b); s != "" && !parse.Known(s) {
 			t.Fatalf("source %q has no parser", s)
 		}
 	})
