@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/orgcache"
 	"github.com/vigil-soc/vigil/internal/sigma"
 )
 
@@ -22,25 +22,13 @@ type Store interface {
 // within it; one made through this process at once (Invalidate).
 const DefaultTTL = 10 * time.Second
 
-// maxOrgs bounds the orgs a Cache holds before it forgets stale ones.
-const maxOrgs = 10000
-
 // Cache holds each org's compiled rules for at most its TTL. It is safe
 // for concurrent use.
 type Cache struct {
-	store Store
-	ttl   time.Duration
-	log   *slog.Logger
-	now   func() time.Time
-
-	mu   sync.Mutex
-	orgs map[string]*entry
-}
-
-type entry struct {
-	engine *detect.Engine // nil: to be read again
-	loaded time.Time
-	gen    uint64
+	store   Store
+	log     *slog.Logger
+	now     func() time.Time
+	engines *orgcache.Cache[*detect.Engine]
 }
 
 // NewCache returns a Cache over store keeping each org's rules for ttl
@@ -52,21 +40,13 @@ func NewCache(store Store, ttl time.Duration, log *slog.Logger) *Cache {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{store: store, ttl: ttl, log: log, now: vigil.Now, orgs: map[string]*entry{}}
+	c := &Cache{store: store, log: log, now: vigil.Now}
+	c.engines = orgcache.New(ttl, c.load)
+	return c
 }
 
 // Invalidate forgets org's rules: its next batch reads them again.
-func (c *Cache) Invalidate(org string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.orgs[org]
-	if e == nil {
-		e = &entry{}
-		c.orgs[org] = e
-	}
-	e.engine = nil
-	e.gen++
-}
+func (c *Cache) Invalidate(org string) { c.engines.Invalidate(org) }
 
 // Detections returns what org's enabled rules find in evs, counting
 // only the signals screen admits (nil: all), as detect.Engine.Screened.
@@ -82,41 +62,7 @@ func (c *Cache) Detections(ctx context.Context, org string, evs []*detect.Event,
 }
 
 func (c *Cache) engine(ctx context.Context, org string) (*detect.Engine, error) {
-	now := c.now()
-	c.mu.Lock()
-	e := c.orgs[org]
-	if e != nil && e.engine != nil && now.Sub(e.loaded) < c.ttl {
-		eng := e.engine
-		c.mu.Unlock()
-		return eng, nil
-	}
-	var gen uint64
-	if e != nil {
-		gen = e.gen
-	}
-	c.mu.Unlock()
-
-	eng, err := c.load(ctx, org)
-	if err != nil {
-		return nil, err
-	}
-	c.mu.Lock()
-	if len(c.orgs) >= maxOrgs {
-		for k, x := range c.orgs {
-			if x.engine == nil || now.Sub(x.loaded) >= c.ttl {
-				delete(c.orgs, k)
-			}
-		}
-	}
-	if e = c.orgs[org]; e == nil {
-		e = &entry{}
-		c.orgs[org] = e
-	}
-	if e.gen == gen {
-		e.engine, e.loaded = eng, now
-	}
-	c.mu.Unlock()
-	return eng, nil
+	return c.engines.Get(ctx, org, c.now())
 }
 
 // load reads and compiles org's enabled rules.

@@ -13,11 +13,11 @@ import (
 	"log/slog"
 	"net/netip"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
+	"github.com/vigil-soc/vigil/internal/orgcache"
 	"github.com/vigil-soc/vigil/internal/rules"
 )
 
@@ -35,25 +35,13 @@ type Store interface {
 // once (Invalidate).
 const DefaultTTL = 10 * time.Second
 
-// maxOrgs bounds the orgs a Cache holds before it forgets the stale ones.
-const maxOrgs = 10000
-
 // Cache holds each org's screen, compiled, for at most its TTL. It is
 // safe for concurrent use.
 type Cache struct {
 	store Store
-	ttl   time.Duration
 	log   *slog.Logger
 	now   func() time.Time
-
-	mu   sync.Mutex
-	orgs map[string]*entry
-}
-
-type entry struct {
-	set    *set // nil: to be read again
-	loaded time.Time
-	gen    uint64 // advanced by Invalidate, so that a read begun before it is not kept
+	sets  *orgcache.Cache[*set]
 }
 
 // NewCache returns a Cache over store keeping each org's screen for ttl
@@ -65,61 +53,24 @@ func NewCache(store Store, ttl time.Duration, log *slog.Logger) *Cache {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Cache{store: store, ttl: ttl, log: log, now: vigil.Now, orgs: map[string]*entry{}}
+	c := &Cache{store: store, log: log, now: vigil.Now}
+	c.sets = orgcache.New(ttl, c.load)
+	return c
 }
 
 // Invalidate forgets org's screen: the next batch of org reads its
 // suppressions and settings again. Call it after writing either.
-func (c *Cache) Invalidate(org string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.orgs[org]
-	if e == nil {
-		e = &entry{}
-		c.orgs[org] = e
-	}
-	e.set = nil
-	e.gen++
-}
+func (c *Cache) Invalidate(org string) { c.sets.Invalidate(org) }
 
 // Screen returns the screen of one batch of org's signals, as org's
 // suppressions and settings stand now (read again when older than the
 // TTL or invalidated).
 func (c *Cache) Screen(ctx context.Context, org string) (*Screen, error) {
 	now := c.now()
-	c.mu.Lock()
-	e := c.orgs[org]
-	if e != nil && e.set != nil && now.Sub(e.loaded) < c.ttl {
-		st := e.set
-		c.mu.Unlock()
-		return &Screen{set: st, now: now}, nil
-	}
-	var gen uint64
-	if e != nil {
-		gen = e.gen
-	}
-	c.mu.Unlock()
-
-	st, err := c.load(ctx, org)
+	st, err := c.sets.Get(ctx, org, now)
 	if err != nil {
 		return nil, err
 	}
-	c.mu.Lock()
-	if len(c.orgs) >= maxOrgs {
-		for k, x := range c.orgs {
-			if x.set == nil || now.Sub(x.loaded) >= c.ttl {
-				delete(c.orgs, k)
-			}
-		}
-	}
-	if e = c.orgs[org]; e == nil {
-		e = &entry{}
-		c.orgs[org] = e
-	}
-	if e.gen == gen {
-		e.set, e.loaded = st, now
-	}
-	c.mu.Unlock()
 	return &Screen{set: st, now: now}, nil
 }
 
