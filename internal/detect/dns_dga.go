@@ -177,18 +177,24 @@ func registrable(name string) (label, domain string, ok bool) {
 // a repeated few letters (entropy), and is unlikely as English: the mean
 // log-probability of its letter pairs (bigramScore) falls below a
 // threshold that loosens with length, as longer strings give a steadier
-// mean. Letters and digits mixed four times or more in 10 or more
-// characters ("kq3v9z7xwm2p") count too.
+// mean. A label of 12 letters or more scoring between English's usual
+// range and that threshold (below −4.5 bits) counts when dictionary words
+// cover less than half of it (wordCover). Letters and digits mixed four
+// times or more in 10 or more characters ("kq3v9z7xwm2p") count too.
 //
 // The thresholds were set on the registrable labels of every DNS name in
 // ../shared/datasets (Zeek, dnsmasq, BIND, Suricata: 343 labels, none
 // over; the closest are crwdcntrl −5.85, msftncsi −5.78, jsdelivr −5.72
 // under 12 characters, helpdeskgeek −5.29 and duckduckgo −5.30 from 10
-// on), and catch about 71 % of random 8–11 letter strings, 96 % of 12–15
-// and 99 % of 16–25 (29 of the 30 random 12–18 letter names of the
-// real-sensor corpus, testdata/realsensors: the other scores −4.71 and
-// is as English-like as a word), and 95 % of random 10–16 character
-// letter-and-digit strings.
+// on; of the labels of 12 letters or more below −4.5 bits, words cover
+// at least 9 of 12 letters: bootstrapcdn, connectedpdf, footprintdns),
+// and catch about 71 % of random 8–11 letter strings, over 99 % of 12–25
+// (all 30 random 12–18 letter names of the real-sensor corpus,
+// testdata/realsensors, among them dynonitnptig at −4.71 bits, as
+// English-like by its letter pairs as a word but holding none), and 95 %
+// of random 10–16 character letter-and-digit strings. Word cover is not
+// used below 12 letters: there brand names such as swiftypecdn (5 of 11
+// letters in words) sit among random strings.
 func dgaLike(label string) bool {
 	_, ok := dgaScore(label)
 	return ok
@@ -230,6 +236,12 @@ func dgaScore(label string) (float64, bool) {
 		limit = -5.4
 	}
 	if s < limit {
+		return s, true
+	}
+	// Between English's usual −3 to −4.5 bits and the limit, a long label
+	// people chose is made of words ("helpdeskgeek", "bootstrapcdn": 9 of
+	// 12 letters or more); a random one is not ("dynonitnptig": none).
+	if len(part) >= 12 && s < -4.5 && wordCover(part)*2 < len(part) {
 		return s, true
 	}
 	mixes := 0

@@ -198,7 +198,7 @@ func TestDGARandomStrings(t *testing.T) {
 		alphabet string
 		min      float64
 	}{
-		{8, 11, letters, 0.60}, {12, 15, letters, 0.90}, {16, 25, letters, 0.95}, {10, 16, alnum, 0.90},
+		{8, 11, letters, 0.60}, {12, 15, letters, 0.98}, {16, 25, letters, 0.99}, {10, 16, alnum, 0.90},
 	} {
 		hit := 0
 		const n = 2000
@@ -216,5 +216,33 @@ func TestDGARandomStrings(t *testing.T) {
 		if rate < c.min {
 			t.Errorf("%d–%d: %.2f caught, want at least %.2f", c.lo, c.hi, rate, c.min)
 		}
+	}
+}
+
+// TestWordCover: long labels whose letter pairs are only somewhat unlikely
+// are judged by the dictionary words inside them.
+func TestWordCover(t *testing.T) {
+	for _, c := range []struct {
+		label string
+		cover int
+		dga   bool
+	}{
+		{"helpdeskgeek", 12, false}, // −5.29 bits: words all through
+		{"bootstrapcdn", 9, false},  // −5.08
+		{"connectedpdf", 9, false},  // −4.87
+		{"footprintdns", 9, false},  // −4.58
+		{"dynonitnptig", 0, true},   // −4.71: random letters of the real-sensor corpus (dns_bind)
+		{"swiftypecdn", 5, false},   // 11 letters: too short for word cover
+		{"googleusercontent", 17, false},
+	} {
+		if got := wordCover(c.label); got != c.cover {
+			t.Errorf("wordCover(%q) = %d, want %d", c.label, got, c.cover)
+		}
+		if got := dgaLike(c.label); got != c.dga {
+			t.Errorf("dgaLike(%q) = %v, want %v", c.label, got, c.dga)
+		}
+	}
+	if !isWord("desk") || isWord("desq") || isWord("") {
+		t.Error("isWord: the list is not what it should be")
 	}
 }
