@@ -114,7 +114,9 @@ type IncidentFilter struct {
 	Severity string
 	Assignee string // "" = any
 	Tag      string // "" = any
-	Range    TimeRange
+	// Node, a node's id, keeps the incidents that name it ("" = any).
+	Node  string
+	Range TimeRange
 	// Text, when set, keeps the incidents whose title contains it,
 	// case-insensitively (ASCII letters).
 	Text string

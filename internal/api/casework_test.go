@@ -127,3 +127,33 @@ func TestCaseWork(t *testing.T) {
 		t.Errorf("history %q, want %q", got, want)
 	}
 }
+
+// TestIncidentsByNode: GET /v1/incidents?node= lists the incidents that
+// name a node (the console's "incidents of this address"), only in the
+// caller's org; a malformed id is a 400 naming node.
+func TestIncidentsByNode(t *testing.T) {
+	e := newEnv(t)
+	boss := e.subToken("org-a", "boss", "admin")
+	inc := func(tok, ip string) string {
+		o := createObs(t, e, tok, map[string]any{"type": "network", "description": "flow", "severity": "low",
+			"nodes": []map[string]any{{"type": "IP", "value": ip}}})
+		return o["incident_id"].(string)
+	}
+	a := inc(boss, "203.0.113.5")
+	inc(boss, "198.51.100.6")
+	nodes, _ := must(t, call(t, e, "GET", "/v1/incidents/"+a, boss, nil), http.StatusOK).data()["nodes"].([]any)
+	if len(nodes) != 1 {
+		t.Fatalf("incident nodes %v", nodes)
+	}
+	node := nodes[0].(map[string]any)["id"].(string)
+	got := idsOf(items(t, must(t, call(t, e, "GET", "/v1/incidents?node="+node, boss, nil), http.StatusOK), "incidents"))
+	if !eqStrings(got, []string{a}) {
+		t.Errorf("incidents of node %s = %v, want [%s]", node, got, a)
+	}
+	wantError(t, call(t, e, "GET", "/v1/incidents?node=203.0.113.5", boss, nil), http.StatusBadRequest, "node")
+	other := e.subToken("org-b", "eve", "admin")
+	inc(other, "203.0.113.5")
+	if got := idsOf(items(t, must(t, call(t, e, "GET", "/v1/incidents?node="+node, other, nil), http.StatusOK), "incidents")); len(got) != 0 {
+		t.Errorf("another org lists %v for org-a's node", got)
+	}
+}

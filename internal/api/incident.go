@@ -66,6 +66,9 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	if f.Tag != "" && !vigil.ValidTag(f.Tag) {
 		q.bad("tag", "must be 1 to 64 letters, digits or - _ . : /")
 	}
+	if f.Node = q.str("node"); f.Node != "" && !vigil.ValidID(f.Node) {
+		q.bad("node", "must be a node's id (a UUID)")
+	}
 	if st := q.str("status"); st != "" {
 		n, err := strconv.Atoi(st)
 		if err != nil || !vigil.ValidStatus(n) {

@@ -116,6 +116,9 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 	if f.Tag != "" {
 		c.add("tags @> ARRAY[?::text]", f.Tag)
 	}
+	if f.Node != "" {
+		c.add("id IN (SELECT incident_id FROM incident_nodes WHERE node_id = ?)", f.Node)
+	}
 	c.timeRange("created_at", f.Range)
 	limit, pageArgs := c.page(f.Page)
 	var total int

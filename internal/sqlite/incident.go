@@ -136,6 +136,10 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		where = append(where, "EXISTS (SELECT 1 FROM json_each(incidents.tags) WHERE value = ?)")
 		args = append(args, f.Tag)
 	}
+	if f.Node != "" {
+		where = append(where, "id IN (SELECT incident_id FROM incident_nodes WHERE node_id = ?)")
+		args = append(args, f.Node)
+	}
 	where, args = rangeClause("created_at", f.Range, where, args)
 	cond := strings.Join(where, " AND ")
 	var total int

@@ -93,6 +93,19 @@ func testCaseAssignTag(t *testing.T, s Store) {
 			t.Errorf("filter %+v: %v (total %d), want %v", tc.f, gotIDs, total, tc.want)
 		}
 	}
+	// By node: the incidents that name it, in its org only.
+	nodes := mustNodes(t, s, org, ipNode("203.0.113.40"), ipNode("203.0.113.41"))
+	incC := mustRecord(t, s, org, obs(vigil.SeverityLow, at(2*time.Minute), nodes[:1], nodes[:1], nil), policy).IncidentID
+	incD := mustRecord(t, s, org, obs(vigil.SeverityLow, at(3*time.Minute), nodes[1:], nodes[1:], nil), policy).IncidentID
+	for node, want := range map[string][]string{nodes[0]: {incC}, nodes[1]: {incD}, vigil.NewID(): nil} {
+		list, total := mustListIncidents(t, s, org, vigil.IncidentFilter{Node: node, Page: vigil.Page{Limit: 50}})
+		if len(list) != len(want) || total != len(want) || len(want) == 1 && list[0].ID != want[0] {
+			t.Errorf("incidents of node %s: %d (total %d), want %v", node, len(list), total, want)
+		}
+	}
+	if _, n := mustListIncidents(t, s, vigil.NewID(), vigil.IncidentFilter{Node: nodes[0], Page: vigil.Page{Limit: 50}}); n != 0 {
+		t.Errorf("another org lists %d incidents of this org's node", n)
+	}
 	// Another org can neither change nor find them.
 	_, err = s.UpdateIncidentCase(ctx, vigil.NewID(), a, vigil.CaseUpdate{Assignee: ptr("mallory")}, "mallory", at(time.Hour))
 	wantCode(t, err, vigil.ENOTFOUND, "UpdateIncidentCase of another org's incident")
