@@ -67,7 +67,7 @@ func newArtifactView(a *vigil.Artifact, terms []string) artifactView {
 			}
 			if entityField(k) && f.Value != "" {
 				f.Search = "/search?" + url.Values{"query": {quoteTerm(f.Value)}}.Encode()
-				f.Incidents = "/?" + url.Values{"q": {f.Value}, "sort": {"last_activity"}}.Encode()
+				f.Incidents = "/nodes/incidents?" + url.Values{"value": {f.Value}}.Encode()
 			}
 			v.Fields = append(v.Fields, f)
 		}

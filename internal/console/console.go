@@ -59,6 +59,7 @@ func New(cfg Config) *Console {
 	c.sessionRoutes(mux)
 	c.queueRoutes(mux)
 	c.incidentRoutes(mux)
+	c.caseRoutes(mux)
 	c.searchRoutes(mux)
 	c.observationRoutes(mux)
 	c.ruleRoutes(mux)
@@ -101,7 +102,7 @@ func Mount(api http.Handler, c *Console) http.Handler {
 // browser's request for HTML.
 func (c *Console) serves(r *http.Request) bool {
 	p := r.URL.Path
-	for _, prefix := range []string{"/static/", "/signin", "/signout", "/incidents", "/queue", "/search", "/observations", "/rules", "/roles", "/settings"} {
+	for _, prefix := range []string{"/static/", "/signin", "/signout", "/incidents", "/queue", "/search", "/observations", "/rules", "/roles", "/settings", "/nodes/"} {
 		if strings.HasPrefix(p, prefix) {
 			return true
 		}

@@ -46,6 +46,7 @@ type incidentView struct {
 	ArtifactIDs  int // distinct artifacts of the observations
 	Graph        graph
 	Statuses     []int // the statuses it may be moved to
+	Case         caseView
 	// What the token may not read, said instead of an empty section.
 	NoObservations, NoArtifacts bool
 }
@@ -137,6 +138,13 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	v.Graph = newGraph(v.Inc.Nodes, v.Observations)
+	if p.Err == nil {
+		cv, err := c.loadCase(r, s, id)
+		if c.expired(w, r, err) {
+			return
+		}
+		v.Case, p.Err = cv, err
+	}
 	for _, st := range []int{vigil.StatusNew, vigil.StatusInvestigating, vigil.StatusResolved, vigil.StatusClosed, vigil.StatusDisrupted} {
 		if st != v.Inc.Status {
 			v.Statuses = append(v.Statuses, st)
@@ -144,6 +152,14 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	if r.URL.Query().Get("changed") == "1" {
 		p.Flash = "Status changed to " + v.Inc.StatusName + "."
+	}
+	switch r.URL.Query().Get("saved") {
+	case "case":
+		p.Flash = "Assignee and tags saved."
+	case "comment":
+		p.Flash = "Comment added."
+	case "deleted":
+		p.Flash = "Comment deleted."
 	}
 	p.Data = v
 	c.render(w, r, http.StatusOK, "incident", p)

@@ -17,6 +17,7 @@ import (
 func (c *Console) queueRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", c.authed(vigil.PermIncidentsRead, c.queue))
 	mux.HandleFunc("GET /queue/rows", c.authed(vigil.PermIncidentsRead, c.queueRows))
+	mux.HandleFunc("GET /queue/live", c.authed(vigil.PermIncidentsRead, c.queueLive))
 	mux.HandleFunc("POST /incidents/status", c.authed(vigil.PermIncidentsWrite, c.bulkStatus))
 }
 
@@ -35,14 +36,17 @@ type queueView struct {
 	Page      pager
 	Back      string // this page, for the bulk form to return to
 	RowsURL   string // what a poll fetches
+	LiveURL   string // the stream of changes that triggers a poll
 	PollMS    int
 	Changed   string // what a bulk change just did
+	NodeValue string // the value whose incidents these are (node filter)
+	NoNode    string // the page without the node filter
 }
 
 // queueQuery turns the form into the API's list parameters.
 func queueQuery(form url.Values, now time.Time) url.Values {
 	q := url.Values{}
-	for _, k := range []string{"status", "severity", "q"} {
+	for _, k := range []string{"status", "severity", "q", "node"} {
 		if v := strings.TrimSpace(form.Get(k)); v != "" {
 			q.Set(k, v)
 		}
@@ -85,6 +89,7 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	v.Back = "/?" + rows.Encode()
 	v.RowsURL = "/queue/rows?" + rows.Encode()
+	v.LiveURL = "/queue/live"
 	if _, err := c.call(r, s.token, "GET", "/v1/incidents", q, nil, &list); err != nil {
 		if c.expired(w, r, err) {
 			return
@@ -123,6 +128,19 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 		link.Del("status")
 		v.All = statusCount{N: all, Link: "/?" + link.Encode(), Active: form.Get("status") == ""}
 	}
+	if form.Get("node") != "" {
+		v.NodeValue = form.Get("node_value")
+		if v.NodeValue == "" {
+			v.NodeValue = "one node"
+		}
+		rest := url.Values{}
+		for k, vs := range form {
+			if k != "node" && k != "node_value" && k != "offset" {
+				rest[k] = vs
+			}
+		}
+		v.NoNode = "/?" + rest.Encode()
+	}
 	if n := form.Get("changed"); n != "" {
 		if st, err := strconv.Atoi(form.Get("to")); err == nil && vigil.ValidStatus(st) {
 			v.Changed = fmt.Sprintf("%s incident(s) moved to %s.", n, vigil.StatusName(st))
@@ -147,6 +165,26 @@ func (c *Console) queueRows(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	c.renderFragment(w, "queue", "rows", page{S: s, Data: queueView{Incidents: list.Incidents}})
+}
+
+// liveTypes are the events that change what a queue shows.
+var liveTypes = strings.Join([]string{vigil.EventCreated, vigil.EventGrew, vigil.EventMerged,
+	vigil.EventStatusChanged, vigil.EventClassified, vigil.EventAssigned, vigil.EventTagged}, ",")
+
+// queueLive streams the org's incident changes to an open queue: the
+// API's GET /v1/events, served to the browser as it is with the session's
+// token (an EventSource cannot send one), so the stream is scoped to the
+// token's org and permission exactly as for any client. The page fetches
+// its rows again when an event arrives; the browser resumes a dropped
+// stream with Last-Event-ID, which passes through.
+func (c *Console) queueLive(w http.ResponseWriter, r *http.Request, s *session) {
+	req := r.Clone(r.Context())
+	req.URL = &url.URL{Path: "/v1/events", RawQuery: url.Values{"types": {liveTypes}}.Encode()}
+	req.RequestURI = ""
+	req.Header.Del("Cookie")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	req.Header.Set("Accept", "text/event-stream")
+	c.api.ServeHTTP(w, req)
 }
 
 // bulkStatus moves every selected incident to one status, one API call

@@ -64,8 +64,17 @@ func (c *Console) search(w http.ResponseWriter, r *http.Request, s *session) {
 		p.Err = err
 	}
 	terms := searchTerms(query)
+	// "incidents" beside a value looks its nodes up (observations:read)
+	// and lists incidents (incidents:read): no link a token could not follow.
+	incidents := s.Can(vigil.PermObservationsRead) && s.Can(vigil.PermIncidentsRead)
 	for _, a := range list.Artifacts {
-		v.Artifacts = append(v.Artifacts, newArtifactView(a, terms))
+		av := newArtifactView(a, terms)
+		if !incidents {
+			for i := range av.Fields {
+				av.Fields[i].Incidents = ""
+			}
+		}
+		v.Artifacts = append(v.Artifacts, av)
 	}
 	v.Page = newPager("/search", form, list.Total, list.Offset, max(list.Limit, 1))
 	p.Data = v

@@ -95,6 +95,33 @@ try {
   assert.match(await page.textContent(".head .facts"), /Resolved.*true positive/s);
   assert.match(await page.textContent(".history"), /moved it from New to Resolved/);
 
+  log("incident: assign, tag and comment in Markdown; the history lists each change");
+  await page.fill("#caseform input[name=assignee]", "bob");
+  await page.fill("#caseform input[name=tags]", "vip, brute-force");
+  await Promise.all([page.waitForURL(/saved=case/), page.click("#caseform button[type=submit]")]);
+  assert.equal(await page.textContent(".case .assignee"), "bob");
+  assert.deepEqual(await page.locator(".case a.tag").allTextContents(), ["brute-force", "vip"]);
+  await page.fill("#commentform textarea", "**Blocked** at the edge firewall.\n\n<script>window.pwned = 1</script>\n[details](javascript:window.pwned=2)");
+  await Promise.all([page.waitForURL(/saved=comment/), page.click("#commentform button[type=submit]")]);
+  assert.equal(await page.textContent(".comment .md strong"), "Blocked", "the comment's Markdown is rendered");
+  assert.equal(await page.evaluate(() => window.pwned), undefined, "a script in a comment does not run");
+  assert.equal(await page.locator(".comment .md script").count(), 0, "no script element from a comment");
+  const href = (await page.locator(".comment .md a", { hasText: "details" }).getAttribute("href")) || "";
+  assert.ok(!/^\s*javascript:/i.test(href), "a javascript: link in a comment loses its target: " + href);
+  const events = await page.textContent("#timeline .events");
+  for (const want of [/system opened it/, /moved it from New to Resolved/, /assigned it to bob/, /tagged it \+brute-force \+vip/, /alice commented/]) {
+    assert.match(events, want, "history: " + want);
+  }
+  await page.locator("#case").scrollIntoViewIfNeeded();
+  await shot(page, "incident-case");
+
+  log("incident: the incidents of the attacker's address");
+  await Promise.all([page.waitForURL(/node=/), page.locator(".nodes li", { hasText: IP }).locator("a.inc").click()]);
+  assert.match(await page.textContent("#nodefilter"), new RegExp(IP.replaceAll(".", "\\.")));
+  assert.ok(await page.locator("#rows tr", { hasText: `SSH brute force from ${IP}` }).count() === 1, "its brute force is listed");
+  assert.match(await page.textContent("#rows"), /@bob/, "the queue shows the assignee");
+  await page.goto(incidentURL);
+
   log("search for the attacker's address, terms highlighted");
   await page.goto("/search?query=" + encodeURIComponent(IP));
   const hits = await page.locator("article.art").count();
@@ -158,8 +185,12 @@ try {
   assert.match(page.lastDialog, /Move 2 incident\(s\) to Investigating/);
   assert.match(await page.textContent("p.ok"), /2 incident\(s\) moved to Investigating/);
 
-  log("queue: a new incident appears without a reload");
+  log("queue: a new incident appears without a reload, pushed by the event stream");
+  const live = page.waitForResponse((res) => res.url().endsWith("/queue/live"));
   await page.goto("/");
+  const stream = await live;
+  assert.equal(stream.status(), 200, "the queue's event stream is open");
+  assert.match(stream.headers()["content-type"], /text\/event-stream/);
   const r = await fetch(BASE + "/v1/observations", {
     method: "POST", headers: { Authorization: "Bearer " + tokens.admin, "Content-Type": "application/json" },
     body: JSON.stringify({ type: "network", description: "Beaconing seen by the browser test", severity: "high", nodes: [{ type: "IP", value: "198.51.100.77" }] }),

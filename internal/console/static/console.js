@@ -1,5 +1,5 @@
 // Vigil console: keyboard navigation, selection, confirmations and the
-// queue's polling. The pages work without it; it only saves clicks.
+// queue's live refresh. The pages work without it; it only saves clicks.
 (function () {
   "use strict";
   var $ = function (s, el) { return (el || document).querySelector(s); };
@@ -96,6 +96,20 @@
       if (curID) rows().forEach(function (r, k) { if (r.getAttribute("data-id") === curID) focusRow(k); });
       updateSel();
     }).catch(function () {});
+  }
+  // The org's changes arrive as server-sent events: each (a burst of
+  // them, once) fetches the rows again. Polling stays as a slow fallback
+  // for when the stream is refused or lost for good.
+  var live = table.getAttribute("data-live"), pending = null;
+  if (live && window.EventSource) {
+    var kick = function () {
+      if (!pending) pending = setTimeout(function () { pending = null; poll(); }, 250);
+    };
+    var es = new EventSource(live);
+    ["incident.created", "incident.grew", "incident.merged", "incident.status_changed",
+      "incident.classified", "incident.assigned", "incident.tagged"].forEach(function (t) { es.addEventListener(t, kick); });
+    every = Math.max(every, 60000);
+    document.addEventListener("visibilitychange", function () { if (!document.hidden) kick(); });
   }
   setInterval(poll, every);
 })();
