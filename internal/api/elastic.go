@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -93,10 +94,16 @@ func (s *Server) elasticEmpty(w http.ResponseWriter, r *http.Request) {
 // that cannot be taken is its item's 400; a queue that refuses the whole
 // request is the request's 429 (or 503), and one that refuses part of it
 // (a request split to fit the queue) those items' 429, so that the
-// shipper retries exactly what was not taken.
+// shipper retries exactly what was not taken. With ?timeout= a refusal is
+// first waited out for up to that long (ingestWaiting).
 func (s *Server) elasticBulk(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	body, err := bulkBody(w, r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	wait, err := bulkTimeout(r.URL.Query())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -119,7 +126,7 @@ func (s *Server) elasticBulk(w http.ResponseWriter, r *http.Request) {
 	s.rejected.Add(float64(len(req.Items) - len(arts)))
 	if len(arts) > 0 {
 		errs := make([]error, len(arts))
-		s.ingestAll(r, org, arts, errs)
+		s.ingestWaiting(r, org, arts, errs, wait)
 		taken := 0
 		var first error
 		for i, err := range errs {
@@ -159,6 +166,65 @@ func cmpErr(first, err error) error {
 		return first
 	}
 	return err
+}
+
+// MaxBulkWait bounds a bulk request's timeout parameter: how long it may
+// wait for room in the queue (Elasticsearch's own default timeout).
+const MaxBulkWait = time.Minute
+
+// bulkTimeout reads the bulk API's timeout parameter ("30s", "1m",
+// "500ms"), Elasticsearch's time to wait for resources, which here is the
+// time a request waits for the queue to take what it refused before
+// answering 429; none: no wait. More than MaxBulkWait waits MaxBulkWait.
+func bulkTimeout(q url.Values) (time.Duration, error) {
+	v := q.Get("timeout")
+	if v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		return 0, vigil.InvalidField("timeout", "a duration such as 30s, 1m or 500ms")
+	}
+	return min(d, MaxBulkWait), nil
+}
+
+// ingestWaiting ingests arts as ingestAll does, then, for up to wait,
+// tries again those the queue refused for want of room (a full or
+// lagging queue, NATS out of reach), backing off from 20 ms to 1 s, until
+// it takes them, the wait is over, or the client goes. errs holds each
+// artifact's last error.
+func (s *Server) ingestWaiting(r *http.Request, org string, arts []*vigil.Artifact, errs []error, wait time.Duration) {
+	s.ingestAll(r, org, arts, errs)
+	deadline := time.Now().Add(wait)
+	backoff := 20 * time.Millisecond
+	for {
+		var again []int
+		for i, err := range errs {
+			if c := vigil.ErrorCode(err); c == vigil.ERATELIMITED || c == vigil.EUNAVAILABLE {
+				again = append(again, i)
+			}
+		}
+		if len(again) == 0 || time.Until(deadline) < backoff {
+			return
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-r.Context().Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+		retry := make([]*vigil.Artifact, len(again))
+		rerrs := make([]error, len(again))
+		for j, i := range again {
+			retry[j] = arts[i]
+		}
+		s.ingestAll(r, org, retry, rerrs)
+		for j, i := range again {
+			errs[i] = rerrs[j]
+		}
+	}
 }
 
 // ingestAll ingests arts in batches of at most vigil.MaxBatchItems,

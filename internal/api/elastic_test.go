@@ -336,6 +336,33 @@ func (s *splitting) Ingest(ctx context.Context, org string, arts []*vigil.Artifa
 	return s.next.Ingest(ctx, org, arts)
 }
 
+// TestElasticBulkTimeout: with the bulk API's timeout parameter a request
+// the queue refuses waits for room and is taken whole (rsyslog 8.2302's
+// omelasticsearch cannot retry a refusal); past the timeout it is still
+// the 429 without it; a bad value is the request's 400 naming timeout.
+func TestElasticBulkTimeout(t *testing.T) {
+	e, ref := newRefusingEnv(t, 3)
+	auth := "Bearer " + createKey(t, e, e.token("org-a", "admin"), "k")["key"].(string)
+	body := bulkOf(map[string]any{"message": "one"}, map[string]any{"message": "two"})
+	r := must(t, bulk(t, e, "/_bulk?timeout=30s", auth, body), http.StatusOK)
+	for i, it := range bulkItems(t, r) {
+		if it["status"] != float64(201) {
+			t.Errorf("item %d after waiting: %v", i, it)
+		}
+	}
+	if n := artifactTotal(t, e, "org-a", ""); n != 2 || ref.refused.Load() != 3 {
+		t.Fatalf("%d artifacts after waiting out %d refusals, want 2 after 3", n, ref.refused.Load())
+	}
+	ref.n.Store(1000)
+	must(t, bulk(t, e, "/_bulk?timeout=100ms", auth, body), http.StatusTooManyRequests)
+	if n := artifactTotal(t, e, "org-a", ""); n != 2 {
+		t.Fatalf("%d artifacts after a refusal past the timeout, want 2", n)
+	}
+	for _, v := range []string{"soon", "-1s", "1"} {
+		wantError(t, bulk(t, e, "/_bulk?timeout="+v, auth, body), http.StatusBadRequest, "timeout")
+	}
+}
+
 // TestElasticHandshake: what shippers read before they send, with the
 // product header on every response, refusals included.
 func TestElasticHandshake(t *testing.T) {
