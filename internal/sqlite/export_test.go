@@ -1,6 +1,9 @@
 package sqlite
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // SetSearchPlan sets the thresholds by which SearchArtifacts picks how to
 // list and count matches, so that tests run every way on small data.
@@ -13,4 +16,23 @@ func SetSearchPlan(s *Store, denseMatches, windowScan int) {
 func SetSearchHook(s *Store, hook func(context.Context)) int {
 	s.searchHook = hook
 	return s.search.Stats().MaxOpenConnections
+}
+
+// QueryPlan returns SQLite's plan of query, one detail line per step.
+func QueryPlan(ctx context.Context, s *Store, query string, args ...any) (string, error) {
+	rows, err := s.r.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		return "", err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			return "", err
+		}
+		out = append(out, detail)
+	}
+	return strings.Join(out, "\n"), rows.Err()
 }

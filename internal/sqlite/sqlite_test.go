@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 	"github.com/vigil-soc/vigil/internal/storetest"
 )
@@ -48,4 +50,22 @@ func TestSearchPlans(t *testing.T) {
 func TestSearchesLeaveReads(t *testing.T) {
 	s := open(t)
 	storetest.SearchesLeaveReads(t, s, func(hook func(context.Context)) int { return sqlite.SetSearchHook(s, hook) })
+}
+
+// TestIncidentQueuePlans: the console's queue orders (most recently
+// active, most severe) read a page through an index, with or without a
+// status filter, instead of sorting all of an org's incidents.
+func TestIncidentQueuePlans(t *testing.T) {
+	s := open(t)
+	for _, sort := range []string{vigil.IncidentSortActivity, vigil.IncidentSortSeverity} {
+		for _, where := range []string{"org_id = ?", "org_id = ? AND status = 1"} {
+			plan, err := sqlite.QueryPlan(t.Context(), s, "SELECT id, title FROM incidents WHERE "+where+" ORDER BY "+vigil.IncidentOrderSQL(sort)+" LIMIT 50", "org")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(plan, "TEMP B-TREE") || !strings.Contains(strings.Replace(plan, "COVERING ", "", 1), "USING INDEX incidents_org_") {
+				t.Errorf("sort %s, %s: plan\n%s\nwant a walk of an incidents_org_* index without a sort", sort, where, plan)
+			}
+		}
+	}
 }
