@@ -289,6 +289,12 @@ type DetectionRuleStore interface {
 	// DeleteDetectionRule removes one rule of org; ENOTFOUND if org has
 	// none with id.
 	DeleteDetectionRule(ctx context.Context, org, id string) error
+	// StarterRuleStates returns the starter rules (internal/starterrules)
+	// org turned on or off, by rule id: the others have their default.
+	StarterRuleStates(ctx context.Context, org string) (map[string]bool, error)
+	// SetStarterRuleState records that org turned a starter rule on or
+	// off.
+	SetStarterRuleState(ctx context.Context, org, id string, enabled bool, now time.Time) error
 }
 
 // SignalStore is the housekeeping of the detection state that

@@ -151,6 +151,10 @@ func (s *Server) createDetectionRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := principal(r.Context())
+	if err := s.checkBaseRules(r.Context(), p.OrgID, "", dr); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	now := s.now()
 	dr.ID, dr.Enabled, dr.CreatedBy, dr.CreatedAt, dr.UpdatedAt = vigil.NewID(), true, p.Subject, now, now
 	if err := s.store.CreateDetectionRule(r.Context(), p.OrgID, dr); err != nil {
@@ -165,6 +169,15 @@ func (s *Server) createDetectionRule(w http.ResponseWriter, r *http.Request) {
 func (s *Server) updateDetectionRule(w http.ResponseWriter, r *http.Request) {
 	dr, err := readRule(w, r)
 	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	org, id := principal(r.Context()).OrgID, r.PathValue("id")
+	if err := s.checkNotBase(r.Context(), org, id, dr); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.checkBaseRules(r.Context(), org, id, dr); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -194,6 +207,10 @@ func (s *Server) writeDetectionRule(w http.ResponseWriter, r *http.Request, u vi
 
 func (s *Server) deleteDetectionRule(w http.ResponseWriter, r *http.Request) {
 	org := principal(r.Context()).OrgID
+	if err := s.checkNotBase(r.Context(), org, r.PathValue("id"), nil); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if err := s.store.DeleteDetectionRule(r.Context(), org, r.PathValue("id")); err != nil {
 		s.fail(w, r, err)
 		return

@@ -80,6 +80,10 @@ var extensionRoutes = []struct {
 	{"POST", "/v1/detection-rules/:id/enable", "signals:write", "signals:read"},
 	{"POST", "/v1/detection-rules/:id/disable", "signals:write", "signals:read"},
 	{"POST", "/v1/detection-rules/test", "signals:read", "observations:read"},
+	{"GET", "/v1/starter-rules", "signals:read", "observations:read"},
+	{"GET", "/v1/starter-rules/:id", "signals:read", "incidents:read"},
+	{"POST", "/v1/starter-rules/:id/enable", "signals:write", "signals:read"},
+	{"POST", "/v1/starter-rules/:id/disable", "signals:write", "signals:read"},
 	{"PUT", "/v1/incidents/:id", "incidents:write", "incidents:read"},
 	{"GET", "/v1/incidents/:id/comments", "incidents:read", "observations:read"},
 	{"POST", "/v1/incidents/:id/comments", "incidents:write", "observer:read"},
@@ -1082,6 +1086,40 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": "title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query|hour: 3\n    condition: s\n", "lines": []any{}}, http.StatusBadRequest)
 	o.bad("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": string(pamRule), "lines": []any{map[string]any{"raw": "x"}}}, "lines[0].source")
 	o.bad("POST", "/v1/detection-rules/test", admin, map[string]any{"rule": string(pamRule), "limit": 5000, "from": "2024-05-01T00:00:00Z"}, "limit")
+	// A correlation naming no rule of the org is refused naming the
+	// field; one naming a rule keeps that rule from being deleted.
+	corr := func(ref string) []byte {
+		return []byte("title: PAM failures from one host\ncorrelation:\n    type: event_count\n    rules:\n        - " + ref +
+			"\n    group-by:\n        - host.name\n    timespan: 5m\n    condition:\n        gte: 3\n")
+	}
+	if r := o.raw("POST", "/v1/detection-rules", admin, yamlCT, corr("no_such_rule"), http.StatusBadRequest); r.field() != "correlation.rules[0]" {
+		t.Errorf("correlation naming a missing rule: %s", r.Raw)
+	}
+	pamCorr := o.raw("POST", "/v1/detection-rules", admin, yamlCT, corr("pam_failure"), http.StatusCreated).data()
+	o.call("DELETE", "/v1/detection-rules/"+drID, admin, nil, http.StatusConflict)
+	o.raw("PUT", "/v1/detection-rules/"+pamCorr["id"].(string), admin, yamlCT, corr("missing"), http.StatusBadRequest)
+	o.call("DELETE", "/v1/detection-rules/"+pamCorr["id"].(string), admin, nil, http.StatusOK)
+	// The starter rules: the same for every org, switched per org.
+	stl := o.call("GET", "/v1/starter-rules?limit=2", admin, nil, http.StatusOK).data()
+	if stl["total"].(float64) < 30 || len(stl["starter_rules"].([]any)) != 2 {
+		t.Errorf("starter rules = %v", stl)
+	}
+	o.badQuery("/v1/starter-rules", admin, "limit", "0", true)
+	const shellshock = "c67e0c98-4d39-46ee-8f6b-437ebf6b950e"
+	if d := o.call("GET", "/v1/starter-rules/"+shellshock, admin, nil, http.StatusOK).data(); d["enabled"] != true ||
+		d["origin"] != "SigmaHQ" || d["author"] == "" || d["license"] != "DRL-1.1" {
+		t.Errorf("starter rule = %v", d)
+	}
+	o.call("GET", "/v1/starter-rules/"+oasMissingID, admin, nil, http.StatusNotFound)
+	if d := o.call("POST", "/v1/starter-rules/"+shellshock+"/disable", admin, nil, http.StatusOK).data(); d["enabled"] != false {
+		t.Errorf("disabled starter rule = %v", d)
+	}
+	if d := o.call("GET", "/v1/starter-rules/"+shellshock, other, nil, http.StatusOK).data(); d["enabled"] != true {
+		t.Errorf("another org's starter rule after org-a disabled it = %v", d)
+	}
+	if d := o.call("POST", "/api/v1/starter-rules/"+shellshock+"/enable", admin, nil, http.StatusOK).data(); d["enabled"] != true {
+		t.Errorf("enabled starter rule = %v", d)
+	}
 	o.call("DELETE", "/v1/detection-rules/"+drID, e.token("org-a", "signals:write"), nil, http.StatusForbidden)
 	o.call("DELETE", "/v1/detection-rules/"+drID, e.token("org-a", "signals:manage"), nil, http.StatusOK)
 	o.call("DELETE", "/v1/detection-rules/"+drID, admin, nil, http.StatusNotFound)

@@ -278,6 +278,12 @@ func (s *Server) routes(metrics http.Handler) {
 		{"POST", "/detection-rules/{id}/enable", vigil.PermSignalsWrite, s.enableDetectionRule},
 		{"POST", "/detection-rules/{id}/disable", vigil.PermSignalsWrite, s.disableDetectionRule},
 		{"POST", "/detection-rules/test", vigil.PermSignalsRead, s.testDetectionRule},
+		// The starter rules every org has (docs/sigma.md, Starter set):
+		// switched on and off per org, as an org's own rules are.
+		{"GET", "/starter-rules", vigil.PermSignalsRead, s.listStarterRules},
+		{"GET", "/starter-rules/{id}", vigil.PermSignalsRead, s.getStarterRule},
+		{"POST", "/starter-rules/{id}/enable", vigil.PermSignalsWrite, s.enableStarterRule},
+		{"POST", "/starter-rules/{id}/disable", vigil.PermSignalsWrite, s.disableStarterRule},
 
 		{"GET", "/roles", vigil.PermAdmin, s.listRoles},
 		{"POST", "/roles", vigil.PermAdmin, s.createRole},

@@ -10,11 +10,13 @@ import (
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/orgcache"
 	"github.com/vigil-soc/vigil/internal/sigma"
+	"github.com/vigil-soc/vigil/internal/starterrules"
 )
 
 // Store is what a Cache reads.
 type Store interface {
 	ListDetectionRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.DetectionRule, int, error)
+	StarterRuleStates(ctx context.Context, org string) (map[string]bool, error)
 }
 
 // DefaultTTL bounds how long a process runs an org's rules before it
@@ -65,18 +67,12 @@ func (c *Cache) engine(ctx context.Context, org string) (*detect.Engine, error) 
 	return c.engines.Get(ctx, org, c.now())
 }
 
-// load reads and compiles org's enabled rules.
+// load reads and compiles org's enabled rules: the starter rules as org
+// has them, then its own.
 func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
-	var all []*vigil.DetectionRule
-	for off := 0; ; off += vigil.MaxLimit {
-		page, total, err := c.store.ListDetectionRules(ctx, org, vigil.Page{Limit: vigil.MaxLimit, Offset: off})
-		if err != nil {
-			return nil, fmt.Errorf("detection rules: %w", err)
-		}
-		all = append(all, page...)
-		if off+len(page) >= total || len(page) == 0 {
-			break
-		}
+	all, err := OrgRules(ctx, c.store, org)
+	if err != nil {
+		return nil, err
 	}
 	set, errs := Compile(all)
 	for id, err := range errs {
@@ -86,6 +82,29 @@ func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
 			slog.String("detection_rule_id", id), slog.String("error", err.Error()))
 	}
 	return detect.NewEngine(set...), nil
+}
+
+// OrgRules returns every rule of org, enabled or not: the starter rules
+// (each enabled as org chose, else by default), then org's own, oldest
+// first. A correlation naming a rule by Sigma id or name reads org's own
+// rule where one of them has it.
+func OrgRules(ctx context.Context, store Store, org string) ([]*vigil.DetectionRule, error) {
+	states, err := store.StarterRuleStates(ctx, org)
+	if err != nil {
+		return nil, fmt.Errorf("starter rules: %w", err)
+	}
+	all := starterrules.ForOrg(org, states)
+	for off := 0; ; off += vigil.MaxLimit {
+		page, total, err := store.ListDetectionRules(ctx, org, vigil.Page{Limit: vigil.MaxLimit, Offset: off})
+		if err != nil {
+			return nil, fmt.Errorf("detection rules: %w", err)
+		}
+		all = append(all, page...)
+		if off+len(page) >= total || len(page) == 0 {
+			break
+		}
+	}
+	return all, nil
 }
 
 // Compile compiles the enabled rules of one org into detectors: its

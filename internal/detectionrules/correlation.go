@@ -33,12 +33,7 @@ type corrDetector struct {
 
 func newCorrDetector(id string, c *sigma.CompiledCorrelation, bases []corrBase) *corrDetector {
 	r := c.Rule
-	ref := r.Title + " (rule " + id
-	if r.ID != "" {
-		ref += ", Sigma id " + r.ID
-	}
-	ref += ")"
-	return &corrDetector{name: DetectorPrefix + id, c: c, bases: bases, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ref}
+	return &corrDetector{name: DetectorPrefix + id, c: c, bases: bases, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ruleRef(id, r)}
 }
 
 func (d *corrDetector) Name() string { return d.name }

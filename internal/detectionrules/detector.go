@@ -40,12 +40,21 @@ type ruleDetector struct {
 
 func newRuleDetector(id string, c *sigma.Compiled) *ruleDetector {
 	r := c.Rule
+	return &ruleDetector{name: DetectorPrefix + id, rule: c, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ruleRef(id, r)}
+}
+
+// ruleRef names a rule in descriptions: its title, Vigil id, Sigma id and
+// author (the Detection Rule License of SigmaHQ's rules asks that
+// messages based on a rule's matches name its author).
+func ruleRef(id string, r *sigma.Rule) string {
 	ref := r.Title + " (rule " + id
-	if r.ID != "" {
+	if r.ID != "" && r.ID != id {
 		ref += ", Sigma id " + r.ID
 	}
-	ref += ")"
-	return &ruleDetector{name: DetectorPrefix + id, rule: c, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ref}
+	if r.Author != "" {
+		ref += ", by " + r.Author
+	}
+	return ref + ")"
 }
 
 func (d *ruleDetector) Name() string { return d.name }

@@ -121,3 +121,30 @@ func (s *Store) DeleteDetectionRule(ctx context.Context, org, id string) error {
 	}
 	return nil
 }
+
+// StarterRuleStates returns the starter rules org turned on or off.
+func (s *Store) StarterRuleStates(ctx context.Context, org string) (map[string]bool, error) {
+	rows, err := s.pool.Query(ctx, `SELECT rule_id, enabled FROM starter_rule_states WHERE org_id = $1`, org)
+	if err != nil {
+		return nil, wrap("StarterRuleStates", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		var on bool
+		if err := rows.Scan(&id, &on); err != nil {
+			return nil, wrap("StarterRuleStates", err)
+		}
+		out[id] = on
+	}
+	return out, wrap("StarterRuleStates", rows.Err())
+}
+
+// SetStarterRuleState records that org turned a starter rule on or off.
+func (s *Store) SetStarterRuleState(ctx context.Context, org, id string, enabled bool, now time.Time) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO starter_rule_states (org_id, rule_id, enabled, updated_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (org_id, rule_id) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`,
+		org, id, enabled, nanos(now))
+	return wrap("SetStarterRuleState", err)
+}

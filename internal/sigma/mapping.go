@@ -173,6 +173,7 @@ var fieldMap = map[string]string{
 	"id.resp_h": "destination.ip",
 	"id.resp_p": "destination.port",
 	"uid":       "zeek.uid",
+	"rejected":  "zeek.dns.rejected",
 	// Network (firewall category, Sysmon-style names).
 	"src_ip":          "source.ip",
 	"dst_ip":          "destination.ip",

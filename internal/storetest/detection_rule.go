@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ func detectionRuleTests() []test {
 		{"Delete", testDetectionRuleDelete},
 		{"Limit", testDetectionRuleLimit},
 		{"OrgIsolation", testDetectionRuleTenancy},
+		{"StarterRuleStates", testStarterRuleStates},
 	}
 }
 
@@ -154,5 +156,33 @@ func testDetectionRuleTenancy(t *testing.T, s Store) {
 	}
 	if got, err := s.GetDetectionRule(t.Context(), a, r.ID); err != nil || !got.Enabled {
 		t.Errorf("a's rule after b's attempts: %+v %v", got, err)
+	}
+}
+
+// testStarterRuleStates: an org's choices about the starter rules are
+// kept per rule, the last one wins, and another org sees none of them.
+func testStarterRuleStates(t *testing.T, s Store) {
+	a, b := vigil.NewID(), vigil.NewID()
+	ctx := t.Context()
+	if got, err := s.StarterRuleStates(ctx, a); err != nil || len(got) != 0 {
+		t.Fatalf("a new org's states = %v, %v; want none", got, err)
+	}
+	for _, st := range []struct {
+		id string
+		on bool
+	}{{"rule-1", false}, {"rule-2", true}, {"rule-1", true}, {"rule-3", false}} {
+		if err := s.SetStarterRuleState(ctx, a, st.id, st.on, at(time.Minute)); err != nil {
+			t.Fatalf("SetStarterRuleState(%s, %v): %v", st.id, st.on, err)
+		}
+	}
+	got, err := s.StarterRuleStates(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]bool{"rule-1": true, "rule-2": true, "rule-3": false}; !maps.Equal(got, want) {
+		t.Errorf("a's states = %v, want %v", got, want)
+	}
+	if got, err := s.StarterRuleStates(ctx, b); err != nil || len(got) != 0 {
+		t.Errorf("org b's states = %v, %v; want none of a's", got, err)
 	}
 }

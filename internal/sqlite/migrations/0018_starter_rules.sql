@@ -1,0 +1,9 @@
+-- Each org's choices about the starter Sigma rules (internal/starterrules):
+-- a row where the org turned one on or off; no row, the rule's default.
+CREATE TABLE starter_rule_states (
+    org_id     TEXT NOT NULL,
+    rule_id    TEXT NOT NULL,
+    enabled    INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (org_id, rule_id)
+);
