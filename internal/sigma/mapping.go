@@ -54,7 +54,7 @@ var linuxServices = map[string][]string{
 	"sshd":      {"sshd"},
 	"sudo":      {"sudo"},
 	"su":        {"su"},
-	"cron":      {"cron", "crond", "anacron"},
+	"cron":      {"cron", "crond", "anacron", "crontab"},
 	"vsftpd":    {"vsftpd"},
 	"clamav":    {"clamd", "freshclam", "clamav", "clamscan"},
 	"guacamole": {"guacd", "guacamole"},
