@@ -26,8 +26,7 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 		return nil, wrap("IncidentFacts", err)
 	}
 	f.Observations, f.Nodes = inc.Observations, inc.Nodes
-	q, err := s.r.QueryContext(ctx, `SELECT a.source, a.raw, a.ts, a.event FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
-		WHERE x.incident_id = ? AND a.org_id = ? ORDER BY a.ts DESC, a.id DESC LIMIT ?`, id, org, vigil.MaxFactArtifacts)
+	q, err := s.r.QueryContext(ctx, incidentArtifactsSQL, id, org, vigil.MaxFactArtifacts)
 	if err != nil {
 		return nil, wrap("IncidentFacts", err)
 	}

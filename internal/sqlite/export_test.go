@@ -36,3 +36,7 @@ func QueryPlan(ctx context.Context, s *Store, query string, args ...any) (string
 	}
 	return strings.Join(out, "\n"), rows.Err()
 }
+
+// IncidentReads are the queries that read one incident's nodes,
+// observations and artifacts, for their plans.
+var IncidentReads = map[string]string{"nodes": incidentNodesSQL, "observations": incidentObservationsSQL, "artifacts": incidentArtifactsSQL}

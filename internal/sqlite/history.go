@@ -61,7 +61,7 @@ func collectEvents(ctx context.Context, q querier, query string, args ...any) ([
 // oldest first, and their total.
 func (s *Store) IncidentHistory(ctx context.Context, org, id string, p vigil.Page) ([]*vigil.IncidentEvent, int, error) {
 	var total int
-	err := s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM incident_events WHERE incident_id = ?1 AND org_id = ?2)
+	err := s.r.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM incident_events WHERE incident_id = ?1 AND +org_id = ?2)
 		FROM incidents WHERE id = ?1 AND org_id = ?2`, id, org).Scan(&total)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, vigil.NotFound("incident")
@@ -69,7 +69,7 @@ func (s *Store) IncidentHistory(ctx context.Context, org, id string, p vigil.Pag
 	if err != nil {
 		return nil, 0, wrap("IncidentHistory", err)
 	}
-	out, err := collectEvents(ctx, s.r, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND org_id = ?
+	out, err := collectEvents(ctx, s.r, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND +org_id = ?
 		ORDER BY id LIMIT ? OFFSET ?`, append([]any{id, org}, pageArgs(p)...)...)
 	return out, total, wrap("IncidentHistory", err)
 }
@@ -96,7 +96,7 @@ func (s *Store) IncidentEventsHead(ctx context.Context, org string) (int64, erro
 // statusHistory returns the status changes of incident id of org, oldest
 // first: the history of the single-incident response.
 func statusHistory(ctx context.Context, q querier, org, id string) ([]vigil.StatusChange, error) {
-	evs, err := collectEvents(ctx, q, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND org_id = ? AND type = ?
+	evs, err := collectEvents(ctx, q, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND +org_id = ? AND type = ?
 		ORDER BY id`, id, org, vigil.EventStatusChanged)
 	if err != nil {
 		return nil, err

@@ -59,6 +59,22 @@ func (s *Store) GetIncident(ctx context.Context, org, id string) (*vigil.Inciden
 	return i, wrap("GetIncident", err)
 }
 
+// An incident's nodes and observations, and (classify.go) its newest
+// artifacts. The org's condition is written "+org_id": it still keeps
+// each row to the org, but SQLite may not pick an org-wide index for it —
+// ordered by time, such an index would have it walk every node,
+// observation or artifact of the org (millions, on an internet-facing
+// store) to find one incident's few, as it did. Each reads the incident's
+// own rows by their incident index and sorts those.
+const (
+	incidentNodesSQL = `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+		WHERE x.incident_id = ? AND +n.org_id = ? ORDER BY n.created_at, n.id`
+	incidentObservationsSQL = `SELECT id, type, description, severity FROM observations
+		WHERE incident_id = ? AND +org_id = ? ORDER BY created_at, id`
+	incidentArtifactsSQL = `SELECT a.source, a.raw, a.ts, a.event FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
+		WHERE x.incident_id = ? AND +a.org_id = ? ORDER BY a.ts DESC, a.id DESC LIMIT ?`
+)
+
 func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Incident, error) {
 	i, err := scanIncident(q.QueryRowContext(ctx, `SELECT `+incidentCols+` FROM incidents WHERE org_id = ? AND id = ?`, org, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -68,8 +84,7 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 		return nil, err
 	}
 	i.Nodes, i.Observations, i.History = []vigil.Node{}, []vigil.ObservationRef{}, []vigil.StatusChange{}
-	rows, err := q.QueryContext(ctx, `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
-		WHERE x.incident_id = ? AND n.org_id = ? ORDER BY n.created_at, n.id`, id, org)
+	rows, err := q.QueryContext(ctx, incidentNodesSQL, id, org)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +102,7 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	rows, err = q.QueryContext(ctx, `SELECT id, type, description, severity FROM observations
-		WHERE incident_id = ? AND org_id = ? ORDER BY created_at, id`, id, org)
+	rows, err = q.QueryContext(ctx, incidentObservationsSQL, id, org)
 	if err != nil {
 		return nil, err
 	}

@@ -69,3 +69,26 @@ func TestIncidentQueuePlans(t *testing.T) {
 		}
 	}
 }
+
+// TestIncidentReadPlans: one incident's nodes, observations and artifacts
+// are read through the incident's own index, never by walking an
+// org-wide index of every node, observation or artifact in time order
+// (how SQLite read them before, 0.4 s for one incident's facts at 1 M
+// artifacts, growing with the store).
+func TestIncidentReadPlans(t *testing.T) {
+	s := open(t)
+	for name, query := range sqlite.IncidentReads {
+		args := []any{"inc", "org"}
+		if strings.Count(query, "?") == 3 {
+			args = append(args, 500)
+		}
+		plan, err := sqlite.QueryPlan(t.Context(), s, query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := strings.SplitN(plan, "\n", 2)[0]
+		if strings.Contains(plan, "_org_") || !strings.Contains(first, "(incident_id=?") {
+			t.Errorf("%s: plan\n%s\nwant the incident's rows first, by incident_id, and no org-wide index", name, plan)
+		}
+	}
+}
