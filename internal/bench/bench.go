@@ -55,9 +55,23 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 	if err := b.loadLines(); err != nil {
 		return err
 	}
+	var stop func()
 	if cfg.URL == "" {
-		stop, err := b.startEmbedded(ctx)
-		if err != nil {
+		if cfg.Fill > 0 {
+			if cfg.DataDir == "" {
+				dir, err := os.MkdirTemp("", "vigil-bench-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				b.f.DataDir = dir
+			}
+			if err := b.fill(ctx, b.f.DataDir); err != nil {
+				return err
+			}
+		}
+		var err error
+		if stop, err = b.startEmbedded(ctx); err != nil {
 			return err
 		}
 		defer stop()
@@ -67,6 +81,15 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 	}
 	if err := b.run(ctx); err != nil {
 		return err
+	}
+	if stop != nil && (cfg.DataDir != "" || cfg.Fill > 0) {
+		// The server stopped: its queue drained and its WAL checkpointed.
+		stop()
+		d, err := b.measureDisk(ctx, b.dataDir)
+		if err != nil {
+			b.problem("disk: %v", err)
+		}
+		b.rep.Disk = d
 	}
 	return b.write(opt.Stdout)
 }
@@ -88,6 +111,7 @@ type bench struct {
 	hc        *http.Client
 	api       *client.Client
 	serverLog *logCounter
+	dataDir   string // the embedded server's
 }
 
 // run is the load phase, then the storage limit and the search phase if

@@ -32,6 +32,14 @@ type Config struct {
 	SearchableTimeout        time.Duration
 	CPUProfile               string
 	MemProfile               string
+	// DataDir is the embedded server's data dir, kept after the run
+	// (default: a temporary one, removed).
+	DataDir string
+	// Fill stores artifacts directly into DataDir's database, before the
+	// server starts, until the org holds this many (fill.go).
+	Fill      int
+	FillFiles string
+	FillDays  int
 }
 
 // hiddenFlags are left out of the usage text.
@@ -68,6 +76,11 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.ServeArgs, "serve-args", "", "extra flags for the embedded server, space-separated (e.g. \"--workers 4\")")
 	fs.DurationVar(&c.SearchableTimeout, "searchable-timeout", 30*time.Minute, "how long to wait for every accepted artifact to become searchable")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the load phase (first POST until all searchable) to this file")
+	fs.StringVar(&c.DataDir, "data-dir", "", "data dir of the embedded server, kept after the run (default: a temporary one, removed); with --fill, reused by later runs")
+	fs.IntVar(&c.Fill, "fill", 0, "before the embedded server starts, store artifacts directly (sqlite InsertArtifacts, as the pipeline's store stage does) until the org holds this many, "+
+		"timestamps spread evenly over --fill-days ending now; then the load runs through the real pipeline on top (0: no fill)")
+	fs.StringVar(&c.FillFiles, "fill-files", "mix", "lines of --fill, as --files takes them; \"mix\": the dataset replay and internet-zipf together")
+	fs.IntVar(&c.FillDays, "fill-days", 30, "the days the filled artifacts' timestamps span")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile taken when the clients stop (the queue at its fullest) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")
@@ -101,6 +114,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--times must be live or original, not %q", c.Times)
 	case c.Fsync != "deferred" && c.Fsync != "always":
 		return fmt.Errorf("--fsync must be deferred or always, not %q", c.Fsync)
+	case c.Fill < 0:
+		return errors.New("--fill must not be negative")
+	case c.Fill > 0 && c.URL != "":
+		return errors.New("--fill stores into the embedded server's data dir: not with --url")
+	case c.FillDays < 1:
+		return errors.New("--fill-days must be at least 1")
+	case c.DataDir != "" && c.URL != "":
+		return errors.New("--data-dir is the embedded server's: not with --url")
 	}
 	return nil
 }

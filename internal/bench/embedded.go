@@ -26,15 +26,23 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	if b.serve == nil {
 		return nil, errors.New("no --url given and no embedded server to start")
 	}
-	dir, err := os.MkdirTemp("", "vigil-bench-")
-	if err != nil {
+	dir, removeDir := b.f.DataDir, true
+	if dir != "" {
+		removeDir = false // kept, for later runs and measureDisk
+	} else if dir, err = os.MkdirTemp("", "vigil-bench-"); err != nil {
 		return nil, fmt.Errorf("embedded server: %w", err)
+	}
+	b.dataDir = dir
+	removeAll := func() {
+		if removeDir {
+			os.RemoveAll(dir)
+		}
 	}
 	var addrs [2]string // the API's, the metrics'
 	for i := range addrs {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			os.RemoveAll(dir)
+			removeAll()
 			return nil, fmt.Errorf("embedded server: %w", err)
 		}
 		addrs[i] = ln.Addr().String()
@@ -43,7 +51,7 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	addr := addrs[0]
 	var raw [48]byte
 	if _, err := rand.Read(raw[:]); err != nil {
-		os.RemoveAll(dir)
+		removeAll()
 		return nil, fmt.Errorf("embedded server: secret: %w", err)
 	}
 	secret, metricsToken := hex.EncodeToString(raw[:32]), hex.EncodeToString(raw[32:])
@@ -66,8 +74,9 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 		case <-time.After(2 * time.Minute):
 			b.logf("embedded server did not stop within 2 minutes")
 		}
-		os.RemoveAll(dir)
+		removeAll()
 	}
+	stop = sync.OnceFunc(stop)
 	base := "http://" + addr
 	b.rep.Target = "embedded (in-process vigil serve " + strings.Join(args[10:], " ") + ", data dir in " + os.TempDir() + ")"
 	b.rep.Settings.IngestWait, b.rep.Settings.Fsync, b.rep.Settings.ServeArgs = b.f.IngestWait.String(), b.f.Fsync, b.f.ServeArgs
@@ -77,7 +86,7 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 		select {
 		case err := <-done:
 			cancel()
-			os.RemoveAll(dir)
+			removeAll()
 			return nil, fmt.Errorf("embedded server: %w", err)
 		case <-time.After(50 * time.Millisecond): // polling /readyz
 		}

@@ -29,32 +29,8 @@ type line struct{ Source, Raw string }
 // with a fixed seed so that every batch is a mix of sources, and encodes
 // the POST bodies once, so that the clients spend no CPU on JSON.
 func (b *bench) loadLines() error {
-	files := b.f.Files
 	var err error
-	switch {
-	case files == "synthetic":
-		b.lines = syntheticLines(20000, time.Now())
-		b.rep.Settings.Files = []string{"synthetic"}
-	case files == "internet-zipf" || files == "internet-unique":
-		b.lines = internetLines(internetLineCount, time.Now(), files == "internet-unique")
-		b.rep.Settings.Files = []string{files}
-	case files == "":
-		dir := findDatasets()
-		if dir == "" {
-			b.lines = syntheticLines(20000, time.Now())
-			b.rep.Settings.Files = []string{"synthetic (no ../shared/datasets found)"}
-			break
-		}
-		var specs []string
-		for _, s := range sources {
-			if st, err := os.Stat(filepath.Join(dir, s)); err == nil && st.IsDir() {
-				specs = append(specs, filepath.Join(dir, s))
-			}
-		}
-		b.lines, b.rep.Settings.Files, err = readLines(specs)
-	default:
-		b.lines, b.rep.Settings.Files, err = readLines(strings.Split(files, ","))
-	}
+	b.lines, b.rep.Settings.Files, err = linesOf(b.f.Files, time.Now())
 	if err != nil {
 		return err
 	}
@@ -93,6 +69,31 @@ func (b *bench) loadLines() error {
 	b.rep.Settings.Clients, b.rep.Settings.Batch, b.rep.Settings.Duration = b.f.Clients, b.f.Batch, b.f.Duration.String()
 	b.rep.Settings.Times = b.f.Times
 	return nil
+}
+
+// linesOf reads (or generates) the lines that files names, as --files
+// takes it, and names what they are.
+func linesOf(files string, now time.Time) ([]line, []string, error) {
+	switch {
+	case files == "synthetic":
+		return syntheticLines(20000, now), []string{"synthetic"}, nil
+	case files == "internet-zipf" || files == "internet-unique":
+		return internetLines(internetLineCount, now, files == "internet-unique"), []string{files}, nil
+	case files == "":
+		dir := findDatasets()
+		if dir == "" {
+			return syntheticLines(20000, now), []string{"synthetic (no ../shared/datasets found)"}, nil
+		}
+		var specs []string
+		for _, s := range sources {
+			if st, err := os.Stat(filepath.Join(dir, s)); err == nil && st.IsDir() {
+				specs = append(specs, filepath.Join(dir, s))
+			}
+		}
+		return readLines(specs)
+	default:
+		return readLines(strings.Split(files, ","))
+	}
 }
 
 // encodeBodies encodes the lines, in order and wrapping around, into POST

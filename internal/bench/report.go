@@ -24,6 +24,8 @@ type Report struct {
 	Load     *LoadReport    `json:"load"`
 	Storage  *StorageReport `json:"storage_limit,omitempty"`
 	Search   *SearchReport  `json:"search,omitempty"`
+	Fill     *FillReport    `json:"fill,omitempty"`
+	Disk     *DiskReport    `json:"disk,omitempty"`
 	Problems []string       `json:"problems"`
 	Series   []Second       `json:"series"`
 }
@@ -308,6 +310,7 @@ func (b *bench) writeText(w io.Writer) {
 			p("  %-22s %9.1f %9.1f %9.1f %10d %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, c.Total, exp, c.Params)
 		}
 	}
+	b.writeFillDisk(p)
 	p("")
 	if len(r.Problems) == 0 {
 		p("problems: none")
