@@ -25,6 +25,7 @@ type Config struct {
 	Search                   bool
 	SearchArtifacts          int
 	SearchRequests           int
+	SearchClasses            string
 	CSV, PNG, JSON           string
 	IngestWait               time.Duration
 	Fsync                    string
@@ -68,6 +69,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.Search, "search", false, "run the search phase after the load")
 	fs.IntVar(&c.SearchArtifacts, "search-artifacts", 1000000, "artifacts stored before the search phase (more are posted if needed)")
 	fs.IntVar(&c.SearchRequests, "search-requests", 200, "sequential requests per query class in the search phase")
+	fs.StringVar(&c.SearchClasses, "search-classes", "", "comma-separated names of the query classes to run (default: all), e.g. \"single term,phrase + 24 h filter\"")
 	fs.StringVar(&c.CSV, "csv", "", "write the per-second time series to this CSV file")
 	fs.StringVar(&c.PNG, "png", "", "write a plot of throughput and ack p99 over time to this PNG file")
 	fs.StringVar(&c.JSON, "json", "", "write the report as JSON to this file (\"-\": to stdout instead of the text report)")

@@ -15,7 +15,9 @@ import (
 // searchQuery is one class of the search phase.
 type searchQuery struct {
 	name, query, source string
-	timed               bool
+	// window, if not zero, is the time filter: this long, ending just
+	// after the newest match.
+	window time.Duration
 }
 
 func (b *bench) searchQueries() []searchQuery {
@@ -26,7 +28,8 @@ func (b *bench) searchQueries() []searchQuery {
 		{name: "single term", query: "sshd"},
 		{name: "single IP", query: ip},
 		{name: "two words", query: "failed password"},
-		{name: "phrase + time filter", query: `"authentication failure"`, timed: true},
+		{name: "phrase + time filter", query: `"authentication failure"`, window: 30 * 24 * time.Hour},
+		{name: "phrase + 24 h filter", query: `"authentication failure"`, window: 24 * time.Hour},
 		{name: "prefix", query: "fail*"},
 		{name: "OR", query: "sshd OR named"},
 		{name: "negation", query: "sshd -failed"},
@@ -93,11 +96,14 @@ func (b *bench) searchPhase(ctx context.Context) error {
 	// the org and every accepted batch was accepted whole.
 	exact := b.rep.Load.TotalBefore == 0 && !b.partial.Load()
 	for _, q := range b.searchQueries() {
+		if !b.searchClassWanted(q.name) {
+			continue
+		}
 		c, err := b.searchClass(ctx, q)
 		if err != nil {
 			return err
 		}
-		if exact && !q.timed {
+		if exact && q.window == 0 {
 			if want, err := b.expectedTotal(q); err == nil {
 				c.Expected = &want
 				if want != c.Total {
@@ -116,12 +122,25 @@ func (b *bench) searchPhase(ctx context.Context) error {
 	return nil
 }
 
+// searchClassWanted reports whether --search-classes names the class
+// (all when empty).
+func (b *bench) searchClassWanted(name string) bool {
+	if b.f.SearchClasses == "" {
+		return true
+	}
+	for _, c := range strings.Split(b.f.SearchClasses, ",") {
+		if strings.TrimSpace(c) == name {
+			return true
+		}
+	}
+	return false
+}
+
 // searchClass times f.SearchRequests sequential requests of q.
 func (b *bench) searchClass(ctx context.Context, q searchQuery) (SearchClass, error) {
 	aq := client.ArtifactQuery{Query: q.query, Source: q.source}
-	if q.timed {
-		// A window of 30 days ending just after the newest match, in
-		// whole seconds.
+	if q.window > 0 {
+		// A window ending just after the newest match, in whole seconds.
 		aq.Limit = 1
 		p, err := b.api.Artifacts(ctx, aq)
 		if err != nil {
@@ -133,7 +152,7 @@ func (b *bench) searchClass(ctx context.Context, q searchQuery) (SearchClass, er
 			end = p.Artifacts[0].Timestamp.Add(time.Minute)
 		}
 		end = end.Truncate(time.Second)
-		aq.Start, aq.End = end.Add(-30*24*time.Hour), end
+		aq.Start, aq.End = end.Add(-q.window), end
 	}
 	c := SearchClass{Name: q.name, Params: aq.Values().Encode(), Stable: true}
 	var lats []float64
