@@ -328,3 +328,11 @@ type APIKeyStore interface {
 	// than the one recorded changes nothing.
 	TouchAPIKey(ctx context.Context, org, id string, t time.Time) error
 }
+
+// ArtifactEstimator is a Store whose artifact search may estimate a large
+// total rather than count it: a total up to exactUpTo is exact, a larger
+// one may be an estimate, and estimated says which (always more than
+// exactUpTo when true). The API uses it when the store has it.
+type ArtifactEstimator interface {
+	SearchArtifactsEstimated(ctx context.Context, org string, f ArtifactFilter, exactUpTo int) (arts []*Artifact, total int, estimated bool, err error)
+}

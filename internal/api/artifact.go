@@ -263,20 +263,35 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.searches.release(org)
 	f.Preview = true
-	arts, total, err := s.store.SearchArtifacts(r.Context(), org, f)
+	var arts []*vigil.Artifact
+	var total int
+	var estimated bool
+	var err error
+	if es, ok := s.store.(vigil.ArtifactEstimator); ok {
+		arts, total, estimated, err = es.SearchArtifactsEstimated(r.Context(), org, f, ExactTotalUpTo)
+	} else {
+		arts, total, err = s.store.SearchArtifacts(r.Context(), org, f)
+	}
 	if err != nil {
 		s.fail(w, r, timedOut(r.Context(), err, fmt.Sprintf("the search did not finish within %s and was stopped: "+
 			"narrow it (rarer or fewer terms, a source, a time range) and retry", s.searchTimeout)))
 		return
 	}
-	s.writeArtifacts(w, r, arts, total, f.Page)
+	s.writeArtifacts(w, r, arts, total, estimated, f.Page)
 }
+
+// ExactTotalUpTo is how many matches GET /v1/artifacts counts exactly
+// before it may estimate its total (total_estimated), as Elasticsearch's
+// track_total_hits does by default: counting millions of matches exactly
+// costs a store of millions of artifacts more than the page itself
+// (docs/benchmarks.md, "Cost as the store grows").
+const ExactTotalUpTo = 10000
 
 // writeArtifacts writes a page of artifact previews as the list envelope,
 // encoding one artifact at a time (its event parsed just before, dropped
 // just after), so that what a response holds in memory is the page of
 // previews and one artifact's encoding, never the whole response.
-func (s *Server) writeArtifacts(w http.ResponseWriter, r *http.Request, arts []*vigil.Artifact, total int, p vigil.Page) {
+func (s *Server) writeArtifacts(w http.ResponseWriter, r *http.Request, arts []*vigil.Artifact, total int, estimated bool, p vigil.Page) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	bw := bufio.NewWriterSize(w, 64<<10)
@@ -301,7 +316,7 @@ func (s *Server) writeArtifacts(w http.ResponseWriter, r *http.Request, arts []*
 		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		a.Event, arts[i] = nil, nil
 	}
-	fmt.Fprintf(bw, `],"total":%d,"limit":%d,"offset":%d}}`+"\n", total, p.Limit, p.Offset)
+	fmt.Fprintf(bw, `],"total":%d,"total_estimated":%t,"limit":%d,"offset":%d}}`+"\n", total, estimated, p.Limit, p.Offset)
 	bw.Flush()
 }
 

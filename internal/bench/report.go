@@ -116,16 +116,17 @@ type SearchReport struct {
 
 // SearchClass is the latencies and totals of one class of queries.
 type SearchClass struct {
-	Name     string  `json:"name"`
-	Params   string  `json:"params"`
-	Requests int     `json:"requests"`
-	Errors   int     `json:"errors"`
-	P50Ms    float64 `json:"p50_ms"`
-	P99Ms    float64 `json:"p99_ms"`
-	MaxMs    float64 `json:"max_ms"`
-	Total    int64   `json:"total"`
-	Expected *int64  `json:"expected_total,omitempty"`
-	Stable   bool    `json:"total_stable"`
+	Name      string  `json:"name"`
+	Params    string  `json:"params"`
+	Requests  int     `json:"requests"`
+	Errors    int     `json:"errors"`
+	P50Ms     float64 `json:"p50_ms"`
+	P99Ms     float64 `json:"p99_ms"`
+	MaxMs     float64 `json:"max_ms"`
+	Total     int64   `json:"total"`
+	Estimated bool    `json:"total_estimated"`
+	Expected  *int64  `json:"expected_total,omitempty"`
+	Stable    bool    `json:"total_stable"`
 }
 
 // Second is one second of the load phase (seconds since the first
@@ -307,7 +308,11 @@ func (b *bench) writeText(w io.Writer) {
 			if c.Expected != nil {
 				exp = strconv.FormatInt(*c.Expected, 10)
 			}
-			p("  %-22s %9.1f %9.1f %9.1f %10d %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, c.Total, exp, c.Params)
+			tot := strconv.FormatInt(c.Total, 10)
+			if c.Estimated {
+				tot = "~" + tot // an estimate
+			}
+			p("  %-22s %9.1f %9.1f %9.1f %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, tot, exp, c.Params)
 		}
 	}
 	b.writeFillDisk(p)

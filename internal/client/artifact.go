@@ -162,8 +162,11 @@ func (q ArtifactQuery) Values() url.Values {
 type ArtifactPage struct {
 	Artifacts []vigil.Artifact `json:"artifacts"`
 	Total     int              `json:"total"`
-	Limit     int              `json:"limit"`
-	Offset    int              `json:"offset"`
+	// TotalEstimated: Total is an estimate (more than the server counts
+	// exactly), not a count.
+	TotalEstimated bool `json:"total_estimated"`
+	Limit          int  `json:"limit"`
+	Offset         int  `json:"offset"`
 }
 
 // Artifacts returns one page of the org's artifacts matching q.

@@ -5,12 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
-	"github.com/vigil-soc/vigil/internal/search"
 )
 
 // InsertArtifacts stores arts and indexes their raw text, all in one
@@ -32,7 +29,8 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		defer fts.Close()
-		for _, a := range arts {
+		rowids := make([]int64, len(arts))
+		for i, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")
@@ -52,8 +50,9 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
 				return err
 			}
+			rowids[i] = rowid
 		}
-		return nil
+		return recordSpans(ctx, tx, org, arts, rowids)
 	})
 	if err == nil {
 		s.markInserted(org, arts)
@@ -67,178 +66,6 @@ func nullJSON(b json.RawMessage) any {
 		return nil
 	}
 	return string(b)
-}
-
-// Matches of a full-text query are listed and counted in one of two ways:
-// driven by the matches (read each matching row for its org, source and
-// time, then sort) or by an index (walk the org's time index, newest
-// first, testing each entry's rowid against the matches, without reading
-// rows). The cheaper way is picked from sizes that cost little to learn,
-// so that each query touches about denseMatches × (limit+offset), or
-// windowScan, entries at most in the cases below; totals are exact in
-// every case.
-const (
-	// denseMatches: matches that are 1 in denseMatches stored artifacts or
-	// more are listed by walking the time index.
-	denseMatches = 200
-	// windowScan: a filter (org, source, time window) selecting fewer
-	// artifacts than this, or a time window leaving fewer than this outside
-	// it, is walked in the index to count the matches.
-	windowScan = 50000
-)
-
-// searchPlan holds the thresholds above (tests change them to run every
-// way on small data).
-type searchPlan struct{ denseMatches, windowScan int }
-
-// SearchArtifacts returns a page of org's artifacts matching f, newest
-// first by timestamp, and the number of all matches.
-//
-// When the org is the only one with artifacts in the store, a query's
-// matches in the full-text index are all its own: without filters the
-// total is counted from the index alone, and with a wide time window as
-// those matches less the ones outside it. Otherwise the filter's entries
-// in the time index are walked when they are few, and only a query with
-// many matches in a large filter reads every match.
-func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
-	q, err := search.Parse(f.Query)
-	if err != nil {
-		return nil, 0, err
-	}
-	// One snapshot for the counts and the page, on a connection of the
-	// searches' own pool.
-	tx, err := s.search.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return nil, 0, wrap("SearchArtifacts", err)
-	}
-	defer tx.Rollback()
-	if s.searchHook != nil {
-		s.searchHook(ctx)
-	}
-	base := []string{"a.org_id = ?"}
-	baseArgs := []any{org}
-	if f.Source != "" {
-		base = append(base, "a.source = ?")
-		baseArgs = append(baseArgs, f.Source)
-	}
-	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
-	timed := len(where) > len(base)
-	cond := strings.Join(where, " AND ")
-	match, not := q.FTS5()
-	var expr string
-	switch {
-	case match != "" && not != "":
-		expr = "(" + match + ") NOT (" + not + ")"
-	case match != "":
-		expr = match
-	}
-	count := func(cond string, args ...any) (n int, err error) {
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
-		return n, err
-	}
-	// bounded counts rows of cond, stopping at windowScan.
-	bounded := func(cond string, args ...any) (n int, err error) {
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts a WHERE `+cond+` LIMIT ?)`,
-			append(slices.Clone(args), s.plan.windowScan)...).Scan(&n)
-		return n, err
-	}
-	const (
-		walk  = " AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)"
-		drive = " AND a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)"
-	)
-
-	var total int
-	page := cond
-	switch {
-	case match == "" && not != "":
-		// Only exclusions: everything of the filter but the matches.
-		page = cond + " AND a.rowid NOT IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ?)"
-		args = append(args, not)
-		total, err = count(page, args...)
-	case expr == "":
-		total, err = count(cond, args...)
-	default:
-		var matches, stored int
-		var alone bool
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ?`, expr).Scan(&matches)
-		if err == nil {
-			err = tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(rowid), 0) FROM artifacts`).Scan(&stored)
-		}
-		if err == nil {
-			err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
-				OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1))`, org).Scan(&alone)
-		}
-		if err != nil {
-			break
-		}
-		page = cond + drive
-		if matches*s.plan.denseMatches >= stored {
-			page = cond + walk
-		}
-		args = append(args, expr)
-		if alone && f.Source == "" && !timed {
-			total = matches
-			break
-		}
-		filterArgs := args[:len(args)-1]
-		var n int
-		if n, err = bounded(cond, filterArgs...); err != nil {
-			break
-		}
-		if n < s.plan.windowScan {
-			page = cond + walk
-			total, err = count(cond+walk, args...)
-			break
-		}
-		if alone && f.Source == "" {
-			// A wide window: the matches less those outside it, where
-			// each side (before its start, from its end on) is an index
-			// range of its own.
-			sides := outsideWindow(f.Range, base, baseArgs)
-			outside := 0
-			for _, side := range sides {
-				if n, err = bounded(side.cond, side.args...); err != nil {
-					break
-				}
-				outside += n
-			}
-			if err == nil && outside < s.plan.windowScan {
-				total = matches
-				for _, side := range sides {
-					if n, err = count(side.cond+walk, append(slices.Clone(side.args), expr)...); err != nil {
-						break
-					}
-					total -= n
-				}
-				break
-			}
-			if err != nil {
-				break
-			}
-		}
-		total, err = count(cond+drive, args...)
-	}
-	if err != nil {
-		return nil, 0, wrap("SearchArtifacts", err)
-	}
-	cols, scan := artifactCols, scanArtifact
-	if f.Preview {
-		cols, scan = previewCols, scanPreview
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
-	if err != nil {
-		return nil, 0, wrap("SearchArtifacts", err)
-	}
-	defer rows.Close()
-	out := []*vigil.Artifact{}
-	for rows.Next() {
-		a, err := scan(rows)
-		if err != nil {
-			return nil, 0, wrap("SearchArtifacts", err)
-		}
-		out = append(out, a)
-	}
-	return out, total, wrap("SearchArtifacts", rows.Err())
 }
 
 // artifactCols are the columns scanArtifact reads, of artifacts a.
@@ -298,26 +125,6 @@ func scanArtifact(row interface{ Scan(...any) error }) (*vigil.Artifact, error) 
 		a.Enrichment = json.RawMessage(enrich.String)
 	}
 	return &a, nil
-}
-
-// side is one part of the outside of a time window: a condition on
-// artifacts a and its arguments.
-type side struct {
-	cond string
-	args []any
-}
-
-// outsideWindow returns the parts of org's artifacts (base and its args) that lie
-// outside the window r: before its start, and from its end on.
-func outsideWindow(r vigil.TimeRange, base []string, args []any) []side {
-	var out []side
-	if !r.Start.IsZero() {
-		out = append(out, side{strings.Join(append(slices.Clone(base), "a.ts < ?"), " AND "), append(slices.Clone(args), nanos(r.Start))})
-	}
-	if !r.End.IsZero() {
-		out = append(out, side{strings.Join(append(slices.Clone(base), "a.ts >= ?"), " AND "), append(slices.Clone(args), nanos(r.End))})
-	}
-	return out
 }
 
 // missingIDs returns those of ids that name no row of table in org.
@@ -387,7 +194,7 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 				return err
 			}
 			n, _ = res.RowsAffected()
-			return nil
+			return dropSpansBefore(ctx, tx, t)
 		})
 		if err != nil {
 			return total, wrap("DropArtifactsBefore", err)

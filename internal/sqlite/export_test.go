@@ -8,7 +8,7 @@ import (
 // SetSearchPlan sets the thresholds by which SearchArtifacts picks how to
 // list and count matches, so that tests run every way on small data.
 func SetSearchPlan(s *Store, denseMatches, windowScan int) {
-	s.plan = searchPlan{denseMatches: denseMatches, windowScan: windowScan}
+	s.plan = searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: 2}
 }
 
 // SetSearchHook makes every search call hook while it holds its

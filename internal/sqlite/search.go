@@ -1,0 +1,356 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/search"
+)
+
+// Matches of a full-text query are listed and counted in one of two ways:
+// driven by the matches (read each matching row for its org, source and
+// time, then sort) or by an index (walk the org's time index, newest
+// first, testing each entry's rowid against the matches, without reading
+// rows). The cheaper way is picked from sizes that cost little to learn,
+// so that each query touches about denseMatches × (limit+offset), or
+// windowScan, entries at most in the cases below. Every match set is
+// bounded to the rowids the filter's time window can hold (spans.go), and
+// a walk gathers the matches of the newest entries of the filter only
+// (walkPage).
+const (
+	// denseMatches: matches that are 1 in denseMatches stored artifacts or
+	// more are listed by walking the time index.
+	denseMatches = 200
+	// windowScan: a filter (org, source, time window) selecting fewer
+	// artifacts than this, or a time window leaving fewer than this outside
+	// it, is walked in the index to count the matches.
+	windowScan = 50000
+	// walkWindow is the fewest newest entries of a filter a walk tests
+	// first.
+	walkWindow = 2000
+)
+
+// searchPlan holds the thresholds above (tests change them to run every
+// way on small data).
+type searchPlan struct{ denseMatches, windowScan, walkWindow int }
+
+// SearchArtifacts returns a page of org's artifacts matching f, newest
+// first by timestamp, and the number of all matches, exact.
+func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter) ([]*vigil.Artifact, int, error) {
+	arts, total, _, err := s.searchArtifacts(ctx, org, f, 0)
+	return arts, total, err
+}
+
+// SearchArtifactsEstimated is SearchArtifacts, but the total of a query
+// with neither source nor time filter is counted exactly up to exactUpTo
+// matches only; beyond, it is estimated (and estimated is true) from how
+// far back in the store the newest exactUpTo+1 matches reach: such a
+// total is always more than exactUpTo, an exact one never. exactUpTo ≤ 0
+// counts every total exactly.
+func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
+	return s.searchArtifacts(ctx, org, f, exactUpTo)
+}
+
+// searchArtifacts is SearchArtifactsEstimated.
+//
+// When the org is the only one with artifacts in the store, a query's
+// matches in the full-text index are all its own: without filters the
+// total is counted from the index alone, and with a wide time window as
+// those matches less the ones outside it. Otherwise the filter's entries
+// in the time index are walked when they are few, and only a query with
+// many matches in a large filter reads every match in its window.
+func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
+	q, err := search.Parse(f.Query)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	// One snapshot for the counts and the page, on a connection of the
+	// searches' own pool.
+	tx, err := s.search.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, 0, false, wrap("SearchArtifacts", err)
+	}
+	defer tx.Rollback()
+	if s.searchHook != nil {
+		s.searchHook(ctx)
+	}
+	base := []string{"a.org_id = ?"}
+	baseArgs := []any{org}
+	if f.Source != "" {
+		base = append(base, "a.source = ?")
+		baseArgs = append(baseArgs, f.Source)
+	}
+	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
+	timed := len(where) > len(base)
+	cond := strings.Join(where, " AND ")
+	match, not := q.FTS5()
+	var expr string
+	switch {
+	case match != "" && not != "":
+		expr = "(" + match + ") NOT (" + not + ")"
+	case match != "":
+		expr = match
+	}
+	count := func(cond string, args ...any) (n int, err error) {
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
+		return n, err
+	}
+	// bounded counts rows of cond, stopping at windowScan.
+	bounded := func(cond string, args ...any) (n int, err error) {
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts a WHERE `+cond+` LIMIT ?)`,
+			append(slices.Clone(args), s.plan.windowScan)...).Scan(&n)
+		return n, err
+	}
+	// The rowids the filter's window can hold.
+	var lo, hi int64
+	if expr != "" || not != "" {
+		if lo, hi, err = rowidSpan(ctx, tx, org, f.Range); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+	}
+	const (
+		matching = " (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)"
+		walk     = " AND +a.rowid IN" + matching
+		drive    = " AND a.rowid IN" + matching
+	)
+
+	var total int
+	var estimated bool
+	page := cond
+	var dense bool
+	var matches, stored int
+	switch {
+	case match == "" && not != "":
+		// Only exclusions: everything of the filter but the matches.
+		page = cond + " AND a.rowid NOT IN" + matching
+		args = append(args, not, lo, hi)
+		total, err = count(page, args...)
+	case expr == "":
+		total, err = count(cond, args...)
+	default:
+		var alone bool
+		err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
+				OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1))`, org).Scan(&alone)
+		if err != nil {
+			break
+		}
+		// The matches among the window's rowids, counted as far as the
+		// choices below need: enough to tell dense from sparse (against
+		// the rowids of the window, about its artifacts), every one for
+		// the total of the whole store, or exactUpTo and one more.
+		span := int(max(hi-lo+1, 0))
+		whole := alone && f.Source == "" && !timed
+		upTo := span/s.plan.denseMatches + 1
+		if whole {
+			upTo = -1
+			if exactUpTo > 0 {
+				upTo = exactUpTo + 1
+			}
+		}
+		var oldest int64
+		if matches, oldest, err = countMatches(ctx, tx, expr, lo, hi, upTo); err != nil {
+			break
+		}
+		if whole && upTo > 0 && matches >= upTo {
+			matches, estimated = estimate(matches, oldest, lo, hi), true
+		}
+		stored = span
+		filterArgs := slices.Clone(args)
+		args = append(args, expr, lo, hi)
+		dense = matches*s.plan.denseMatches >= span
+		page = cond + drive
+		if whole {
+			total = matches
+			break
+		}
+		var n int
+		if n, err = bounded(cond, filterArgs...); err != nil {
+			break
+		}
+		if n < s.plan.windowScan {
+			dense = true
+			total, err = count(cond+walk, args...)
+			break
+		}
+		if alone && f.Source == "" {
+			// A wide window: the matches less those outside it, where
+			// each side (before its start, from its end on) is an index
+			// range of its own.
+			var done bool
+			if total, done, err = s.outsideCount(ctx, tx, org, f.Range, base, baseArgs, expr, bounded); err != nil || done {
+				break
+			}
+		}
+		total, err = count(cond+drive, args...)
+	}
+	if err != nil {
+		return nil, 0, false, wrap("SearchArtifacts", err)
+	}
+	cols, scan := artifactCols, scanArtifact
+	if f.Preview {
+		cols, scan = previewCols, scanPreview
+	}
+	list := func(page string, args ...any) ([]*vigil.Artifact, error) {
+		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := []*vigil.Artifact{}
+		for rows.Next() {
+			a, err := scan(rows)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, a)
+		}
+		return out, rows.Err()
+	}
+	var out []*vigil.Artifact
+	if dense {
+		out, err = s.walkPage(ctx, tx, cond, args[:len(args)-3], expr, f.Page, matches, stored, list)
+	} else {
+		out, err = list(page, args...)
+	}
+	if err != nil {
+		return nil, 0, false, wrap("SearchArtifacts", err)
+	}
+	return out, total, estimated, nil
+}
+
+// countMatches counts the rowids in [lo, hi] matching expr, newest first,
+// stopping at upTo (none when negative), and returns the oldest counted.
+func countMatches(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64, upTo int) (n int, oldest int64, err error) {
+	if upTo < 0 {
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?`,
+			expr, lo, hi).Scan(&n)
+		return n, lo, err
+	}
+	var o sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (SELECT rowid AS r FROM artifacts_fts
+		WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)`, expr, lo, hi, upTo).Scan(&n, &o)
+	return n, o.Int64, err
+}
+
+// estimate extrapolates n matches found among the rowids [oldest, hi] to
+// the span [lo, hi], as if the matches were as frequent throughout: at
+// least n.
+func estimate(n int, oldest, lo, hi int64) int {
+	if oldest <= lo || hi < oldest {
+		return n
+	}
+	est := float64(n) * float64(hi-lo+1) / float64(hi-oldest+1)
+	return max(n, int(math.Round(est)))
+}
+
+// outsideCount counts the matches of expr within the window r of an org
+// alone in the store as all its matches less those outside r, when the
+// outside holds fewer than windowScan artifacts (done is false when it
+// does not).
+func (s *Store) outsideCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, base []string, baseArgs []any,
+	expr string, bounded func(string, ...any) (int, error)) (total int, done bool, err error) {
+	sides := outsideWindow(r, base, baseArgs)
+	outside := 0
+	for _, side := range sides {
+		n, err := bounded(side.cond, side.args...)
+		if err != nil {
+			return 0, false, err
+		}
+		outside += n
+	}
+	if outside >= s.plan.windowScan {
+		return 0, false, nil
+	}
+	if total, _, err = countMatches(ctx, tx, expr, math.MinInt64, math.MaxInt64, -1); err != nil {
+		return 0, false, err
+	}
+	for _, side := range sides {
+		lo, hi, err := rowidSpan(ctx, tx, org, side.span)
+		if err != nil {
+			return 0, false, err
+		}
+		var n int
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+side.cond+
+			` AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)`,
+			append(slices.Clone(side.args), expr, lo, hi)...).Scan(&n)
+		if err != nil {
+			return 0, false, err
+		}
+		total -= n
+	}
+	return total, true, nil
+}
+
+// walkPage lists the page of a query whose matches are dense among the
+// filter's artifacts (cond and its args; matches of about stored): it tests only the newest
+// entries of the filter, w of them and every other of the same timestamp,
+// gathering the matches among their rowids only, and tests four times as
+// many while they hold fewer than the page needs. Every artifact outside
+// such a window is older than all those in it, so that a window holding
+// offset+limit matches holds the page. The first w is what the matches'
+// density says the page needs, twice over.
+func (s *Store) walkPage(ctx context.Context, tx *sql.Tx, cond string, args []any, expr string, p vigil.Page, matches, stored int,
+	list func(string, ...any) ([]*vigil.Artifact, error)) ([]*vigil.Artifact, error) {
+	pa := pageArgs(p)
+	limit, offset := pa[0].(int), pa[1].(int)
+	w := s.plan.walkWindow
+	if matches > 0 {
+		w = max(w, int(min(float64(math.MaxInt32), 2*float64(offset+limit)*float64(stored)/float64(matches))))
+	}
+	const matching = " AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)"
+	for {
+		var from int64
+		err := tx.QueryRowContext(ctx, `SELECT a.ts FROM artifacts a WHERE `+cond+` ORDER BY a.ts DESC, a.id DESC LIMIT 1 OFFSET ?`,
+			append(slices.Clone(args), w-1)...).Scan(&from)
+		if errors.Is(err, sql.ErrNoRows) {
+			// The filter holds fewer than w: all of it.
+			var lo, hi sql.NullInt64
+			if err := tx.QueryRowContext(ctx, `SELECT MIN(a.rowid), MAX(a.rowid) FROM artifacts a WHERE `+cond, args...).Scan(&lo, &hi); err != nil {
+				return nil, err
+			}
+			return list(cond+matching, append(slices.Clone(args), expr, lo.Int64, hi.Int64)...)
+		}
+		if err != nil {
+			return nil, err
+		}
+		win := cond + " AND a.ts >= ?"
+		winArgs := append(slices.Clone(args), from)
+		var lo, hi int64
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(a.rowid), MAX(a.rowid) FROM artifacts a WHERE `+win, winArgs...).Scan(&lo, &hi); err != nil {
+			return nil, err
+		}
+		out, err := list(win+matching, append(winArgs, expr, lo, hi)...)
+		if err != nil || len(out) >= limit {
+			return out, err
+		}
+		w *= 4
+	}
+}
+
+// side is one part of the outside of a time window: a condition on
+// artifacts a and its arguments, and its time range.
+type side struct {
+	cond string
+	args []any
+	span vigil.TimeRange
+}
+
+// outsideWindow returns the parts of org's artifacts (base and its args) that lie
+// outside the window r: before its start, and from its end on.
+func outsideWindow(r vigil.TimeRange, base []string, args []any) []side {
+	var out []side
+	if !r.Start.IsZero() {
+		out = append(out, side{strings.Join(append(slices.Clone(base), "a.ts < ?"), " AND "), append(slices.Clone(args), nanos(r.Start)),
+			vigil.TimeRange{End: r.Start}})
+	}
+	if !r.End.IsZero() {
+		out = append(out, side{strings.Join(append(slices.Clone(base), "a.ts >= ?"), " AND "), append(slices.Clone(args), nanos(r.End)),
+			vigil.TimeRange{Start: r.End}})
+	}
+	return out
+}

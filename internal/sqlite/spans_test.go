@@ -1,0 +1,172 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/sqlite"
+)
+
+// spanArtifacts are n artifacts of org, every third one saying "beta",
+// all "alpha", their timestamps an hour apart from t0 but in an order
+// that is not their insertion order.
+func spanArtifacts(org string, n int, t0 time.Time) []*vigil.Artifact {
+	out := make([]*vigil.Artifact, n)
+	for i := range out {
+		raw := fmt.Sprintf("alpha line %d", i)
+		if i%3 == 0 {
+			raw += " beta"
+		}
+		at := t0.Add(time.Duration((i*7)%n) * time.Hour)
+		out[i] = &vigil.Artifact{ID: vigil.NewID(), OrgID: org, Source: "auth", Raw: raw, Timestamp: at, CreatedAt: at}
+	}
+	return out
+}
+
+// span is a row of artifact_spans.
+type span struct {
+	org            string
+	bucket, lo, hi int64
+}
+
+func spans(t *testing.T, path string) []span {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT org_id, bucket, min_rowid, max_rowid FROM artifact_spans ORDER BY org_id, bucket`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []span
+	for rows.Next() {
+		var r span
+		if err := rows.Scan(&r.org, &r.bucket, &r.lo, &r.hi); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestSpansMigration: a store whose artifacts were stored before
+// artifact_spans existed gets the same spans from the migration as
+// InsertArtifacts keeps, and its time-filtered searches find the same.
+func TestSpansMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vigil.db")
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	for _, org := range []string{"o1", "o2"} {
+		arts := spanArtifacts(org, 120, t0)
+		for i := 0; i < len(arts); i += 25 {
+			if err := s.InsertArtifacts(ctx, org, arts[i:min(i+25, len(arts))]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	window := vigil.ArtifactFilter{Query: "beta", Range: vigil.TimeRange{Start: t0.Add(30 * time.Hour), End: t0.Add(55 * time.Hour)}, Page: vigil.Page{Limit: 100}}
+	before, beforeTotal, err := s.SearchArtifacts(ctx, "o1", window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	kept := spans(t, path)
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`DROP TABLE artifact_spans; DELETE FROM schema_migrations WHERE name LIKE '0018%'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	s, err = sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := spans(t, path); !reflect.DeepEqual(got, kept) || len(got) == 0 {
+		t.Fatalf("spans after the migration:\n%v\nkept by InsertArtifacts:\n%v", got, kept)
+	}
+	after, afterTotal, err := s.SearchArtifacts(ctx, "o1", window)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if afterTotal != beforeTotal || len(after) != len(before) || beforeTotal != 9 {
+		t.Fatalf("window search: %d (%d listed) after the migration, %d (%d) before; want 9", afterTotal, len(after), beforeTotal, len(before))
+	}
+	for i := range after {
+		if after[i].ID != before[i].ID {
+			t.Fatalf("window search, item %d: %s after, %s before", i, after[i].ID, before[i].ID)
+		}
+	}
+}
+
+// TestSearchEstimated: beyond exactUpTo matches, the total of a search
+// without filters is an estimate above exactUpTo, flagged; up to it, and
+// with a filter, it is the exact count; the page is the same either way.
+func TestSearchEstimated(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	arts := spanArtifacts("o1", 300, time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
+	for i := 0; i < len(arts); i += 50 {
+		if err := s.InsertArtifacts(ctx, "o1", arts[i:i+50]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		query, source string
+		exactUpTo     int
+		exact         int
+		estimated     bool
+	}{
+		{"alpha", "", 0, 300, false},
+		{"alpha", "", 300, 300, false},
+		{"alpha", "", 50, 300, true},
+		{"beta", "", 50, 100, true},
+		{"beta", "", 100, 100, false},
+		{"alpha", "auth", 50, 300, false},
+	} {
+		f := vigil.ArtifactFilter{Query: c.query, Source: c.source, Page: vigil.Page{Limit: 20, Offset: 10}}
+		page, total, estimated, err := s.SearchArtifactsEstimated(ctx, "o1", f, c.exactUpTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, exact, err := s.SearchArtifacts(ctx, "o1", f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact != c.exact || estimated != c.estimated {
+			t.Errorf("%q source %q up to %d: exact total %d, estimated %v; want %d, %v", c.query, c.source, c.exactUpTo, exact, estimated, c.exact, c.estimated)
+		}
+		switch {
+		case estimated && (total <= c.exactUpTo || total < c.exact*8/10 || total > c.exact*12/10):
+			t.Errorf("%q up to %d: estimate %d of %d matches", c.query, c.exactUpTo, total, c.exact)
+		case !estimated && total != c.exact:
+			t.Errorf("%q up to %d: total %d, want %d", c.query, c.exactUpTo, total, c.exact)
+		}
+		if len(page) != len(want) || len(page) != 20 {
+			t.Fatalf("%q: %d listed, want %d (20)", c.query, len(page), len(want))
+		}
+		for i := range page {
+			if page[i].ID != want[i].ID {
+				t.Fatalf("%q item %d: %s, want %s", c.query, i, page[i].ID, want[i].ID)
+			}
+		}
+	}
+}
