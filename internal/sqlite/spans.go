@@ -10,7 +10,7 @@ import (
 )
 
 // The rowids of each org's artifacts per spanBucket of their timestamps
-// are kept in artifact_spans (migration 0018): a search bounds the rowids
+// are kept in artifact_spans (migration 0019): a search bounds the rowids
 // of its full-text matches to those its time window can hold, so that
 // FTS5 reads only that part of each term's doclist (it seeks to a rowid
 // bound) and the matches SQLite gathers for the walk or the count are

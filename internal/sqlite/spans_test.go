@@ -90,7 +90,7 @@ func TestSpansMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec(`DROP TABLE artifact_spans; DELETE FROM schema_migrations WHERE name LIKE '0018%'`); err != nil {
+	if _, err := db.Exec(`DROP TABLE artifact_spans; DELETE FROM schema_migrations WHERE name LIKE '0019_artifact_spans%'`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()
