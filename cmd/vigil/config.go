@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/api"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/console"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
@@ -76,6 +79,14 @@ type config struct {
 
 	// Syslog listeners of vigil serve (docs/ingest.md).
 	SyslogListen syslogListen
+
+	// OIDC sign-in of the console (vigil serve; docs/console.md).
+	OIDCIssuer       string
+	OIDCClientID     string
+	OIDCClientSecret string
+	OIDCRedirectURL  string
+	OIDCScopes       string
+	OIDCName         string
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -204,6 +215,70 @@ func (c *config) syslogFlag(fs *flag.FlagSet) {
 		"and for tls cert, key, client-ca, org-from (docs/ingest.md)")
 }
 
+// oidcFlags registers the console's OIDC sign-in (vigil serve only).
+func (c *config) oidcFlags(fs *flag.FlagSet) {
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", "", "issuer URL of an OpenID Connect provider: the console offers \"Sign in with\" it "+
+		"(authorization code + PKCE); the API must verify its access tokens (--jwt-jwks-url)")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", "", "the console's client id at the OIDC provider")
+	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", "", "the console's client secret at the OIDC provider (prefer VIGIL_OIDC_CLIENT_SECRET; none for a public client)")
+	fs.StringVar(&c.OIDCRedirectURL, "oidc-redirect-url", "", "redirect URL registered at the provider, ending in /signin/oidc/callback "+
+		"(default: derived from each request's host and scheme)")
+	fs.StringVar(&c.OIDCScopes, "oidc-scopes", "openid", "comma-separated scopes asked of the OIDC provider (openid is always asked)")
+	fs.StringVar(&c.OIDCName, "oidc-name", "", "the provider's name on the sign-in button (default: the issuer's host)")
+}
+
+// oidc returns the console's OIDC configuration, nil when it is off.
+func (c *config) oidc() *console.OIDC {
+	if c.OIDCIssuer == "" {
+		return nil
+	}
+	return &console.OIDC{Issuer: c.OIDCIssuer, ClientID: c.OIDCClientID, ClientSecret: c.OIDCClientSecret,
+		RedirectURL: c.OIDCRedirectURL, Scopes: list(c.OIDCScopes), Name: c.OIDCName}
+}
+
+// validateOIDC checks the OIDC flags: all or none, URLs a browser and the
+// provider can use, and an API that can verify the provider's tokens.
+func (c *config) validateOIDC() error {
+	if c.OIDCIssuer == "" {
+		if c.OIDCClientID != "" || c.OIDCClientSecret != "" || c.OIDCRedirectURL != "" {
+			return errors.New("--oidc-client-id, --oidc-client-secret and --oidc-redirect-url need --oidc-issuer")
+		}
+		return nil
+	}
+	var errs []error
+	if err := checkHTTPURL(c.OIDCIssuer); err != nil {
+		errs = append(errs, fmt.Errorf("--oidc-issuer: %w", err))
+	}
+	if c.OIDCClientID == "" {
+		errs = append(errs, errors.New("--oidc-issuer needs --oidc-client-id"))
+	}
+	if c.OIDCRedirectURL != "" {
+		if err := checkHTTPURL(c.OIDCRedirectURL); err != nil {
+			errs = append(errs, fmt.Errorf("--oidc-redirect-url: %w", err))
+		} else if u, _ := url.Parse(c.OIDCRedirectURL); u.Path != "/signin/oidc/callback" {
+			errs = append(errs, fmt.Errorf("--oidc-redirect-url must end in /signin/oidc/callback, the console's callback, not %q", u.Path))
+		}
+	}
+	if c.JWTJWKSURL == "" {
+		errs = append(errs, errors.New("--oidc-issuer needs --jwt-jwks-url (the provider's key set): the console keeps the provider's access token, which the API must verify"))
+	}
+	return errors.Join(errs...)
+}
+
+// checkHTTPURL accepts an absolute https URL, or http to a loopback host.
+func checkHTTPURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%q is not an absolute http(s) URL", s)
+	}
+	if u.Scheme == "http" {
+		if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return fmt.Errorf("%q: http is allowed only to a loopback host; use https", s)
+		}
+	}
+	return nil
+}
+
 // byteSize is a size flag: a number of bytes, or one with a unit as people
 // write them (512MiB, 2GiB, 500MB, 1.5G).
 type byteSize struct{ p *int64 }
@@ -317,6 +392,9 @@ func (c *config) validate() error {
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
 	}
+	if err := c.validateOIDC(); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 
@@ -341,9 +419,9 @@ func (c config) String() string {
 		}
 		return vigil.Redacted
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s fsync=%s workers=%d",
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s oidc_issuer=%s oidc_client_id=%s oidc_client_secret=%s fsync=%s workers=%d",
 		c.Addr, c.MetricsAddr, mask(c.MetricsToken), c.DataDir, postgres.RedactURL(c.DatabaseURL), queue.RedactURL(c.NATSURL), c.QueueName,
-		mask(c.JWTSecret), vigil.RedactURL(c.JWTJWKSURL), c.Fsync, c.Workers)
+		mask(c.JWTSecret), vigil.RedactURL(c.JWTJWKSURL), vigil.RedactURL(c.OIDCIssuer), c.OIDCClientID, mask(c.OIDCClientSecret), c.Fsync, c.Workers)
 }
 
 func parseLevel(s string) (slog.Level, error) {

@@ -112,3 +112,54 @@ func TestShortJWTSecretRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestOIDCFlags: the console's OIDC sign-in is configured all or nothing,
+// with URLs a browser may be sent to, the secret from the environment,
+// and an API that can verify the provider's tokens.
+func TestOIDCFlags(t *testing.T) {
+	jwks := []string{"--jwt-jwks-url", "https://idp.example/keys"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string // "" for valid
+	}{
+		{"off", nil, nil, ""},
+		{"provider", append([]string{"--oidc-issuer", "https://idp.example", "--oidc-client-id", "vigil"}, jwks...), nil, ""},
+		{"from the environment", jwks, map[string]string{"VIGIL_OIDC_ISSUER": "https://idp.example", "VIGIL_OIDC_CLIENT_ID": "vigil",
+			"VIGIL_OIDC_CLIENT_SECRET": "s3cret", "VIGIL_OIDC_SCOPES": "openid, profile"}, ""},
+		{"loopback over http", append([]string{"--oidc-issuer", "http://127.0.0.1:5556/dex", "--oidc-client-id", "vigil",
+			"--oidc-redirect-url", "http://localhost:8080/signin/oidc/callback"}, jwks...), nil, ""},
+		{"no client id", append([]string{"--oidc-issuer", "https://idp.example"}, jwks...), nil, "--oidc-issuer needs --oidc-client-id"},
+		{"client without issuer", []string{"--oidc-client-id", "vigil"}, nil, "need --oidc-issuer"},
+		{"no JWKS", []string{"--oidc-issuer", "https://idp.example", "--oidc-client-id", "vigil"}, nil, "--oidc-issuer needs --jwt-jwks-url"},
+		{"http to another host", append([]string{"--oidc-issuer", "http://idp.example", "--oidc-client-id", "vigil"}, jwks...), nil,
+			"http is allowed only to a loopback host"},
+		{"relative issuer", append([]string{"--oidc-issuer", "idp.example", "--oidc-client-id", "vigil"}, jwks...), nil, "not an absolute http(s) URL"},
+		{"redirect elsewhere", append([]string{"--oidc-issuer", "https://idp.example", "--oidc-client-id", "vigil",
+			"--oidc-redirect-url", "https://vigil.example/callback"}, jwks...), nil, "must end in /signin/oidc/callback"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c config
+			fs := newFlagSet("serve", "", &bytes.Buffer{})
+			c.flags(fs)
+			c.oidcFlags(fs)
+			err := parseFlags(fs, tc.args, func(k string) string { return tc.env[k] })
+			if err == nil {
+				err = c.validate()
+			}
+			if tc.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			if tc.env["VIGIL_OIDC_CLIENT_SECRET"] != "" {
+				o := c.oidc()
+				if o.ClientSecret != "s3cret" || len(o.Scopes) != 2 || strings.Contains(c.String(), "s3cret") {
+					t.Errorf("from the environment: %+v; logged as %s", o, c.String())
+				}
+			}
+		})
+	}
+}

@@ -52,6 +52,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if withAPI {
 		c.flags(fs)
 		c.syslogFlag(fs)
+		c.oidcFlags(fs)
 	} else {
 		// A worker serves only /metrics and /healthz, on a port of its own so
 		// that it can run beside vigil serve.
@@ -248,7 +249,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		NoMetrics: c.MetricsAddr != "api", MetricsToken: c.MetricsToken,
 	})
 	// The console's pages at "/", calling the API in-process.
-	cons := console.New(console.Config{API: handler, Logger: log})
+	cons := console.New(console.Config{API: handler, Logger: log, OIDC: c.oidc()})
 	srv := &http.Server{
 		Handler:           console.Mount(handler, cons),
 		ReadHeaderTimeout: 10 * time.Second,

@@ -26,6 +26,9 @@ type Config struct {
 	// PollInterval is how often an open queue asks for new and grown
 	// incidents (0: 10 s).
 	PollInterval time.Duration
+	// OIDC, when not nil, offers sign-in with that identity provider
+	// beside the token box.
+	OIDC *OIDC
 }
 
 // Console is the HTTP handler of the console's pages.
@@ -34,6 +37,7 @@ type Console struct {
 	log     *slog.Logger
 	poll    time.Duration
 	views   *views
+	oidc    *oidcLogin // nil: token sign-in only
 	handler http.Handler
 }
 
@@ -52,11 +56,15 @@ func New(cfg Config) *Console {
 	if c.poll == 0 {
 		c.poll = 10 * time.Second
 	}
+	if cfg.OIDC != nil {
+		c.oidc = newOIDCLogin(*cfg.OIDC, c.log)
+	}
 	mux := http.NewServeMux()
 	static, _ := fs.Sub(assets, "static")
 	files := http.FileServerFS(static)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", cacheFor(time.Hour, files)))
 	c.sessionRoutes(mux)
+	c.oidcRoutes(mux)
 	c.queueRoutes(mux)
 	c.incidentRoutes(mux)
 	c.caseRoutes(mux)

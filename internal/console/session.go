@@ -47,19 +47,30 @@ func (c *Console) sessionRoutes(mux *http.ServeMux) {
 type signinView struct {
 	Expired bool
 	Error   string
+	// Provider names the identity provider of "Sign in with …", when
+	// OIDC sign-in is configured.
+	Provider string
+}
+
+func (c *Console) signinView(errMsg string) signinView {
+	v := signinView{Error: errMsg}
+	if c.oidc != nil {
+		v.Provider = c.oidc.cfg.Name
+	}
+	return v
 }
 
 func (c *Console) signinPage(w http.ResponseWriter, r *http.Request) {
-	c.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: signinView{Expired: r.URL.Query().Has("expired")}})
+	v := c.signinView("")
+	v.Expired = r.URL.Query().Has("expired")
+	c.render(w, r, http.StatusOK, "signin", page{Title: "Sign in", Data: v})
 }
 
 func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, 16<<10)
 	token := strings.TrimSpace(r.PostFormValue("token"))
 	token = strings.TrimPrefix(token, "Bearer ")
-	fail := func(msg string) {
-		c.render(w, r, http.StatusUnauthorized, "signin", page{Title: "Sign in", Data: signinView{Error: msg}})
-	}
+	fail := func(msg string) { c.signinFailed(w, r, http.StatusUnauthorized, msg) }
 	if token == "" {
 		fail("Paste a token: `vigil token --org ORG --sub NAME --permission …` prints one.")
 		return
@@ -68,16 +79,29 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		fail("That token is too long to keep in a cookie (more than 3500 bytes).")
 		return
 	}
-	var m me
-	if _, err := c.call(r, token, "GET", "/v1/me", nil, nil, &m); err != nil {
+	m, err := c.whoami(r, token)
+	if err != nil {
 		fail("The API refused this token: " + err.Error())
 		return
 	}
+	c.startSession(w, r, token, m)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// whoami asks the API who token is, as every page does.
+func (c *Console) whoami(r *http.Request, token string) (me, error) {
+	var m me
+	_, err := c.call(r, token, "GET", "/v1/me", nil, nil, &m)
+	return m, err
+}
+
+// startSession keeps token, which the API accepted, in the session cookie
+// until it expires.
+func (c *Console) startSession(w http.ResponseWriter, r *http.Request, token string, m me) {
 	http.SetCookie(w, &http.Cookie{
 		Name: cookieName, Value: token, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode,
 		Secure: secure(r), Expires: m.ExpiresAt, MaxAge: max(1, int(time.Until(m.ExpiresAt).Seconds())),
 	})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
 func (c *Console) signout(w http.ResponseWriter, r *http.Request) {
