@@ -52,6 +52,7 @@ type Store interface {
 	DetectionRuleStore
 	SignalStore
 	APIKeyStore
+	WebhookStore
 }
 
 // Database is the store as a whole.

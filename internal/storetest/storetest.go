@@ -40,6 +40,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
 		{"APIKeys", apiKeyTests()},
+		{"Webhooks", webhookTests()},
 		{"EnrichmentSettings", settingsTests()},
 		{"Suppressions", suppressionTests()},
 		{"DetectionRules", detectionRuleTests()},
