@@ -20,6 +20,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/rules"
+	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
 // Ingester takes accepted artifacts. A nil error means they are durable.
@@ -109,6 +110,11 @@ type Config struct {
 	// often each stream reads the store, how many one org may hold open.
 	EventPoll     time.Duration
 	MaxOrgStreams int
+
+	// Webhooks says where webhook subscriptions may send (the operator's
+	// --webhook-allow-… flags); the zero Policy: https:// to public
+	// addresses only.
+	Webhooks webhook.Policy
 }
 
 // Server is the HTTP handler of the API.
@@ -137,6 +143,7 @@ type Server struct {
 	streams        *orgSlots // event streams open per org
 	stopStreams    chan struct{}
 	stopOnce       sync.Once
+	webhooks       webhook.Policy
 
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
@@ -175,6 +182,7 @@ func New(cfg Config) *Server {
 	s.eventPoll = cmp.Or(cfg.EventPoll, DefaultEventPoll)
 	s.streams = newOrgSlots(cmp.Or(cfg.MaxOrgStreams, DefaultMaxOrgStreams))
 	s.stopStreams = make(chan struct{})
+	s.webhooks = cfg.Webhooks
 	s.bodies = newBodyBudget(cmp.Or(cfg.BodyBudget, DefaultBodyBudget), cmp.Or(cfg.ClientBodyBudget, DefaultClientBodyBudget),
 		cmp.Or(cfg.BodyMinRate, DefaultBodyMinRate), cmp.Or(cfg.BodyGrace, DefaultBodyGrace))
 	reg := cfg.Registry
@@ -297,6 +305,15 @@ func (s *Server) routes(metrics http.Handler) {
 		{"POST", "/api-keys", vigil.PermAdmin, s.createAPIKey},
 		{"GET", "/api-keys/{id}", vigil.PermAdmin, s.getAPIKey},
 		{"DELETE", "/api-keys/{id}", vigil.PermAdmin, s.revokeAPIKey},
+
+		// Webhooks: an addition to the contract, the org's
+		// subscriptions to its incident events (docs/events.md).
+		{"GET", "/webhooks", vigil.PermAdmin, s.listWebhooks},
+		{"POST", "/webhooks", vigil.PermAdmin, s.createWebhook},
+		{"GET", "/webhooks/{id}", vigil.PermAdmin, s.getWebhook},
+		{"PUT", "/webhooks/{id}", vigil.PermAdmin, s.updateWebhook},
+		{"DELETE", "/webhooks/{id}", vigil.PermAdmin, s.deleteWebhook},
+		{"GET", "/webhooks/{id}/deliveries", vigil.PermAdmin, s.listWebhookDeliveries},
 
 		{"GET", "/enrichment-settings", vigil.PermSignalsRead, s.getSettings},
 		{"PUT", "/enrichment-settings", vigil.PermSignalsManage, s.putSettings},

@@ -49,12 +49,17 @@ type Names struct {
 	// OwnerBucket is the key-value bucket recording the database the
 	// queue belongs to (stream KV_<OwnerBucket>; see owner.go).
 	OwnerBucket string
+	// WebhookStream holds the webhook deliveries waiting to be sent, on
+	// WebhookSubject plus the subscription's id; each subscription has a
+	// consumer of its own, WebhookConsumer plus its id (webhooks.go).
+	WebhookStream, WebhookSubject, WebhookConsumer string
 }
 
 // NamesFor returns the names of queue name (DefaultName when name is "").
 // For a name N: streams <N>_ARTIFACTS and <N>_DEAD (upper case), subjects
 // <n>.artifacts.in and <n>.dead.artifacts, consumer <n>-workers and notices
-// <n>.committed.<batch> (lower case), bucket <N>_OWNER.
+// <n>.committed.<batch> (lower case), bucket <N>_OWNER; webhook deliveries
+// in stream <N>_WEBHOOKS on <n>.webhooks.<id>, consumers <n>-webhook-<id>.
 func NamesFor(name string) (Names, error) {
 	if name == "" {
 		name = DefaultName
@@ -72,5 +77,9 @@ func NamesFor(name string) (Names, error) {
 		Consumer:    low + "-workers",
 		Committed:   low + ".committed.",
 		OwnerBucket: up + "_OWNER",
+
+		WebhookStream:   up + "_WEBHOOKS",
+		WebhookSubject:  low + ".webhooks.",
+		WebhookConsumer: low + "-webhook-",
 	}, nil
 }

@@ -16,6 +16,7 @@ func TestNamesFor(t *testing.T) {
 		Queue: "vigil", Stream: "VIGIL_ARTIFACTS", Subject: "vigil.artifacts.in",
 		DeadStream: "VIGIL_DEAD", DeadSubject: "vigil.dead.artifacts",
 		Consumer: "vigil-workers", Committed: "vigil.committed.", OwnerBucket: "VIGIL_OWNER",
+		WebhookStream: "VIGIL_WEBHOOKS", WebhookSubject: "vigil.webhooks.", WebhookConsumer: "vigil-webhook-",
 	}
 	tests := []struct {
 		name string
@@ -28,16 +29,20 @@ func TestNamesFor(t *testing.T) {
 			Queue: "soc-b", Stream: "SOC-B_ARTIFACTS", Subject: "soc-b.artifacts.in",
 			DeadStream: "SOC-B_DEAD", DeadSubject: "soc-b.dead.artifacts",
 			Consumer: "soc-b-workers", Committed: "soc-b.committed.", OwnerBucket: "SOC-B_OWNER",
+			WebhookStream: "SOC-B_WEBHOOKS", WebhookSubject: "soc-b.webhooks.", WebhookConsumer: "soc-b-webhook-",
 		}},
 		{"Team_2", Names{
 			Queue: "team_2", Stream: "TEAM_2_ARTIFACTS", Subject: "team_2.artifacts.in",
 			DeadStream: "TEAM_2_DEAD", DeadSubject: "team_2.dead.artifacts",
 			Consumer: "team_2-workers", Committed: "team_2.committed.", OwnerBucket: "TEAM_2_OWNER",
+			WebhookStream: "TEAM_2_WEBHOOKS", WebhookSubject: "team_2.webhooks.", WebhookConsumer: "team_2-webhook-",
 		}},
 		{strings.Repeat("a", MaxNameLen), Names{
 			Queue: strings.Repeat("a", 32), Stream: strings.Repeat("A", 32) + "_ARTIFACTS", Subject: strings.Repeat("a", 32) + ".artifacts.in",
 			DeadStream: strings.Repeat("A", 32) + "_DEAD", DeadSubject: strings.Repeat("a", 32) + ".dead.artifacts",
 			Consumer: strings.Repeat("a", 32) + "-workers", Committed: strings.Repeat("a", 32) + ".committed.", OwnerBucket: strings.Repeat("A", 32) + "_OWNER",
+			WebhookStream: strings.Repeat("A", 32) + "_WEBHOOKS", WebhookSubject: strings.Repeat("a", 32) + ".webhooks.",
+			WebhookConsumer: strings.Repeat("a", 32) + "-webhook-",
 		}},
 	}
 	for _, tt := range tests {

@@ -241,6 +241,9 @@ func (q *Queue) ensure(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("queue: stream %s: %w", q.names.DeadStream, err)
 	}
+	if err := q.ensureWebhooks(ctx); err != nil {
+		return err
+	}
 	cc := jetstream.ConsumerConfig{
 		Durable:       q.names.Consumer,
 		AckPolicy:     jetstream.AckExplicitPolicy,
