@@ -25,6 +25,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/syslog"
+	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
 // config is every setting of the service; flags first, then VIGIL_<FLAG>
@@ -76,6 +77,10 @@ type config struct {
 	DetectionOff  bool
 	DetectMemory  int
 	Detect        detect.Config
+
+	// Where webhook deliveries may go (docs/events.md, Webhooks).
+	WebhookAllowHTTPHosts string
+	WebhookAllowNetworks  string
 
 	// Syslog listeners of vigil serve (docs/ingest.md).
 	SyslogListen syslogListen
@@ -139,6 +144,9 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 		"(1 to 32 letters, digits, - or _; the default keeps the names VIGIL_ARTIFACTS etc.)")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
+	fs.StringVar(&c.WebhookAllowHTTPHosts, "webhook-allow-http-hosts", "", "comma-separated hosts webhooks may reach over plain http:// (default: https:// only)")
+	fs.StringVar(&c.WebhookAllowNetworks, "webhook-allow-networks", "", "comma-separated networks webhooks may reach although refused by default "+
+		"(loopback, private, link-local, metadata addresses), e.g. 127.0.0.0/8,10.1.0.0/16")
 	c.boundFlags(fs)
 }
 
@@ -395,7 +403,17 @@ func (c *config) validate() error {
 	if err := c.validateOIDC(); err != nil {
 		errs = append(errs, err)
 	}
+	if _, err := webhook.ParseNetworks(list(c.WebhookAllowNetworks)); err != nil {
+		errs = append(errs, fmt.Errorf("--webhook-allow-networks: %w", err))
+	}
 	return errors.Join(errs...)
+}
+
+// webhookPolicy is where webhook deliveries may go (validate checked the
+// networks).
+func (c *config) webhookPolicy() webhook.Policy {
+	nets, _ := webhook.ParseNetworks(list(c.WebhookAllowNetworks))
+	return webhook.Policy{AllowHTTPHosts: list(c.WebhookAllowHTTPHosts), AllowNetworks: nets}
 }
 
 // list splits a comma-separated flag value.

@@ -33,6 +33,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/sqlite"
 	"github.com/vigil-soc/vigil/internal/suppress"
 	"github.com/vigil-soc/vigil/internal/syslog"
+	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
 // runServe runs the pipeline workers, and the API when withAPI, until ctx
@@ -183,6 +184,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		reclassify.Run(wctx)
 	}()
+	// Webhook deliveries, in every process: a delivery is handed to one
+	// process at a time, and one queued twice is dropped by its id.
+	hooks := webhook.New(webhook.Config{Store: store, Queue: q, Policy: c.webhookPolicy(), Log: log})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		hooks.Run(wctx)
+	}()
 	if c.RetentionDays > 0 {
 		wg.Add(1)
 		go func() {
@@ -247,6 +256,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		Reclassify: reclassify,
 		BodyBudget: c.BodyBudget, ClientBodyBudget: c.ClientBodyBudget, BodyMinRate: c.BodyMinRate,
 		NoMetrics: c.MetricsAddr != "api", MetricsToken: c.MetricsToken,
+		Webhooks: c.webhookPolicy(),
 	})
 	// The console's pages at "/", calling the API in-process.
 	cons := console.New(console.Config{API: handler, Logger: log, OIDC: c.oidc()})
