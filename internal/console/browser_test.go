@@ -26,20 +26,7 @@ import (
 // missing: .ci/run installs them. VIGIL_CONSOLE_SHOTS names a directory
 // for the screenshots of each screen (docs/console/ keeps them).
 func TestBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("browser test: not in -short")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatal("node is missing (apt-get install nodejs npm; .ci/run installs it)")
-	}
-	chromium, err := exec.LookPath("chromium")
-	if err != nil {
-		t.Fatal("chromium is missing (apt-get install chromium; .ci/run installs it)")
-	}
-	if _, err := os.Stat("browser/node_modules/playwright-core/package.json"); err != nil {
-		t.Fatal("playwright-core is missing: run `npm ci` in internal/console/browser (.ci/run does)")
-	}
+	node, chromium := browserTools(t)
 	datasets := filepath.Join("..", "..", "..", "shared", "datasets")
 	log := filepath.Join(datasets, "auth", "loghub-Linux_2k.log")
 	if _, err := os.Stat(log); err != nil {
@@ -82,23 +69,53 @@ func TestBrowser(t *testing.T) {
 	ip := attacker(t, base, admin, len(lines)+len(geoLines))
 	t.Logf("attacker of the largest brute force: %s", ip)
 
+	runBrowser(t, node, chromium, "console.mjs", 5*time.Minute, "BASE_URL="+base, "ATTACKER_IP="+ip,
+		"TOKEN_ADMIN="+admin, "TOKEN_READER="+reader, "TOKEN_OTHER="+other, "TOKEN_SHORT="+short,
+		"SHORT_EXPIRES="+strconv.FormatInt(shortExp.Unix()+1, 10))
+}
+
+// runBrowser runs script of browser/ with node, in an environment of env
+// and SHOT_DIR (VIGIL_CONSOLE_SHOTS, or a temporary directory) and
+// CHROMIUM, and fails the test when the script fails.
+func runBrowser(t *testing.T, node, chromium, script string, timeout time.Duration, env ...string) {
+	t.Helper()
 	shots := os.Getenv("VIGIL_CONSOLE_SHOTS")
 	if shots == "" {
 		shots = t.TempDir()
 	}
 	shots, _ = filepath.Abs(shots)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "console.mjs")
+	cmd := exec.CommandContext(ctx, node, script)
 	cmd.Dir = "browser"
-	cmd.Env = append(os.Environ(), "BASE_URL="+base, "ATTACKER_IP="+ip, "SHOT_DIR="+shots, "CHROMIUM="+chromium,
-		"TOKEN_ADMIN="+admin, "TOKEN_READER="+reader, "TOKEN_OTHER="+other, "TOKEN_SHORT="+short,
-		"SHORT_EXPIRES="+strconv.FormatInt(shortExp.Unix()+1, 10))
+	cmd.Env = append(append(os.Environ(), env...), "SHOT_DIR="+shots, "CHROMIUM="+chromium)
 	out, err := cmd.CombinedOutput()
-	t.Logf("browser run:\n%s", out)
+	t.Logf("browser run of %s:\n%s", script, out)
 	if err != nil {
-		t.Fatalf("browser test failed: %v", err)
+		t.Fatalf("browser test %s failed: %v", script, err)
 	}
+}
+
+// browserTools returns the paths of node and Chromium, failing the test
+// when they or playwright-core are missing. A browser test does not run
+// in -short.
+func browserTools(t *testing.T) (node, chromium string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("browser test: not in -short")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal("node is missing (apt-get install nodejs npm; .ci/run installs it)")
+	}
+	chromium, err = exec.LookPath("chromium")
+	if err != nil {
+		t.Fatal("chromium is missing (apt-get install chromium; .ci/run installs it)")
+	}
+	if _, err := os.Stat("browser/node_modules/playwright-core/package.json"); err != nil {
+		t.Fatal("playwright-core is missing: run `npm ci` in internal/console/browser (.ci/run does)")
+	}
+	return node, chromium
 }
 
 // startServe runs `vigil serve` on a free port and waits for /readyz.

@@ -84,11 +84,12 @@ func startServer(t *testing.T) (*httptest.Server, *lateHandler) {
 	return srv, l
 }
 
-// startProvider runs the provider with the console's client registered
-// for each of the consoles' callback URLs.
-func startProvider(t *testing.T, consoles ...string) string {
+// startProvider runs the provider, named host (its server listens on
+// 127.0.0.1), with the console's client registered for each of the
+// consoles' callback URLs.
+func startProvider(t *testing.T, host string, consoles ...string) string {
 	srv, late := startServer(t)
-	issuer := srv.URL
+	issuer := strings.Replace(srv.URL, "127.0.0.1", host, 1)
 	var redirects []string
 	for _, c := range consoles {
 		redirects = append(redirects, c+"/signin/oidc/callback")
@@ -181,7 +182,7 @@ func TestOIDCSignIn(t *testing.T) {
 	good, goodLate := startServer(t)
 	wrongAud, wrongAudLate := startServer(t)
 	wrongIss, wrongIssLate := startServer(t)
-	issuer := startProvider(t, good.URL, wrongAud.URL, wrongIss.URL)
+	issuer := startProvider(t, "127.0.0.1", good.URL, wrongAud.URL, wrongIss.URL)
 	jwks := issuer + "/keys"
 	cfg := console.OIDC{Issuer: issuer, ClientID: clientID, ClientSecret: clientSecret, Name: "Example IdP"}
 	startVigil(t, goodLate, cfg, jwks, issuer, clientID)
