@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,5 +163,40 @@ func TestOIDCFlags(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestOIDCServe: vigil serve configured from the environment offers the
+// provider on the console's sign-in page, says so readably when the
+// provider cannot be reached, and never logs the client secret.
+func TestOIDCServe(t *testing.T) {
+	const secret = "client-s3cret-of-the-console"
+	env := map[string]string{"VIGIL_OIDC_ISSUER": "http://127.0.0.1:9/", "VIGIL_OIDC_CLIENT_ID": "vigil",
+		"VIGIL_OIDC_CLIENT_SECRET": secret, "VIGIL_OIDC_NAME": "Acme SSO", "VIGIL_JWT_JWKS_URL": "http://127.0.0.1:9/keys"}
+	log := serveUntil(t, `"msg":"listening"`, func(log string) {
+		base := "http://" + addrOf(t, log, "listening")
+		get := func(path string) (int, string) {
+			req, _ := http.NewRequest("GET", base+path, nil)
+			req.Header.Set("Accept", "text/html")
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			return res.StatusCode, string(b)
+		}
+		if status, body := get("/signin"); status != http.StatusOK || !strings.Contains(body, "Sign in with Acme SSO") {
+			t.Errorf("sign-in page: %d without the provider's button", status)
+		}
+		if status, body := get("/signin/oidc"); status != http.StatusBadGateway || !strings.Contains(body, "Acme SSO could not be reached") {
+			t.Errorf("unreachable provider: %d %.300s", status, body)
+		}
+	}, env, "--data-dir", t.TempDir(), "--metrics-addr", "")
+	if strings.Contains(log, secret) {
+		t.Errorf("the client secret is in the log:\n%s", log)
+	}
+	if !strings.Contains(log, "oidc_client_secret=****") {
+		t.Errorf("the start-up line does not say a secret is set:\n%s", log)
 	}
 }
