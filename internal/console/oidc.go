@@ -203,6 +203,11 @@ func (c *Console) oidcCallback(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if strings.Count(tok.AccessToken, ".") != 2 {
+		c.signinFailed(w, r, http.StatusUnauthorized, "The provider signed you in as "+clip(idt.Subject, 100)+", but its access token is not a JWT (an opaque one) and the API "+
+			"cannot verify it. Configure the provider to issue JWT access tokens, carrying org_id, for this client.")
+		return
+	}
 	if len(tok.AccessToken) > maxTokenBytes {
 		c.signinFailed(w, r, http.StatusUnauthorized, fmt.Sprintf("The provider signed you in as %s, but its access token is %d bytes, more than the %d a session cookie may hold. "+
 			"Ask the provider for a smaller token (fewer claims, groups left out).", clip(idt.Subject, 100), len(tok.AccessToken), maxTokenBytes))

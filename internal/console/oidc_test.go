@@ -40,12 +40,12 @@ func (p *provider) GetPrivateClaimsFromScopes(ctx context.Context, userID, clien
 	return p.claims[userID], nil
 }
 
-// GetClientByClientID makes every client's access tokens JWTs (the
-// example's clients have opaque ones).
+// GetClientByClientID makes the console's client's access tokens JWTs
+// (the example's clients have opaque ones, which opaqueClientID keeps).
 func (p *provider) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := p.Storage.GetClientByClientID(ctx, id)
-	if err != nil {
-		return nil, err
+	if err != nil || id == opaqueClientID {
+		return c, err
 	}
 	return jwtClient{c}, nil
 }
@@ -55,11 +55,12 @@ type jwtClient struct{ op.Client }
 func (jwtClient) AccessTokenType() op.AccessTokenType { return op.AccessTokenTypeJWT }
 
 const (
-	clientID     = "vigil-console"
-	clientSecret = "console-secret-at-the-provider"
-	user1        = "test-user@127.0.0.1" // id1 of the example's users
-	user2        = "test-user2"          // id2
-	password     = "verysecure"
+	clientID       = "vigil-console"
+	opaqueClientID = "vigil-console-opaque"
+	clientSecret   = "console-secret-at-the-provider"
+	user1          = "test-user@127.0.0.1" // id1 of the example's users
+	user2          = "test-user2"          // id2
+	password       = "verysecure"
 )
 
 // lateHandler is a server's handler set once the server's URL, which it
@@ -94,7 +95,8 @@ func startProvider(t *testing.T, host string, consoles ...string) string {
 	for _, c := range consoles {
 		redirects = append(redirects, c+"/signin/oidc/callback")
 	}
-	clients := map[string]*storage.Client{clientID: storage.WebClient(clientID, clientSecret, redirects...)}
+	clients := map[string]*storage.Client{clientID: storage.WebClient(clientID, clientSecret, redirects...),
+		opaqueClientID: storage.WebClient(opaqueClientID, clientSecret, redirects...)}
 	p := &provider{Storage: storage.NewStorageWithClients(storage.NewUserStore(issuer), clients), claims: map[string]map[string]any{
 		"id1": {"org_id": "acme", "permissions": []string{"incidents:read", "observations:read"}},
 		// a user whose token is too large for a cookie
@@ -182,12 +184,16 @@ func TestOIDCSignIn(t *testing.T) {
 	good, goodLate := startServer(t)
 	wrongAud, wrongAudLate := startServer(t)
 	wrongIss, wrongIssLate := startServer(t)
-	issuer := startProvider(t, "127.0.0.1", good.URL, wrongAud.URL, wrongIss.URL)
+	opaque, opaqueLate := startServer(t)
+	issuer := startProvider(t, "127.0.0.1", good.URL, wrongAud.URL, wrongIss.URL, opaque.URL)
 	jwks := issuer + "/keys"
 	cfg := console.OIDC{Issuer: issuer, ClientID: clientID, ClientSecret: clientSecret, Name: "Example IdP"}
 	startVigil(t, goodLate, cfg, jwks, issuer, clientID)
 	startVigil(t, wrongAudLate, cfg, jwks, issuer, "another-api")
 	startVigil(t, wrongIssLate, cfg, jwks, "https://idp.other.example", clientID)
+	opaqueCfg := cfg
+	opaqueCfg.ClientID = opaqueClientID
+	startVigil(t, opaqueLate, opaqueCfg, jwks, issuer, opaqueClientID)
 
 	t.Run("signed in as the provider's user, signed out", func(t *testing.T) {
 		b := newBrowser(t)
@@ -264,6 +270,7 @@ func TestOIDCSignIn(t *testing.T) {
 		{"access token of another audience", wrongAud.URL, user1, "but the API refused its access token: invalid token audience"},
 		{"access token of another issuer", wrongIss.URL, user1, "but the API refused its access token: invalid token issuer"},
 		{"access token too large for the cookie", good.URL, user2, "more than the 3500 a session cookie may hold"},
+		{"opaque access token", opaque.URL, user1, "its access token is not a JWT"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBrowser(t)
