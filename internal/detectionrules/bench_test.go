@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/parse"
+	"github.com/vigil-soc/vigil/internal/starterrules"
 )
 
 // benchRules returns n enabled rules spread over Vigil's sources and the
@@ -81,4 +82,21 @@ func BenchmarkRules(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/artifact")
 		})
 	}
+}
+
+// BenchmarkStarterRules evaluates the starter set, as an org has it by
+// default, on the same 955 real lines.
+func BenchmarkStarterRules(b *testing.B) {
+	evs := benchEvents(b)
+	dets, errs := Compile(starterrules.ForOrg("bench", nil))
+	if len(errs) > 0 {
+		b.Fatalf("starter rules left out: %v", errs)
+	}
+	eng := detect.NewEngine(dets...)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		eng.Screened(evs, nil)
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(evs)), "ns/artifact")
 }

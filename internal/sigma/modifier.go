@@ -236,6 +236,7 @@ type pattern struct {
 	lit   string // the literal, lower-cased when not cased (kinds but glob)
 	cased bool
 	re    *regexp.Regexp // glob
+	segs  *segments      // literals joined by * only (segments.go)
 }
 
 type patternKind int
@@ -247,6 +248,7 @@ const (
 	patContains
 	patAny // "*": any value
 	patGlob
+	patSegments
 )
 
 // compilePattern compiles a Sigma string (wildcards * and ?, escapes
@@ -321,6 +323,10 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 			p.kind, p.lit = patContains, fold(pieces[1].lit)
 			return p, nil
 		}
+		if sg := newSegments(len(pieces), func(i int) (string, byte) { return fold(pieces[i].lit), pieces[i].wild }); sg != nil {
+			p.kind, p.segs = patSegments, sg
+			return p, nil
+		}
 	}
 	var re strings.Builder
 	if !cased {
@@ -379,6 +385,8 @@ func (p *pattern) matchString(s string) bool {
 			return strings.Contains(s, p.lit)
 		}
 		return indexFoldASCII(s, p.lit) >= 0
+	case patSegments:
+		return p.segs.match(s, p.cased)
 	}
 	return p.re.MatchString(s)
 }
