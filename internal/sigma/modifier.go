@@ -237,6 +237,9 @@ type pattern struct {
 	cased bool
 	re    *regexp.Regexp // glob
 	segs  *segments      // literals joined by * only (segments.go)
+	// anchor is the offset in lit of the byte an uncased contains
+	// searches for first (anchorOf), -1 when lit has only letters.
+	anchor int
 }
 
 type patternKind int
@@ -321,6 +324,7 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 			return p, nil
 		case len(pieces) == 3 && star(0) && isLit(1) && star(2):
 			p.kind, p.lit = patContains, fold(pieces[1].lit)
+			p.anchor = anchorOf(p.lit)
 			return p, nil
 		}
 		if sg := newSegments(len(pieces), func(i int) (string, byte) { return fold(pieces[i].lit), pieces[i].wild }); sg != nil {
@@ -383,6 +387,9 @@ func (p *pattern) matchString(s string) bool {
 	case patContains:
 		if p.cased {
 			return strings.Contains(s, p.lit)
+		}
+		if p.anchor >= 0 {
+			return indexFoldAnchored(s, p.lit, p.anchor) >= 0
 		}
 		return indexFoldASCII(s, p.lit) >= 0
 	case patSegments:
