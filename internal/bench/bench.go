@@ -79,6 +79,12 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 		b.api = client.New(cfg.URL, cfg.Token, b.hc).WithMetrics(cmp.Or(cfg.MetricsURL, cfg.URL), cfg.MetricsToken)
 		b.rep.Target = b.api.BaseURL()
 	}
+	b.rep.Settings.StarterRules = cfg.StarterRules
+	if !cfg.StarterRules {
+		if err := b.starterRulesOff(ctx); err != nil {
+			return err
+		}
+	}
 	if err := b.run(ctx); err != nil {
 		return err
 	}
@@ -92,6 +98,25 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 		b.rep.Disk = d
 	}
 	return b.write(opt.Stdout)
+}
+
+// starterRulesOff turns off every starter Sigma rule of the org.
+func (b *bench) starterRulesOff(ctx context.Context) error {
+	rules, err := b.api.StarterRules(ctx)
+	if err != nil {
+		return fmt.Errorf("--starter-rules=false: %w", err)
+	}
+	n := 0
+	for _, r := range rules {
+		if r.Enabled {
+			if err := b.api.SetStarterRule(ctx, r.ID, false); err != nil {
+				return fmt.Errorf("--starter-rules=false: %w", err)
+			}
+			n++
+		}
+	}
+	b.logf("%d starter rules turned off", n)
+	return nil
 }
 
 // bench is one run of vigil bench.

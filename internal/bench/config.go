@@ -41,6 +41,9 @@ type Config struct {
 	Fill      int
 	FillFiles string
 	FillDays  int
+	// StarterRules false turns every starter Sigma rule of the org off
+	// before the load (through the API), to measure what they cost.
+	StarterRules bool
 }
 
 // hiddenFlags are left out of the usage text.
@@ -77,6 +80,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Fsync, "fsync", "deferred", "--fsync of the embedded server and of the storage-limit store")
 	fs.StringVar(&c.ServeArgs, "serve-args", "", "extra flags for the embedded server, space-separated (e.g. \"--workers 4\")")
 	fs.DurationVar(&c.SearchableTimeout, "searchable-timeout", 30*time.Minute, "how long to wait for every accepted artifact to become searchable")
+	fs.BoolVar(&c.StarterRules, "starter-rules", true, "false: turn every starter Sigma rule of the org off before the load (POST /v1/starter-rules/{id}/disable), to measure their cost")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the load phase (first POST until all searchable) to this file")
 	fs.StringVar(&c.DataDir, "data-dir", "", "data dir of the embedded server, kept after the run (default: a temporary one, removed); with --fill, reused by later runs")
 	fs.IntVar(&c.Fill, "fill", 0, "before the embedded server starts, store artifacts directly (sqlite InsertArtifacts, as the pipeline's store stage does) until the org holds this many, "+

@@ -55,6 +55,7 @@ type Settings struct {
 	LinesBySource map[string]int `json:"lines_by_source"`
 	AvgLineBytes  float64        `json:"avg_line_bytes"`
 	AvgBodyBytes  float64        `json:"avg_body_bytes"`
+	StarterRules  bool           `json:"starter_rules"`
 }
 
 // LoadReport is the load phase: the clients' counts and latencies, the
