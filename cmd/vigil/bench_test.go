@@ -87,6 +87,43 @@ func TestBenchEmbedded(t *testing.T) {
 	}
 }
 
+// TestBenchVia runs vigil bench briefly through the bulk endpoint and the
+// syslog TCP listeners: every line sent became searchable exactly once
+// (the total grew by what was accepted), with the lines' sources.
+func TestBenchVia(t *testing.T) {
+	for _, via := range []string{"elastic-bulk", "syslog-tcp"} {
+		t.Run(via, func(t *testing.T) {
+			jsonPath := filepath.Join(t.TempDir(), "r.json")
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var stdout, stderr bytes.Buffer
+			err := run(ctx, []string{"bench", "--via", via, "--duration", "1s", "--clients", "2", "--batch", "200", "--storage-limit=false",
+				"--serve-args", "--max-pending 10", "--json", jsonPath}, func(string) string { return "" }, &stdout, &stderr)
+			if err != nil {
+				t.Fatalf("bench: %v\n%s", err, stderr.String())
+			}
+			data, err := os.ReadFile(jsonPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var rep bench.Report
+			if err := json.Unmarshal(data, &rep); err != nil {
+				t.Fatal(err)
+			}
+			l := rep.Load
+			if rep.Settings.Via != via || l == nil || l.Accepted <= 0 || !l.Searchable || l.TotalAfter != l.TotalBefore+l.Accepted || l.E2ERate <= 0 {
+				t.Fatalf("via %q: %s", rep.Settings.Via, data)
+			}
+			if l.Errors != 0 || l.Rejected != 0 || len(rep.Problems) != 0 {
+				t.Errorf("errors %d, rejected %d, problems %q", l.Errors, l.Rejected, rep.Problems)
+			}
+			if l.Parsed < float64(l.Accepted)*9/10 {
+				t.Errorf("%v of %d artifacts parsed: the sources were not the lines' own", l.Parsed, l.Accepted)
+			}
+		})
+	}
+}
+
 // TestBenchFlags checks that vigil bench refuses settings out of range
 // and arguments it does not know, before it starts anything.
 func TestBenchFlags(t *testing.T) {
@@ -96,6 +133,8 @@ func TestBenchFlags(t *testing.T) {
 		{"--batch", "10001"},
 		{"--url", "http://127.0.0.1:1"}, // no token
 		{"--fsync", "sometimes"},
+		{"--via", "carrier-pigeon"},
+		{"--via", "syslog-tcp", "--url", "http://127.0.0.1:1", "--token", "t"},
 		{"extra"},
 	} {
 		var out bytes.Buffer

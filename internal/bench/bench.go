@@ -127,16 +127,18 @@ type bench struct {
 	start  time.Time
 	rep    *Report
 
-	lines     []line
-	times     []time.Time // --times original: each line's parsed event time, for S
-	bodies    [][]byte    // pre-encoded POST bodies of f.Batch lines each
-	spans     [][2]int    // the lines of each body: start index, count (wrapping)
-	sent      []int64     // artifacts accepted per body
-	partial   atomic.Bool // some batch was accepted only in part
-	hc        *http.Client
-	api       *client.Client
-	serverLog *logCounter
-	dataDir   string // the embedded server's
+	lines       []line
+	times       []time.Time       // --times original: each line's parsed event time, for S
+	bodies      [][]byte          // pre-encoded POST bodies of f.Batch lines each
+	spans       [][2]int          // the lines of each body: start index, count (wrapping)
+	frames      [][]sourceFrames  // --via syslog-tcp: each body as frames per source
+	syslogAddrs map[string]string // --via syslog-tcp: the listener of each source
+	sent        []int64           // artifacts accepted per body
+	partial     atomic.Bool       // some batch was accepted only in part
+	hc          *http.Client
+	api         *client.Client
+	serverLog   *logCounter
+	dataDir     string // the embedded server's
 }
 
 // run is the load phase, then the storage limit and the search phase if

@@ -21,6 +21,7 @@ type Config struct {
 	Duration                 time.Duration
 	Files                    string
 	Times                    string
+	Via                      string
 	StorageLimit             bool
 	Search                   bool
 	SearchArtifacts          int
@@ -68,6 +69,8 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 		"its source addresses Zipf-distributed over 1 M or new on every line (default: ../shared/datasets/{auth,dns,firewall,suricata} if found, else synthetic)")
 	fs.StringVar(&c.Times, "times", "live", "artifact timestamps: \"live\" stamps each batch with the time it is sent, as a sensor streaming "+
 		"its logs would; \"original\" sends none, so each artifact keeps the event time parsed from its line (2011–2026 in the datasets)")
+	fs.StringVar(&c.Via, "via", ViaHTTP, "how the lines are sent: \"http\" (POST /v1/artifacts), \"elastic-bulk\" (the Elasticsearch bulk endpoint, "+
+		"the source as the index) or \"syslog-tcp\" (the embedded server's syslog TCP listeners, one per source, octet counting; --clients connections each)")
 	fs.BoolVar(&c.StorageLimit, "storage-limit", true, "also measure S: InsertArtifacts of the same lines into a fresh SQLite store in a tight loop")
 	fs.BoolVar(&c.Search, "search", false, "run the search phase after the load")
 	fs.IntVar(&c.SearchArtifacts, "search-artifacts", 1000000, "artifacts stored before the search phase (more are posted if needed)")
@@ -118,6 +121,10 @@ func (c *Config) Validate() error {
 		return errors.New("--url needs --token (or VIGIL_TOKEN)")
 	case c.Times != "live" && c.Times != "original":
 		return fmt.Errorf("--times must be live or original, not %q", c.Times)
+	case c.Via != ViaHTTP && c.Via != ViaElastic && c.Via != ViaSyslog:
+		return fmt.Errorf("--via must be %s, %s or %s, not %q", ViaHTTP, ViaElastic, ViaSyslog, c.Via)
+	case c.Via == ViaSyslog && c.URL != "":
+		return errors.New("--via syslog-tcp runs against the embedded server only (it opens the listeners), not --url")
 	case c.Fsync != "deferred" && c.Fsync != "always":
 		return fmt.Errorf("--fsync must be deferred or always, not %q", c.Fsync)
 	case c.Fill < 0:

@@ -59,6 +59,14 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	// addresses change every run, and the secrets are not to be shown.
 	args := []string{"--data-dir", dir, "--addr", addr, "--jwt-secret", secret, "--metrics-addr", addrs[1], "--metrics-token", metricsToken,
 		"--ingest-wait", b.f.IngestWait.String(), "--fsync", b.f.Fsync, "--log-level", "warn"}
+	if b.f.Via == ViaSyslog {
+		listen, err := b.syslogListenArgs()
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("embedded server: %w", err)
+		}
+		args = append(args, listen...)
+	}
 	args = append(args, strings.Fields(b.f.ServeArgs)...)
 	b.serverLog = &logCounter{w: b.stderr}
 	sctx, cancel := context.WithCancel(ctx)

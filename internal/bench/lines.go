@@ -67,7 +67,7 @@ func (b *bench) loadLines() error {
 	}
 	b.rep.Settings.AvgBodyBytes = float64(bodyBytes) / float64(len(b.bodies))
 	b.rep.Settings.Clients, b.rep.Settings.Batch, b.rep.Settings.Duration = b.f.Clients, b.f.Batch, b.f.Duration.String()
-	b.rep.Settings.Times = b.f.Times
+	b.rep.Settings.Times, b.rep.Settings.Via = b.f.Times, b.f.Via
 	return nil
 }
 
@@ -103,6 +103,23 @@ func (b *bench) encodeBodies() (int, error) {
 	var bodyBytes int
 	for i := 0; i < n; i++ {
 		start := i * b.f.Batch
+		b.spans = append(b.spans, [2]int{start, b.f.Batch})
+		switch b.f.Via {
+		case ViaElastic:
+			body, err := b.encodeBulk(start)
+			if err != nil {
+				return 0, err
+			}
+			b.bodies = append(b.bodies, body)
+			bodyBytes += len(body)
+			continue
+		case ViaSyslog:
+			frames, size := b.encodeFrames(start)
+			b.frames = append(b.frames, frames)
+			b.bodies = append(b.bodies, nil)
+			bodyBytes += size
+			continue
+		}
 		var buf bytes.Buffer
 		buf.WriteString(`{"artifacts":[`)
 		for k := 0; k < b.f.Batch; k++ {
@@ -118,7 +135,6 @@ func (b *bench) encodeBodies() (int, error) {
 		}
 		buf.WriteString(`]}`)
 		b.bodies = append(b.bodies, buf.Bytes())
-		b.spans = append(b.spans, [2]int{start, b.f.Batch})
 		bodyBytes += buf.Len()
 	}
 	b.sent = make([]int64, len(b.bodies))

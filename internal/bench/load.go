@@ -46,11 +46,13 @@ func (b *bench) ingest(ctx context.Context, t0, deadline time.Time, target int64
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			post, closeConns := b.poster()
+			defer closeConns()
 			for !done() {
 				i := int(next.Add(1)-1) % len(b.bodies)
 				for !done() {
 					start := time.Now()
-					r, err := b.api.PostArtifactsJSON(ctx, b.stamp(b.bodies[i]))
+					r, err := post(ctx, i)
 					end := time.Now()
 					st.record(r, err, int(end.Sub(t0)/time.Second), float64(end.Sub(start))/float64(time.Millisecond))
 					if err == nil && r.Status/100 == 2 {

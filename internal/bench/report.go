@@ -51,6 +51,7 @@ type Settings struct {
 	ServeArgs     string         `json:"serve_args,omitempty"`
 	Files         []string       `json:"files"`
 	Times         string         `json:"times"`
+	Via           string         `json:"via"`
 	Lines         int            `json:"lines"`
 	LinesBySource map[string]int `json:"lines_by_source"`
 	AvgLineBytes  float64        `json:"avg_line_bytes"`
@@ -256,6 +257,7 @@ func (b *bench) writeText(w io.Writer) {
 		r.Settings.AvgLineBytes, r.Settings.AvgBodyBytes/1024)
 	p("  files     %s", strings.Join(r.Settings.Files, " "))
 	p("  times     %s", r.Settings.Times)
+	p("  via       %s", r.Settings.Via)
 	if l := r.Load; l != nil {
 		p("")
 		p("load: %d clients × %d artifacts for %s", b.f.Clients, b.f.Batch, b.f.Duration)
