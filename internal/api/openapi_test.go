@@ -96,6 +96,12 @@ var extensionRoutes = []struct {
 	{"PUT", "/v1/webhooks/:id", "admin", "signals:manage"},
 	{"DELETE", "/v1/webhooks/:id", "admin", "observations:manage"},
 	{"GET", "/v1/webhooks/:id/deliveries", "admin", "incidents:read"},
+	{"GET", "/v1/ingest/elastic", "signals:write", "signals:read"},
+	{"GET", "/v1/ingest/elastic/_license", "signals:write", "signals:read"},
+	{"POST", "/v1/ingest/elastic/_bulk", "signals:write", "signals:read"},
+	{"PUT", "/v1/ingest/elastic/_bulk", "signals:write", "incidents:write"},
+	{"POST", "/v1/ingest/elastic/:index/_bulk", "signals:write", "observer:read"},
+	{"PUT", "/v1/ingest/elastic/:index/_bulk", "signals:write", "observations:write"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -103,7 +109,7 @@ var allRoutes = append(contractRoutes[:len(contractRoutes):len(contractRoutes)],
 
 // oasPath turns a contract path (":id") into an OpenAPI path ("{id}").
 func oasPath(p string) string {
-	return strings.NewReplacer(":id", "{id}", ":comment", "{comment}").Replace(p)
+	return strings.NewReplacer(":id", "{id}", ":comment", "{comment}", ":index", "{index}").Replace(p)
 }
 
 func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
@@ -541,7 +547,7 @@ func TestOpenAPIConformance(t *testing.T) {
 
 	// Authentication and permissions on every route, both prefixes.
 	for _, rt := range allRoutes {
-		p := strings.NewReplacer(":id", oasMissingID, ":comment", oasMissingID).Replace(rt.path)
+		p := strings.NewReplacer(":id", oasMissingID, ":comment", oasMissingID, ":index", "auth").Replace(rt.path)
 		if rt.path == "/v1/events" {
 			p += "?follow=false" // the stream ends instead of waiting for events
 		}
@@ -623,6 +629,22 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.bad("POST", "/v1/artifacts", admin, map[string]any{"artifacts": "x"}, "artifacts")
 	o.bad("POST", "/v1/artifacts", admin, map[string]any{"artifacts": good["artifacts"], "extra": 1}, "extra")
 	o.call("POST", "/v1/artifacts", admin, "{", http.StatusBadRequest)
+
+	// The Elasticsearch bulk endpoint, each form: taken; a bad timeout;
+	// refused whole by a full queue.
+	nd := `{"create":{}}` + "\n" + `{"message":` + strconv.Quote(authLine) + "}\n"
+	shipper := e.token("org-elastic", "signals:write") // an org of its own: the counts below are org-a's
+	full, _ := newRefusingEnv(t, 1000)
+	for _, m := range []string{"POST", "PUT"} {
+		for _, p := range []string{"/v1/ingest/elastic/_bulk", "/v1/ingest/elastic/auth/_bulk"} {
+			o.call(m, p, shipper, nd, http.StatusOK)
+			o.call(m, p+"?timeout=soon", shipper, nd, http.StatusBadRequest)
+			saved := o.e
+			o.e = full
+			o.call(m, p, full.token("org-a", "admin"), nd, http.StatusTooManyRequests)
+			o.e = saved
+		}
+	}
 
 	list := o.call("GET", "/v1/artifacts", admin, nil, http.StatusOK)
 	if list.data()["total"] != float64(3) || list.data()["limit"] != float64(50) || list.data()["offset"] != float64(0) {

@@ -2,6 +2,7 @@ package e2e_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // step is one shell block of the README walk-through and the reply the
@@ -71,17 +73,58 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 	work := t.TempDir()
 	p := startVigil(t, "readme", filepath.Join(work, "vigil-data"))
-	addr := strings.TrimPrefix(p.base, "http://")
+	runWalkthrough(t, steps, work, strings.NewReplacer("localhost:8080", strings.TrimPrefix(p.base, "http://")))
+}
 
+// TestREADMEShipper runs the README's rsyslog section as written, with a
+// real rsyslogd forwarding the auth dataset (in place of
+// /var/log/auth.log) to a syslog listener, until the detectors opened an
+// incident; the reply shown must have the server's shape.
+func TestREADMEShipper(t *testing.T) {
+	rsyslogd := requireTool(t, "rsyslogd", "/usr/sbin/rsyslogd")
+	steps := walkthrough(t, "Ship a server's auth log")
+	if len(steps) != 2 {
+		t.Fatalf("README rsyslog section has %d shell steps, want 2", len(steps))
+	}
+	work := t.TempDir()
+	p := startVigil(t, "readme", filepath.Join(work, "vigil-data"), "--syslog-listen", "tcp://127.0.0.1:0?org=acme&name=tcp")
+	authFile, _ := datasetFile(t, t.TempDir(), "auth")
+	t.Cleanup(func() {
+		// rsyslogd forked into the background: end it, and wait until it
+		// is gone (it writes its state into work as it stops).
+		b, err := os.ReadFile(filepath.Join(work, "rsyslogd.pid"))
+		if err != nil {
+			return
+		}
+		pid := strings.TrimSpace(string(b))
+		exec.Command("kill", pid).Run()
+		for start := time.Now(); time.Since(start) < 10*time.Second; time.Sleep(20 * time.Millisecond) {
+			if _, err := os.Stat("/proc/" + pid); err != nil {
+				return
+			}
+		}
+		t.Errorf("rsyslogd (pid %s) still running 10 s after SIGTERM", pid)
+	})
+	runWalkthrough(t, steps, work, strings.NewReplacer("localhost:8080", strings.TrimPrefix(p.base, "http://"),
+		`port="6601"`, `port="`+syslogPorts(t, p)["tcp"]+`"`, "/var/log/auth.log", authFile, "/usr/sbin/rsyslogd", rsyslogd))
+}
+
+// runWalkthrough runs the steps as one bash script in work (with
+// go run ./cmd/vigil as the built binary, and repl's replacements), within
+// three minutes, and checks each reply the README shows against the
+// step's output.
+func runWalkthrough(t *testing.T, steps []step, work string, repl *strings.Replacer) {
+	t.Helper()
 	const marker = "@@@ end of step @@@"
 	var script strings.Builder
 	script.WriteString("set -euo pipefail\n")
 	for _, s := range steps {
-		body := strings.ReplaceAll(s.script, "go run ./cmd/vigil", vigilBin)
-		body = strings.ReplaceAll(body, "localhost:8080", addr)
+		body := repl.Replace(strings.ReplaceAll(s.script, "go run ./cmd/vigil", vigilBin))
 		fmt.Fprintf(&script, "%s\necho\necho '%s'\n", body, marker)
 	}
-	cmd := exec.Command("bash", "-c", script.String())
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script.String())
 	cmd.Dir = work
 	cmd.Env = childEnv()
 	var stderr bytes.Buffer
