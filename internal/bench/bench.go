@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/client"
 )
 
@@ -153,6 +154,12 @@ func (b *bench) run(ctx context.Context) error {
 	b.logf("%d lines (%s), %d clients × %d artifacts for %s against %s",
 		len(b.lines), sourcesSummary(b.rep.Settings.LinesBySource), b.f.Clients, b.f.Batch, b.f.Duration, b.api.BaseURL())
 
+	var hook string
+	if b.f.Webhook != "" {
+		if hook, err = b.api.CreateWebhook(ctx, b.f.Webhook, vigil.WebhookEventTypes); err != nil {
+			return fmt.Errorf("--webhook: %w", err)
+		}
+	}
 	m0, _ := b.scrape(ctx)
 	if b.f.CPUProfile != "" {
 		pf, err := os.Create(b.f.CPUProfile)
@@ -218,6 +225,13 @@ func (b *bench) run(ctx context.Context) error {
 		b.problem("cannot scrape %s: %v (a server's /metrics: --metrics-url, --metrics-token)", b.api.MetricsURL(), err)
 	}
 	rep.ServerErrorLogs = b.serverLog.count()
+	if hook != "" {
+		states, n, err := b.api.WebhookDeliveries(ctx, hook, 100_000)
+		if err != nil {
+			b.problem("--webhook: deliveries: %v", err)
+		}
+		rep.Webhook = &WebhookReport{URL: b.f.Webhook, Deliveries: n, ByState: states}
+	}
 	b.loadProblems(rep, want)
 	b.rep.Series = buildSeries(st, samples, t0, at)
 

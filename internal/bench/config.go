@@ -45,6 +45,10 @@ type Config struct {
 	// StarterRules false turns every starter Sigma rule of the org off
 	// before the load (through the API), to measure what they cost.
 	StarterRules bool
+	// Webhook, when set, subscribes the org to every webhook event type
+	// at this URL before the load (a dead receiver shows what a receiver
+	// that is down costs ingest).
+	Webhook string
 }
 
 // hiddenFlags are left out of the usage text.
@@ -90,6 +94,8 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 		"timestamps spread evenly over --fill-days ending now; then the load runs through the real pipeline on top (0: no fill)")
 	fs.StringVar(&c.FillFiles, "fill-files", "mix", "lines of --fill, as --files takes them; \"mix\": the dataset replay and internet-zipf together")
 	fs.IntVar(&c.FillDays, "fill-days", 30, "the days the filled artifacts' timestamps span")
+	fs.StringVar(&c.Webhook, "webhook", "", "before the load, subscribe the org to every webhook event type at this URL, and count its deliveries after "+
+		"(a local receiver needs --serve-args \"--webhook-allow-http-hosts 127.0.0.1 --webhook-allow-networks 127.0.0.0/8\")")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile taken when the clients stop (the queue at its fullest) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")

@@ -95,6 +95,16 @@ type LoadReport struct {
 	ServerErrorLogs  int64              `json:"server_error_logs"`
 	StageSeconds     map[string]float64 `json:"stage_seconds"`
 	StageBatches     map[string]float64 `json:"stage_batches"`
+	// Webhook is what became of the deliveries to --webhook.
+	Webhook *WebhookReport `json:"webhook,omitempty"`
+}
+
+// WebhookReport counts the deliveries of the --webhook subscription when
+// the load phase ended.
+type WebhookReport struct {
+	URL        string         `json:"url"`
+	Deliveries int            `json:"deliveries"`
+	ByState    map[string]int `json:"by_state"`
 }
 
 // StorageReport is the storage limit S and the end-to-end rate's ratio
@@ -266,6 +276,9 @@ func (b *bench) writeText(w io.Writer) {
 		p("  rejected        %d", l.Rejected)
 		p("  429s            %d", l.Throttled)
 		p("  errors          %d %v", l.Errors, l.ErrorKinds)
+		if w := l.Webhook; w != nil {
+			p("  webhook         %d deliveries to %s, by state %v", w.Deliveries, w.URL, w.ByState)
+		}
 		p("  ack latency     p50 %.1f ms, p99 %.1f ms, max %.1f ms", l.AckP50Ms, l.AckP99Ms, l.AckMaxMs)
 		if l.Searchable {
 			p("  searchable      all %d accepted artifacts, %.1fs after the first POST (drain %.1fs after the last ack)", l.Accepted, l.SearchableSecs, l.DrainSeconds)

@@ -59,7 +59,8 @@ var refused = []struct {
 
 // CheckAddr returns an error saying why ip may not be reached, or nil.
 func (p Policy) CheckAddr(ip netip.Addr) error {
-	ip = ip.Unmap()
+	// A zone ("fe80::1%eth0") would make every prefix miss it.
+	ip = ip.Unmap().WithZone("")
 	for _, n := range p.AllowNetworks {
 		if n.Contains(ip) {
 			return nil

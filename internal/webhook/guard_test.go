@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,7 @@ func TestCheckURL(t *testing.T) {
 		{"private 192.168/16", def, "https://192.168.1.1/", "private"},
 		{"shared address space (Alibaba metadata)", def, "https://100.100.100.200/", "shared address space"},
 		{"IPv6 link-local", def, "https://[fe80::1]/", "link-local"},
+		{"IPv6 link-local with a zone", def, "https://[fe80::1%25eth0]/", "link-local"},
 		{"NAT64 of a private address", def, "https://[64:ff9b::a00:1]/", "NAT64"},
 		{"multicast", def, "https://224.0.0.1/", "multicast"},
 		{"loopback allowed by the operator", op, "https://127.0.0.1:9000/", ""},
@@ -93,6 +95,7 @@ func TestDialRefusesAtConnect(t *testing.T) {
 		{"[::1]:80", Policy{}, true},
 		{"169.254.169.254:80", Policy{}, true},
 		{"[fd00:ec2::254]:80", Policy{}, true},
+		{"[fe80::1%eth0]:80", Policy{}, true},
 		{"10.0.0.1:443", Policy{}, true},
 		{"203.0.113.10:443", Policy{}, false},
 		{"127.0.0.1:80", Policy{AllowNetworks: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}}, false},
@@ -162,4 +165,37 @@ func TestBackoff(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzCheckURL: CheckURL never panics, refuses only with a 400 naming
+// url, and what it accepts is https:// (or http:// to an allowed host)
+// with no refused address literal.
+func FuzzCheckURL(f *testing.F) {
+	for _, s := range []string{"https://203.0.113.10/hook", "http://127.0.0.1:9/", "https://[::ffff:169.254.169.254]/",
+		"https://localhost./", "HTTPS://203.0.113.10", "https://203.0.113.10:0/", "https://%31%32%37.0.0.1/", "https://[fe80::1%25eth0]/"} {
+		f.Add(s)
+	}
+	p := Policy{AllowHTTPHosts: []string{"receiver.internal"}}
+	f.Fuzz(func(t *testing.T, raw string) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond) // no real resolving
+		defer cancel()
+		err := p.CheckURL(ctx, raw)
+		if err != nil {
+			ve, ok := err.(*vigil.Error)
+			if !ok || ve.Code != vigil.EINVALID || len(ve.Details) == 0 || ve.Details[0].Field != "url" {
+				t.Fatalf("CheckURL(%q) = %v, want a 400 naming url", raw, err)
+			}
+			return
+		}
+		u, perr := url.Parse(raw)
+		if perr != nil {
+			t.Fatalf("CheckURL accepted %q, which does not parse: %v", raw, perr)
+		}
+		if u.Scheme != "https" && !(u.Scheme == "http" && strings.EqualFold(u.Hostname(), "receiver.internal")) {
+			t.Fatalf("CheckURL accepted scheme %q of %q", u.Scheme, raw)
+		}
+		if ip, err := netip.ParseAddr(u.Hostname()); err == nil && p.CheckAddr(ip) != nil {
+			t.Fatalf("CheckURL accepted the refused address of %q", raw)
+		}
+	})
 }
