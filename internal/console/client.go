@@ -78,13 +78,22 @@ func (r *recorder) Flush() {}
 // for any client. out, when not nil, receives the reply's data; the
 // reply's message is returned. A reply of 4xx or 5xx is an *apiError.
 func (c *Console) call(r *http.Request, token, method, path string, q url.Values, body, out any) (string, error) {
+	if body == nil {
+		return c.callRaw(r, token, method, path, q, "", nil, out)
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return "", fmt.Errorf("console: encode %s %s: %w", method, path, err)
+	}
+	return c.callRaw(r, token, method, path, q, "application/json", b, out)
+}
+
+// callRaw is call with a body already encoded, of contentType ("" and
+// nil: no body), such as a Sigma rule's YAML.
+func (c *Console) callRaw(r *http.Request, token, method, path string, q url.Values, contentType string, body []byte, out any) (string, error) {
 	var rd io.Reader = http.NoBody
 	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return "", fmt.Errorf("console: encode %s %s: %w", method, path, err)
-		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(body)
 	}
 	target := path
 	if len(q) > 0 {
@@ -97,8 +106,8 @@ func (c *Console) call(r *http.Request, token, method, path string, q url.Values
 	req.RemoteAddr = r.RemoteAddr
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Accept", "application/json")
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
 	}
 	if id := r.Header.Get("X-Request-ID"); id != "" {
 		req.Header.Set("X-Request-ID", id)

@@ -71,6 +71,7 @@ func New(cfg Config) *Console {
 	c.searchRoutes(mux)
 	c.observationRoutes(mux)
 	c.ruleRoutes(mux)
+	c.detectionRoutes(mux)
 	c.adminRoutes(mux)
 	mux.HandleFunc("/", c.notFound)
 	// Every state-changing request must come from the console's own pages:

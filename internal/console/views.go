@@ -37,7 +37,7 @@ func (p page) APIError() *apiError {
 // views holds one template set per screen, each with the layout.
 type views struct{ pages map[string]*template.Template }
 
-var screens = []string{"signin", "signedin", "error", "queue", "incident", "search", "observations", "rules", "rule", "roles", "settings"}
+var screens = []string{"signin", "signedin", "error", "queue", "incident", "search", "observations", "rules", "rule", "roles", "settings", "detections", "detection"}
 
 func loadViews() (*views, error) {
 	v := &views{pages: map[string]*template.Template{}}
@@ -149,6 +149,7 @@ var funcs = template.FuncMap{
 	"list":  func(xs ...string) []string { return xs },
 	"deref": func(b *bool) bool { return b != nil && *b },
 	"lower": strings.ToLower,
+	"join":  strings.Join,
 }
 
 // ago says how long before now t was, in the largest whole unit.

@@ -159,6 +159,39 @@ try {
   assert.ok(await page.locator("table.list tr", { hasText: "Large brute force" }).count() === 1);
   await shot(page, "rules");
 
+  log("detections: a bad Sigma rule is named, a test over yesterday then over the stored lines, save, disable, enable; starter rules switch");
+  await page.goto("/detections");
+  assert.ok(await page.locator("#starter-rules tbody tr").count() >= 30, "the starter rules are listed");
+  await page.click("#newdetection");
+  const sigmaHead = "title: PAM authentication failure\nlevel: low\ntags:\n    - attack.credential-access\n" +
+    "logsource:\n    product: linux\n    service: auth\ndetection:\n";
+  await page.fill("textarea[name=rule]", sigmaHead + "    sel:\n        message|sounds_like: 'authentication failure'\n    condition: sel\n");
+  await page.click("#test");
+  assert.match(await page.textContent("#detection-error"), /detection\.sel\.message\|sounds_like/, "the error names the bad modifier");
+  await page.fill("textarea[name=rule]", sigmaHead + "    keywords:\n        - 'authentication failure'\n    condition: keywords\n");
+  await page.click("#test");
+  await page.locator("#test-result").waitFor();
+  assert.match(await page.textContent("#test-result"), /0 of 0 artifacts/, "nothing was stored yesterday (the lines keep their own 2026 dates)");
+  await page.fill("input[name=from]", "2000-01-01T00:00:00Z");
+  await page.fill("input[name=to]", new Date(Date.now() + 86400e3).toISOString());
+  await page.click("#test");
+  await page.locator("#test-result, #detection-error").first().waitFor();
+  assert.equal(await page.locator("#detection-error").count(), 0, "the test is refused: " + (await page.locator("main").textContent()));
+  await page.locator("#test-result tbody tr").first().waitFor();
+  assert.match(await page.textContent("#test-result tbody"), /authentication failure/, "the stored PAM failures match");
+  await shot(page, "detection-test");
+  await Promise.all([page.waitForURL(/\/detections\?saved=/), page.click("#save")]);
+  const drow = page.locator("#detections tr", { hasText: "PAM authentication failure" });
+  assert.match(await drow.textContent(), /yes/, "a saved rule is enabled");
+  await Promise.all([page.waitForURL(/\/detections$/), drow.locator("button").click()]);
+  assert.match(await page.locator("#detections tr", { hasText: "PAM authentication failure" }).textContent(), /no/, "disabled");
+  await Promise.all([page.waitForURL(/\/detections$/), page.locator("#detections tr", { hasText: "PAM authentication failure" }).locator("button").click()]);
+  assert.match(await page.locator("#detections tr", { hasText: "PAM authentication failure" }).textContent(), /yes/, "enabled again");
+  const starter = page.locator("#starter-rules tr", { hasText: "Shellshock" });
+  await Promise.all([page.waitForURL(/\/detections#starter$/), starter.locator("button").click()]);
+  assert.match(await page.locator("#starter-rules tr", { hasText: "Shellshock" }).textContent(), /no/, "a starter rule switched off for this org");
+  await shot(page, "detections");
+
   log("observations, roles and enrichment settings");
   await page.goto("/observations");
   assert.ok(await page.locator("table.list tbody tr").count() >= 2);
