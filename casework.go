@@ -82,3 +82,21 @@ func TagDiff(before, after []string) (added, removed []string) {
 	}
 	return added, removed
 }
+
+// CaseFields is what the audit log records of an incident's case work
+// (a nil assignee: nobody, as "").
+func CaseFields(assignee *string, tags []string) map[string]any {
+	if tags == nil {
+		tags = []string{}
+	}
+	a := ""
+	if assignee != nil {
+		a = *assignee
+	}
+	return map[string]any{"assignee": a, "tags": tags}
+}
+
+// StatusFields is what the audit log records of an incident's status.
+func StatusFields(status int) map[string]any {
+	return map[string]any{"status": status, "classification": StatusClassification(status)}
+}

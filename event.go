@@ -16,6 +16,12 @@ const (
 	EventAssigned      = "incident.assigned"
 	EventTagged        = "incident.tagged"
 	EventCommented     = "incident.commented"
+	// An analyst edited or deleted a comment, or edited or deleted one of
+	// the incident's observations.
+	EventCommentEdited      = "incident.comment_edited"
+	EventCommentDeleted     = "incident.comment_deleted"
+	EventObservationUpdated = "incident.observation_updated"
+	EventObservationDeleted = "incident.observation_deleted"
 )
 
 // ActorSystem is the actor of the changes Vigil makes itself: a detector
@@ -44,7 +50,8 @@ type IncidentEvent struct {
 
 // EventDetail is what changed; each type fills its own fields.
 type EventDetail struct {
-	// created, grew: the observation that opened or grew the incident.
+	// created, grew: the observation that opened or grew the incident;
+	// observation_updated, observation_deleted: the one edited or deleted.
 	ObservationID string `json:"observation_id,omitempty"`
 	// merged: on the incident that was merged away, where it went; on
 	// the incident that took it, where it came from.
@@ -65,7 +72,7 @@ type EventDetail struct {
 	// tagged: the tags added and removed.
 	TagsAdded   []string `json:"tags_added,omitempty"`
 	TagsRemoved []string `json:"tags_removed,omitempty"`
-	// commented.
+	// commented, comment_edited, comment_deleted.
 	CommentID string `json:"comment_id,omitempty"`
 }
 

@@ -53,6 +53,7 @@ type Store interface {
 	SignalStore
 	APIKeyStore
 	WebhookStore
+	AuditStore
 }
 
 // Database is the store as a whole.

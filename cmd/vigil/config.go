@@ -54,8 +54,10 @@ type config struct {
 	MaxDeliver    int
 	AckWait       time.Duration
 	RetentionDays int
-	QueueReplicas int
-	QueueName     string
+	// AuditRetentionDays is how long audit entries are kept (0: forever).
+	AuditRetentionDays int
+	QueueReplicas      int
+	QueueName          string
 
 	// Bounds on the work of one API request (docs/security.md).
 	RequestTimeout   time.Duration
@@ -143,6 +145,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.QueueName, "queue-name", queue.DefaultName, "namespace of the queue's streams, subjects and consumer on NATS: deployments sharing one NATS need one each "+
 		"(1 to 32 letters, digits, - or _; the default keeps the names VIGIL_ARTIFACTS etc.)")
 	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
+	fs.IntVar(&c.AuditRetentionDays, "audit-retention-days", 365, "delete audit log entries older than this many days, hourly (0: keep forever)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 	fs.StringVar(&c.WebhookAllowHTTPHosts, "webhook-allow-http-hosts", "", "comma-separated hosts webhooks may reach over plain http:// (default: https:// only)")
 	fs.StringVar(&c.WebhookAllowNetworks, "webhook-allow-networks", "", "comma-separated networks webhooks may reach although refused by default "+
@@ -370,6 +373,9 @@ func (c *config) validate() error {
 	}
 	if c.RetentionDays < 0 {
 		errs = append(errs, errors.New("--retention-days must not be negative"))
+	}
+	if c.AuditRetentionDays < 0 {
+		errs = append(errs, errors.New("--audit-retention-days must not be negative"))
 	}
 	if c.Workers < 0 {
 		errs = append(errs, errors.New("--workers must not be negative"))

@@ -200,3 +200,37 @@ func TestOIDCServe(t *testing.T) {
 		t.Errorf("the start-up line does not say a secret is set:\n%s", log)
 	}
 }
+
+// TestAuditRetentionFlag: the audit log is kept a year unless
+// --audit-retention-days or VIGIL_AUDIT_RETENTION_DAYS says otherwise (0
+// keeps it); a negative value is refused.
+func TestAuditRetentionFlag(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    int
+		refused bool
+	}{
+		{"default", nil, nil, 365, false},
+		{"flag", []string{"--audit-retention-days", "30"}, nil, 30, false},
+		{"environment", nil, map[string]string{"VIGIL_AUDIT_RETENTION_DAYS": "0"}, 0, false},
+		{"negative", []string{"--audit-retention-days", "-1"}, nil, -1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c config
+			fs := newFlagSet("serve", "", io.Discard)
+			c.flags(fs)
+			if err := parseFlags(fs, tc.args, func(k string) string { return tc.env[k] }); err != nil {
+				t.Fatal(err)
+			}
+			if c.AuditRetentionDays != tc.want {
+				t.Errorf("AuditRetentionDays %d, want %d", c.AuditRetentionDays, tc.want)
+			}
+			err := c.validate()
+			if refused := err != nil && strings.Contains(err.Error(), "--audit-retention-days"); refused != tc.refused {
+				t.Errorf("validate: %v, want refused=%v", err, tc.refused)
+			}
+		})
+	}
+}

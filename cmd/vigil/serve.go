@@ -196,7 +196,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			retain(wctx, store, time.Duration(c.RetentionDays)*24*time.Hour, log)
+			hourly(wctx, func() { retain(wctx, store, time.Duration(c.RetentionDays)*24*time.Hour, log) })
+		}()
+	}
+	if c.AuditRetentionDays > 0 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hourly(wctx, func() { pruneAudit(wctx, store, time.Duration(c.AuditRetentionDays)*24*time.Hour, log) })
 		}()
 	}
 	drain := func() {
@@ -346,21 +353,36 @@ func pruneSignals(ctx context.Context, store vigil.SignalStore, log *slog.Logger
 	}
 }
 
-// retain drops artifacts older than keep at start and then hourly.
-func retain(ctx context.Context, store vigil.ArtifactStore, keep time.Duration, log *slog.Logger) {
+// hourly runs fn at once and then every hour until ctx ends.
+func hourly(ctx context.Context, fn func()) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		if n, err := store.DropArtifactsBefore(ctx, time.Now().Add(-keep)); err != nil {
-			log.Warn("retention", slog.String("error", err.Error()))
-		} else if n > 0 {
-			log.Info("retention dropped old artifacts", slog.Int("artifacts", n))
-		}
+		fn()
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// retain drops artifacts older than keep.
+func retain(ctx context.Context, store vigil.ArtifactStore, keep time.Duration, log *slog.Logger) {
+	if n, err := store.DropArtifactsBefore(ctx, time.Now().Add(-keep)); err != nil {
+		log.Warn("retention", slog.String("error", err.Error()))
+	} else if n > 0 {
+		log.Info("retention dropped old artifacts", slog.Int("artifacts", n))
+	}
+}
+
+// pruneAudit deletes the audit entries older than keep. Several
+// processes may prune at once; the deletes are idempotent.
+func pruneAudit(ctx context.Context, store vigil.AuditStore, keep time.Duration, log *slog.Logger) {
+	if n, err := store.PruneAudit(ctx, time.Now().Add(-keep)); err != nil {
+		log.Warn("audit retention", slog.String("error", err.Error()))
+	} else if n > 0 {
+		log.Info("audit retention deleted old entries", slog.Int("entries", n))
 	}
 }
 

@@ -122,7 +122,8 @@ func TestCaseWork(t *testing.T) {
 	for _, ev := range items(t, must(t, call(t, e, "GET", "/v1/incidents/"+inc+"/history", reader, nil), http.StatusOK), "events") {
 		got = append(got, strings.TrimPrefix(ev["type"].(string), "incident.")+" by "+ev["actor"].(string))
 	}
-	want := []string{"created by boss", "assigned by ana", "tagged by ana", "assigned by bob", "tagged by bob", "commented by ana", "commented by bob"}
+	want := []string{"created by boss", "assigned by ana", "tagged by ana", "assigned by bob", "tagged by bob", "commented by ana", "commented by bob",
+		"comment_edited by ana", "comment_edited by boss", "comment_deleted by boss"}
 	if !eqStrings(got, want) {
 		t.Errorf("history %q, want %q", got, want)
 	}

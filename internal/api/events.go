@@ -35,7 +35,8 @@ const (
 // streamTypes are the event types the stream carries, and those
 // types= may select.
 var streamTypes = []string{vigil.EventCreated, vigil.EventGrew, vigil.EventMerged, vigil.EventStatusChanged,
-	vigil.EventClassified, vigil.EventAssigned, vigil.EventTagged, vigil.EventCommented}
+	vigil.EventClassified, vigil.EventAssigned, vigil.EventTagged, vigil.EventCommented,
+	vigil.EventCommentEdited, vigil.EventCommentDeleted, vigil.EventObservationUpdated, vigil.EventObservationDeleted}
 
 // streamEvents serves GET /v1/events: the org's incident events as
 // server-sent events, each with its stream position as id, from the

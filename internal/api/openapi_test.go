@@ -102,6 +102,7 @@ var extensionRoutes = []struct {
 	{"PUT", "/v1/ingest/elastic/_bulk", "signals:write", "incidents:write"},
 	{"POST", "/v1/ingest/elastic/:index/_bulk", "signals:write", "observer:read"},
 	{"PUT", "/v1/ingest/elastic/:index/_bulk", "signals:write", "observations:write"},
+	{"GET", "/v1/audit", "admin", "signals:manage"},
 }
 
 // allRoutes are the contract's routes and Vigil's additions.
@@ -1037,6 +1038,9 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.bad("POST", "/v1/api-keys", admin, map[string]any{"name": "x", "permissions": []string{"admin"}}, "permissions")
 	o.call("GET", "/v1/api-keys", admin, nil, http.StatusOK)
 	o.badQuery("/v1/api-keys", admin, "limit", "0", true)
+	// The audit log of the writes above, and a bad filter.
+	o.call("GET", "/v1/audit?resource_type=api_key", admin, nil, http.StatusOK)
+	o.badQuery("/v1/audit", admin, "resource_type", "bogus", true)
 	o.call("GET", "/v1/api-keys/"+keyID, admin, nil, http.StatusOK)
 	o.call("GET", "/v1/api-keys/"+keyID, other, nil, http.StatusNotFound)
 	o.call("DELETE", "/v1/api-keys/"+keyID, other, nil, http.StatusNotFound)

@@ -100,6 +100,7 @@ var additions = []endpoint{
 	{"POST", "/incidents/{id}/comments", "incidents:write", 201, withIncident("/comments", map[string]any{"body": "seen"})},
 	{"PUT", "/incidents/{id}/comments/{comment}", "incidents:write", 200, withComment(map[string]any{"body": "edited"})},
 	{"DELETE", "/incidents/{id}/comments/{comment}", "incidents:write", 200, withComment(nil)},
+	{"GET", "/audit", "admin", 200, static("/audit", nil)},
 }
 
 // withComment makes a comment on a new incident, written by the sub of

@@ -225,7 +225,57 @@ var ingestRoutes = map[string]bool{"POST /artifacts": true}
 // routes registers every route; metrics is nil when /metrics is served
 // elsewhere.
 func (s *Server) routes(metrics http.Handler) {
-	rs := []route{
+	rs := s.routeTable()
+	allowed := map[string][]string{}
+	for _, prefix := range []string{"/v1", "/api/v1"} {
+		for _, rt := range rs {
+			p := prefix + rt.path
+			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, ingestRoutes[rt.method+" "+rt.path], s.limitBody(rt.h))))
+			if prefix == "/v1" {
+				allowed[rt.path] = append(allowed[rt.path], rt.method)
+			}
+		}
+		s.mux.HandleFunc("GET "+prefix+"/openapi.json", s.openAPI)
+		allowed["/openapi.json"] = []string{"GET"}
+		// The caller itself: any valid token may read what it grants.
+		s.mux.Handle("GET "+prefix+"/me", withDeadline(s.requestTimeout, s.me))
+		allowed["/me"] = []string{"GET"}
+	}
+	// Any other method on a known path: 405 in the error envelope.
+	// The preview's path is also a rule's ({id}): that route's 405 serves
+	// it, as a second pattern for it would conflict with GET {id}.
+	delete(allowed, "/classification-rules/preview")
+	delete(allowed, "/detection-rules/test")
+	for path, methods := range allowed {
+		allow := strings.Join(methods, ", ")
+		if strings.Contains(allow, "GET") {
+			allow += ", HEAD"
+		}
+		h := s.methodNotAllowed(allow)
+		s.mux.HandleFunc("/v1"+path, h)
+		s.mux.HandleFunc("/api/v1"+path, h)
+	}
+	for _, p := range []string{"/healthz", "/readyz"} {
+		s.mux.HandleFunc(p, s.methodNotAllowed("GET, HEAD"))
+	}
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ok(w, http.StatusOK, "ok", map[string]string{"status": "ok"})
+	})
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	if metrics != nil { // else a 404, as any unknown path
+		s.mux.HandleFunc("/metrics", s.methodNotAllowed("GET, HEAD"))
+		s.mux.Handle("GET /metrics", metrics)
+	}
+	s.elasticRoutes()
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
+	})
+}
+
+// routeTable is every route under /v1 (and its /api/v1 alias) but the
+// Elasticsearch-compatible endpoint's.
+func (s *Server) routeTable() []route {
+	return []route{
 		{"GET", "/observations", vigil.PermObservationsRead, s.listObservations},
 		{"POST", "/observations", vigil.PermObservationsWrite, s.createObservation},
 		{"GET", "/observations/{id}", vigil.PermObservationsRead, s.getObservation},
@@ -317,51 +367,10 @@ func (s *Server) routes(metrics http.Handler) {
 
 		{"GET", "/enrichment-settings", vigil.PermSignalsRead, s.getSettings},
 		{"PUT", "/enrichment-settings", vigil.PermSignalsManage, s.putSettings},
+
+		// The audit log: an addition to the contract (docs/security.md).
+		{"GET", "/audit", vigil.PermAdmin, s.listAudit},
 	}
-	allowed := map[string][]string{}
-	for _, prefix := range []string{"/v1", "/api/v1"} {
-		for _, rt := range rs {
-			p := prefix + rt.path
-			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, ingestRoutes[rt.method+" "+rt.path], s.limitBody(rt.h))))
-			if prefix == "/v1" {
-				allowed[rt.path] = append(allowed[rt.path], rt.method)
-			}
-		}
-		s.mux.HandleFunc("GET "+prefix+"/openapi.json", s.openAPI)
-		allowed["/openapi.json"] = []string{"GET"}
-		// The caller itself: any valid token may read what it grants.
-		s.mux.Handle("GET "+prefix+"/me", withDeadline(s.requestTimeout, s.me))
-		allowed["/me"] = []string{"GET"}
-	}
-	// Any other method on a known path: 405 in the error envelope.
-	// The preview's path is also a rule's ({id}): that route's 405 serves
-	// it, as a second pattern for it would conflict with GET {id}.
-	delete(allowed, "/classification-rules/preview")
-	delete(allowed, "/detection-rules/test")
-	for path, methods := range allowed {
-		allow := strings.Join(methods, ", ")
-		if strings.Contains(allow, "GET") {
-			allow += ", HEAD"
-		}
-		h := s.methodNotAllowed(allow)
-		s.mux.HandleFunc("/v1"+path, h)
-		s.mux.HandleFunc("/api/v1"+path, h)
-	}
-	for _, p := range []string{"/healthz", "/readyz"} {
-		s.mux.HandleFunc(p, s.methodNotAllowed("GET, HEAD"))
-	}
-	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
-		ok(w, http.StatusOK, "ok", map[string]string{"status": "ok"})
-	})
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	if metrics != nil { // else a 404, as any unknown path
-		s.mux.HandleFunc("/metrics", s.methodNotAllowed("GET, HEAD"))
-		s.mux.Handle("GET /metrics", metrics)
-	}
-	s.elasticRoutes()
-	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.fail(w, r, vigil.Errorf(vigil.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
-	})
 }
 
 // bound gives a route's requests their deadline: ingest none (the queue
@@ -602,9 +611,10 @@ func (s *Server) authorize(perm string, ingest bool, next http.HandlerFunc) http
 		}
 		p.perms = perms
 		ctx := context.WithValue(r.Context(), keyPrincipal, p)
-		// What the request changes is recorded as done by the caller's sub.
+		// What the request changes is recorded as done by the caller's sub,
+		// in the incidents' histories and in the audit log.
 		ctx = vigil.WithActor(ctx, actorName(p.Subject))
-		next(w, r.WithContext(ctx))
+		next(w, s.withAudit(r.WithContext(ctx), p))
 	})
 }
 

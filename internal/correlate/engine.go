@@ -93,7 +93,10 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 			}
 			o.NodeIDs = vigil.AddNodes(slices.Clone(givenIDs), keys, nodes, o.Nodes)
 		}
-		return e.correlate(ctx, tx, o, keys, title, by{actor: vigil.ActorFrom(ctx)})
+		if err := e.correlate(ctx, tx, o, keys, title, by{actor: vigil.ActorFrom(ctx)}); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditObservation, o.ID, nil, o)
 	})
 	if err != nil {
 		return fmt.Errorf("record observation: %w", err)
@@ -112,6 +115,7 @@ func (e *Engine) Update(ctx context.Context, org, id string, u vigil.Observation
 		if err != nil {
 			return err
 		}
+		before := *o
 		nodeIDs, artifactIDs := u.Apply(o)
 		if err := tx.CheckRefs(ctx, nodeIDs, artifactIDs); err != nil {
 			return err
@@ -136,9 +140,13 @@ func (e *Engine) Update(ctx context.Context, org, id string, u vigil.Observation
 			if err := tx.RebuildIncident(ctx, o.IncidentID, now); err != nil {
 				return err
 			}
+			if err := tx.RecordEvent(ctx, vigil.IncidentEvent{IncidentID: o.IncidentID, Type: vigil.EventObservationUpdated,
+				Actor: vigil.ActorFrom(ctx), At: now, Detail: vigil.EventDetail{ObservationID: id}}); err != nil {
+				return err
+			}
 		}
 		out = o
-		return nil
+		return vigil.Audit(ctx, org, vigil.AuditObservation, id, &before, o)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update observation: %w", err)
@@ -160,10 +168,18 @@ func (e *Engine) Delete(ctx context.Context, org, id string) error {
 		if err := tx.DeleteObservation(ctx, id); err != nil {
 			return err
 		}
+		if err := vigil.Audit(ctx, org, vigil.AuditObservation, id, o, nil); err != nil {
+			return err
+		}
 		if incident == "" {
 			return nil
 		}
-		return tx.RebuildIncident(ctx, incident, e.now())
+		now := e.now()
+		if err := tx.RebuildIncident(ctx, incident, now); err != nil {
+			return err
+		}
+		return tx.RecordEvent(ctx, vigil.IncidentEvent{IncidentID: incident, Type: vigil.EventObservationDeleted,
+			Actor: vigil.ActorFrom(ctx), At: now, Detail: vigil.EventDetail{ObservationID: id}})
 	})
 	if err != nil {
 		return fmt.Errorf("delete observation: %w", err)

@@ -42,13 +42,10 @@ func (s *Store) CreateAPIKey(ctx context.Context, org string, k *vigil.APIKey) e
 		if tag.RowsAffected() == 0 {
 			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d API keys, revoked ones included", vigil.MaxAPIKeys)
 		}
-		return nil
+		k.LastUsedAt, k.RevokedAt = nil, nil
+		return vigil.Audit(ctx, org, vigil.AuditAPIKey, k.ID, nil, k)
 	})
-	if err != nil {
-		return wrap("CreateAPIKey", err)
-	}
-	k.LastUsedAt, k.RevokedAt = nil, nil
-	return nil
+	return wrap("CreateAPIKey", err)
 }
 
 // GetAPIKey returns one key of org.
@@ -83,12 +80,28 @@ func (s *Store) ListAPIKeys(ctx context.Context, org string, p vigil.Page) ([]*v
 
 // RevokeAPIKey marks a key of org revoked at now, once.
 func (s *Store) RevokeAPIKey(ctx context.Context, org, id string, now time.Time) (*vigil.APIKey, error) {
-	k, err := scanAPIKey(s.pool.QueryRow(ctx, `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $1)
-		WHERE org_id = $2 AND id = $3 RETURNING `+apiKeyCols, nanos(now), org, id))
+	var out *vigil.APIKey
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		k, err := scanAPIKey(tx.QueryRow(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE org_id = $1 AND id = $2 FOR UPDATE`, org, id))
+		if err != nil {
+			return notFound(err, "API key")
+		}
+		out = k
+		if k.RevokedAt != nil {
+			return nil
+		}
+		before := *k
+		at := fromNanos(nanos(now))
+		k.RevokedAt = &at
+		if _, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = $1 WHERE org_id = $2 AND id = $3`, nanos(now), org, id); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditAPIKey, id, &before, k)
+	})
 	if err != nil {
-		return nil, wrap("RevokeAPIKey", notFound(err, "API key"))
+		return nil, wrap("RevokeAPIKey", err)
 	}
-	return k, nil
+	return out, nil
 }
 
 // LookupAPIKey returns the key with id, of whichever org.

@@ -52,7 +52,10 @@ func (s *Store) UpdateIncidentCase(ctx context.Context, org, id string, u vigil.
 			return err
 		}
 		out, err = getIncident(ctx, tx, org, id)
-		return err
+		if err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditIncident, id, vigil.CaseFields(assignee, tags), vigil.CaseFields(out.Assignee, out.Tags))
 	})
 	return out, wrap("UpdateIncidentCase", err)
 }
@@ -87,15 +90,21 @@ func (s *Store) CreateComment(ctx context.Context, org string, c *vigil.Comment)
 	if err != nil {
 		return wrap("CreateComment", err)
 	}
-	var n int
-	err = s.pool.QueryRow(ctx, `WITH c AS (INSERT INTO incident_comments (id, org_id, incident_id, author, body, created_at, updated_at)
-			SELECT $8, org_id, id, $4, $9, $6, $10 FROM incidents WHERE id = $1 AND org_id = $2 FOR UPDATE RETURNING incident_id),
-		e AS (INSERT INTO incident_events (org_id, incident_id, type, actor, via, at, artifact_count, detail)
-			SELECT i.org_id, i.id, $3, $4, $5, $6, i.artifact_count, $7 FROM incidents i JOIN c ON c.incident_id = i.id WHERE i.org_id = $2)
-		SELECT COUNT(*) FROM c`, append(args, c.ID, c.Body, nanos(c.UpdatedAt))...).Scan(&n)
-	if err == nil && n == 0 {
-		err = vigil.NotFound("incident")
-	}
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		var n int
+		err := tx.QueryRow(ctx, `WITH c AS (INSERT INTO incident_comments (id, org_id, incident_id, author, body, created_at, updated_at)
+				SELECT $8, org_id, id, $4, $9, $6, $10 FROM incidents WHERE id = $1 AND org_id = $2 FOR UPDATE RETURNING incident_id),
+			e AS (INSERT INTO incident_events (org_id, incident_id, type, actor, via, at, artifact_count, detail)
+				SELECT i.org_id, i.id, $3, $4, $5, $6, i.artifact_count, $7 FROM incidents i JOIN c ON c.incident_id = i.id WHERE i.org_id = $2)
+			SELECT COUNT(*) FROM c`, append(args, c.ID, c.Body, nanos(c.UpdatedAt))...).Scan(&n)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return vigil.NotFound("incident")
+		}
+		return vigil.Audit(ctx, org, vigil.AuditComment, c.ID, nil, c)
+	})
 	return wrap("CreateComment", err)
 }
 
@@ -128,16 +137,62 @@ func (s *Store) ListComments(ctx context.Context, org, incident string, p vigil.
 
 // UpdateComment replaces a comment's body.
 func (s *Store) UpdateComment(ctx context.Context, org, incident, id, body string, now time.Time) (*vigil.Comment, error) {
-	c, err := scanComment(s.pool.QueryRow(ctx, `UPDATE incident_comments SET body = $1, updated_at = $2
-		WHERE org_id = $3 AND incident_id = $4 AND id = $5 RETURNING `+commentCols, body, nanos(now), org, incident, id))
-	return c, wrap("UpdateComment", notFound(err, "comment"))
+	var out *vigil.Comment
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		before, err := lockComment(ctx, tx, org, incident, id)
+		if err != nil {
+			return err
+		}
+		c, err := scanComment(tx.QueryRow(ctx, `UPDATE incident_comments SET body = $1, updated_at = $2
+			WHERE org_id = $3 AND incident_id = $4 AND id = $5 RETURNING `+commentCols, body, nanos(now), org, incident, id))
+		if err != nil {
+			return err
+		}
+		if err := commentEvent(ctx, tx, org, incident, id, vigil.EventCommentEdited, now); err != nil {
+			return err
+		}
+		out = c
+		return vigil.Audit(ctx, org, vigil.AuditComment, id, before, c)
+	})
+	return out, wrap("UpdateComment", err)
+}
+
+// lockComment locks incident of org, as every change of it does first,
+// and returns its comment id; ENOTFOUND when there is none.
+func lockComment(ctx context.Context, tx pgx.Tx, org, incident, id string) (*vigil.Comment, error) {
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`, org, incident); err != nil {
+		return nil, err
+	}
+	c, err := scanComment(tx.QueryRow(ctx, `SELECT `+commentCols+` FROM incident_comments
+		WHERE org_id = $1 AND incident_id = $2 AND id = $3`, org, incident, id))
+	return c, notFound(err, "comment")
+}
+
+// commentEvent records in incident's history that the request's actor
+// changed its comment id (typ).
+func commentEvent(ctx context.Context, tx pgx.Tx, org, incident, id, typ string, now time.Time) error {
+	args, err := eventArgs(org, vigil.IncidentEvent{IncidentID: incident, Type: typ, Actor: vigil.ActorFrom(ctx), At: now,
+		Detail: vigil.EventDetail{CommentID: id}})
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, insertEventSQL, args...)
+	return err
 }
 
 // DeleteComment removes a comment.
 func (s *Store) DeleteComment(ctx context.Context, org, incident, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM incident_comments WHERE org_id = $1 AND incident_id = $2 AND id = $3`, org, incident, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		err = vigil.NotFound("comment")
-	}
-	return wrap("DeleteComment", err)
+	return wrap("DeleteComment", s.tx(ctx, func(tx pgx.Tx) error {
+		c, err := lockComment(ctx, tx, org, incident, id)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM incident_comments WHERE org_id = $1 AND incident_id = $2 AND id = $3`, org, incident, id); err != nil {
+			return err
+		}
+		if err := commentEvent(ctx, tx, org, incident, id, vigil.EventCommentDeleted, vigil.Now()); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditComment, id, c, nil)
+	}))
 }

@@ -51,7 +51,7 @@ func (s *Store) CreateDetectionRule(ctx context.Context, org string, r *vigil.De
 		if tag.RowsAffected() == 0 {
 			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d detection rules; delete some first", vigil.MaxDetectionRules)
 		}
-		return nil
+		return vigil.Audit(ctx, org, vigil.AuditDetectionRule, r.ID, nil, r)
 	})
 	return wrap("CreateDetectionRule", err)
 }
@@ -94,6 +94,7 @@ func (s *Store) UpdateDetectionRule(ctx context.Context, org, id string, u vigil
 		if err != nil {
 			return notFound(err, "detection rule")
 		}
+		before := *r
 		u.Apply(r)
 		r.UpdatedAt = now
 		if _, err := tx.Exec(ctx, `UPDATE detection_rules SET title = $1, sigma_id = $2, name = $3, kind = $4, level = $5,
@@ -102,7 +103,7 @@ func (s *Store) UpdateDetectionRule(ctx context.Context, org, id string, u vigil
 			return detectionRuleConflict(err)
 		}
 		out = r
-		return nil
+		return vigil.Audit(ctx, org, vigil.AuditDetectionRule, id, &before, r)
 	})
 	if err != nil {
 		return nil, wrap("UpdateDetectionRule", err)
@@ -112,14 +113,13 @@ func (s *Store) UpdateDetectionRule(ctx context.Context, org, id string, u vigil
 
 // DeleteDetectionRule removes a detection rule of org.
 func (s *Store) DeleteDetectionRule(ctx context.Context, org, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM detection_rules WHERE org_id = $1 AND id = $2`, org, id)
-	if err != nil {
-		return wrap("DeleteDetectionRule", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return vigil.NotFound("detection rule")
-	}
-	return nil
+	return wrap("DeleteDetectionRule", s.tx(ctx, func(tx pgx.Tx) error {
+		r, err := scanDetectionRule(tx.QueryRow(ctx, `DELETE FROM detection_rules WHERE org_id = $1 AND id = $2 RETURNING `+detectionRuleCols, org, id))
+		if err != nil {
+			return notFound(err, "detection rule")
+		}
+		return vigil.Audit(ctx, org, vigil.AuditDetectionRule, id, r, nil)
+	}))
 }
 
 // StarterRuleStates returns the starter rules org turned on or off.
@@ -143,8 +143,17 @@ func (s *Store) StarterRuleStates(ctx context.Context, org string) (map[string]b
 
 // SetStarterRuleState records that org turned a starter rule on or off.
 func (s *Store) SetStarterRuleState(ctx context.Context, org, id string, enabled bool, now time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO starter_rule_states (org_id, rule_id, enabled, updated_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (org_id, rule_id) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`,
-		org, id, enabled, nanos(now))
-	return wrap("SetStarterRuleState", err)
+	return wrap("SetStarterRuleState", s.tx(ctx, func(tx pgx.Tx) error {
+		var before *bool
+		err := tx.QueryRow(ctx, `SELECT enabled FROM starter_rule_states WHERE org_id = $1 AND rule_id = $2 FOR UPDATE`, org, id).Scan(&before)
+		if err != nil && !errNoRows(err) {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO starter_rule_states (org_id, rule_id, enabled, updated_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (org_id, rule_id) DO UPDATE SET enabled = EXCLUDED.enabled, updated_at = EXCLUDED.updated_at`,
+			org, id, enabled, nanos(now)); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditStarterRule, id, vigil.StarterRuleFields(before), vigil.StarterRuleFields(&enabled))
+	}))
 }

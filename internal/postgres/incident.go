@@ -176,6 +176,9 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 			if err := sendBatch(ctx, tx, b); err != nil {
 				return err
 			}
+			if err := vigil.Audit(ctx, org, vigil.AuditIncident, id, vigil.StatusFields(cur), vigil.StatusFields(status)); err != nil {
+				return err
+			}
 		}
 		out, err = getIncident(ctx, tx, org, id)
 		return err

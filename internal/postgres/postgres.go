@@ -189,11 +189,20 @@ const maxAttempts = 4
 
 // tx runs fn in a READ COMMITTED transaction, committing if it returns
 // nil, and runs it again when the server aborted it as a deadlock victim.
-// fn must therefore only set its results, never accumulate them.
+// fn must therefore only set its results, never accumulate them. The
+// changes fn noted in the audit trail of ctx's request are recorded in
+// the transaction before it commits.
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	trail := vigil.AuditTrailFrom(ctx)
 	var err error
 	for attempt := 1; ; attempt++ {
-		err = pgx.BeginFunc(ctx, s.pool, fn)
+		trail.Begin()
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := fn(tx); err != nil {
+				return err
+			}
+			return insertAudit(ctx, tx, trail.Take())
+		})
 		if err == nil || attempt == maxAttempts || !retryable(err) {
 			return err
 		}

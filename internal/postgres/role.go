@@ -46,9 +46,14 @@ func perms(p []string) []string {
 // CreateRole stores a role of org; a name already used is ECONFLICT.
 func (s *Store) CreateRole(ctx context.Context, org string, r *vigil.Role) error {
 	r.OrgID = org
-	_, err := s.pool.Exec(ctx, `INSERT INTO roles (`+roleCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
-		r.ID, org, r.Name, perms(r.Permissions), nanos(r.CreatedAt), nanos(r.UpdatedAt))
-	return wrap("CreateRole", roleConflict(err))
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO roles (`+roleCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+			r.ID, org, r.Name, perms(r.Permissions), nanos(r.CreatedAt), nanos(r.UpdatedAt)); err != nil {
+			return roleConflict(err)
+		}
+		return vigil.Audit(ctx, org, vigil.AuditRole, r.ID, nil, r)
+	})
+	return wrap("CreateRole", err)
 }
 
 // GetRole returns one role of org.
@@ -89,12 +94,15 @@ func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpda
 		if err != nil {
 			return notFound(err, "role")
 		}
+		before := *r
 		u.Apply(r)
 		r.UpdatedAt = now
-		_, err = tx.Exec(ctx, `UPDATE roles SET name = $1, permissions = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
-			r.Name, perms(r.Permissions), nanos(now), org, id)
+		if _, err = tx.Exec(ctx, `UPDATE roles SET name = $1, permissions = $2, updated_at = $3 WHERE org_id = $4 AND id = $5`,
+			r.Name, perms(r.Permissions), nanos(now), org, id); err != nil {
+			return roleConflict(err)
+		}
 		out = r
-		return roleConflict(err)
+		return vigil.Audit(ctx, org, vigil.AuditRole, id, &before, r)
 	})
 	return out, wrap("UpdateRole", err)
 }
@@ -102,14 +110,13 @@ func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpda
 // DeleteRole removes a role of org; tokens naming it lose its permissions
 // at once, since permissions are looked up per request.
 func (s *Store) DeleteRole(ctx context.Context, org, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM roles WHERE org_id = $1 AND id = $2`, org, id)
-	if err != nil {
-		return wrap("DeleteRole", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return vigil.NotFound("role")
-	}
-	return nil
+	return wrap("DeleteRole", s.tx(ctx, func(tx pgx.Tx) error {
+		r, err := scanRole(tx.QueryRow(ctx, `DELETE FROM roles WHERE org_id = $1 AND id = $2 RETURNING `+roleCols, org, id))
+		if err != nil {
+			return notFound(err, "role")
+		}
+		return vigil.Audit(ctx, org, vigil.AuditRole, id, r, nil)
+	}))
 }
 
 // RolePermissions returns the union of the permissions of the named roles.

@@ -46,6 +46,9 @@ func (s *Store) CreateRule(ctx context.Context, org string, r *vigil.Rule) error
 			r.ID, org, r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(r.CreatedAt), nanos(r.UpdatedAt)); err != nil {
 			return err
 		}
+		if err := vigil.Audit(ctx, org, vigil.AuditClassificationRule, r.ID, nil, r); err != nil {
+			return err
+		}
 		return markReclassify(ctx, tx, org, nil, r, r.CreatedAt)
 	})
 	return wrap("CreateRule", err)
@@ -115,6 +118,9 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 			r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(now), org, id); err != nil {
 			return err
 		}
+		if err := vigil.Audit(ctx, org, vigil.AuditClassificationRule, id, &before, r); err != nil {
+			return err
+		}
 		return markReclassify(ctx, tx, org, &before, r, now)
 	})
 	return out, wrap("UpdateRule", err)
@@ -124,12 +130,14 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 // re-classification pending.
 func (s *Store) DeleteRule(ctx context.Context, org, id string) error {
 	err := s.tx(ctx, func(tx pgx.Tx) error {
-		var enabled bool
-		err := tx.QueryRow(ctx, `DELETE FROM rules WHERE org_id = $1 AND id = $2 RETURNING enabled`, org, id).Scan(&enabled)
+		r, err := scanRule(tx.QueryRow(ctx, `DELETE FROM rules WHERE org_id = $1 AND id = $2 RETURNING `+ruleCols, org, id))
 		if err != nil {
 			return notFound(err, "classification rule")
 		}
-		return markReclassify(ctx, tx, org, &vigil.Rule{Enabled: enabled}, nil, vigil.Now())
+		if err := vigil.Audit(ctx, org, vigil.AuditClassificationRule, id, r, nil); err != nil {
+			return err
+		}
+		return markReclassify(ctx, tx, org, r, nil, vigil.Now())
 	})
 	return wrap("DeleteRule", err)
 }

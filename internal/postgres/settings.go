@@ -42,8 +42,25 @@ func (s *Store) PutEnrichmentSettings(ctx context.Context, org string, set *vigi
 	if err != nil {
 		return wrap("PutEnrichmentSettings", err)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO enrichment_settings (org_id, settings, updated_at) VALUES ($1, $2::text::json, $3)
-		ON CONFLICT (org_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
-		org, string(b), nanos(set.UpdatedAt))
-	return wrap("PutEnrichmentSettings", err)
+	return wrap("PutEnrichmentSettings", s.tx(ctx, func(tx pgx.Tx) error {
+		before := vigil.DefaultEnrichmentSettings()
+		var body []byte
+		err := tx.QueryRow(ctx, `SELECT settings::text FROM enrichment_settings WHERE org_id = $1 FOR UPDATE`, org).Scan(&body)
+		switch {
+		case errNoRows(err):
+		case err != nil:
+			return err
+		default:
+			before = vigil.EnrichmentSettings{}
+			if err := json.Unmarshal(body, &before); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO enrichment_settings (org_id, settings, updated_at) VALUES ($1, $2::text::json, $3)
+			ON CONFLICT (org_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
+			org, string(b), nanos(set.UpdatedAt)); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditSettings, org, &before, set)
+	}))
 }

@@ -65,13 +65,10 @@ func (s *Store) CreateSuppression(ctx context.Context, org string, sp *vigil.Sup
 		if tag.RowsAffected() == 0 {
 			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d suppressions; delete some first", vigil.MaxSuppressions)
 		}
-		return nil
+		sp.SuppressedCount, sp.LastSuppressedAt = 0, nil
+		return vigil.Audit(ctx, org, vigil.AuditSuppression, sp.ID, nil, sp)
 	})
-	if err != nil {
-		return wrap("CreateSuppression", err)
-	}
-	sp.SuppressedCount, sp.LastSuppressedAt = 0, nil
-	return nil
+	return wrap("CreateSuppression", err)
 }
 
 // GetSuppression returns one suppression of org.
@@ -112,6 +109,7 @@ func (s *Store) UpdateSuppression(ctx context.Context, org, id string, u vigil.S
 		if err != nil {
 			return notFound(err, "suppression")
 		}
+		before := *sp
 		u.Apply(sp)
 		sp.UpdatedAt = now
 		if _, err := tx.Exec(ctx, `UPDATE suppressions SET name = $1, enabled = $2, reason = $3, conditions = $4::text::json,
@@ -120,7 +118,7 @@ func (s *Store) UpdateSuppression(ctx context.Context, org, id string, u vigil.S
 			return err
 		}
 		out = sp
-		return nil
+		return vigil.Audit(ctx, org, vigil.AuditSuppression, id, &before, sp)
 	})
 	if err != nil {
 		return nil, wrap("UpdateSuppression", err)
@@ -132,15 +130,14 @@ func (s *Store) UpdateSuppression(ctx context.Context, org, id string, u vigil.S
 // it swallowed.
 func (s *Store) DeleteSuppression(ctx context.Context, org, id string) error {
 	return wrap("DeleteSuppression", s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM suppressions WHERE org_id = $1 AND id = $2`, org, id)
+		sp, err := scanSuppression(tx.QueryRow(ctx, `DELETE FROM suppressions WHERE org_id = $1 AND id = $2 RETURNING `+suppressionCols, org, id))
 		if err != nil {
+			return notFound(err, "suppression")
+		}
+		if _, err = tx.Exec(ctx, `DELETE FROM suppressed_signals WHERE org_id = $1 AND suppression_id = $2`, org, id); err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
-			return vigil.NotFound("suppression")
-		}
-		_, err = tx.Exec(ctx, `DELETE FROM suppressed_signals WHERE org_id = $1 AND suppression_id = $2`, org, id)
-		return err
+		return vigil.Audit(ctx, org, vigil.AuditSuppression, id, sp, nil)
 	}))
 }
 

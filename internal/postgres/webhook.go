@@ -54,7 +54,7 @@ func (s *Store) CreateWebhook(ctx context.Context, org string, w *vigil.Webhook)
 		if tag.RowsAffected() == 0 {
 			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d webhooks; delete one first", vigil.MaxWebhooks)
 		}
-		return nil
+		return vigil.Audit(ctx, org, vigil.AuditWebhook, w.ID, nil, w)
 	}))
 }
 
@@ -84,29 +84,35 @@ func (s *Store) UpdateWebhook(ctx context.Context, org, id string, u vigil.Webho
 	if u.EventTypes != nil {
 		types = perms(u.EventTypes)
 	}
-	tag, err := s.pool.Exec(ctx, `UPDATE webhooks SET url = COALESCE($1, url), event_types = COALESCE($2, event_types),
-		enabled = COALESCE($3, enabled), updated_at = $4 WHERE org_id = $5 AND id = $6`,
-		u.URL, types, u.Enabled, nanos(now), org, id)
+	var out *vigil.Webhook
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		before, err := scanWebhook(tx.QueryRow(ctx, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = $1 AND id = $2 FOR UPDATE`, org, id))
+		if err != nil {
+			return notFound(err, "webhook")
+		}
+		if out, err = scanWebhook(tx.QueryRow(ctx, `UPDATE webhooks SET url = COALESCE($1, url), event_types = COALESCE($2, event_types),
+			enabled = COALESCE($3, enabled), updated_at = $4 WHERE org_id = $5 AND id = $6 RETURNING `+webhookCols,
+			u.URL, types, u.Enabled, nanos(now), org, id)); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditWebhook, id, before, out)
+	})
 	if err != nil {
 		return nil, wrap("UpdateWebhook", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return nil, vigil.NotFound("webhook")
-	}
-	return s.GetWebhook(ctx, org, id)
+	return out, nil
 }
 
 // DeleteWebhook removes a subscription of org; its delivery log goes
 // with it (ON DELETE CASCADE).
 func (s *Store) DeleteWebhook(ctx context.Context, org, id string) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhooks WHERE org_id = $1 AND id = $2`, org, id)
-	if err != nil {
-		return wrap("DeleteWebhook", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return vigil.NotFound("webhook")
-	}
-	return nil
+	return wrap("DeleteWebhook", s.tx(ctx, func(tx pgx.Tx) error {
+		w, err := scanWebhook(tx.QueryRow(ctx, `DELETE FROM webhooks WHERE org_id = $1 AND id = $2 RETURNING `+webhookCols, org, id))
+		if err != nil {
+			return notFound(err, "webhook")
+		}
+		return vigil.Audit(ctx, org, vigil.AuditWebhook, id, w, nil)
+	}))
 }
 
 // AllWebhooks returns the subscriptions of every org.

@@ -32,18 +32,20 @@ func scanAPIKey(row interface{ Scan(...any) error }) (*vigil.APIKey, error) {
 func (s *Store) CreateAPIKey(ctx context.Context, org string, k *vigil.APIKey) error {
 	k.OrgID = org
 	perms, _ := json.Marshal(k.Permissions)
-	res, err := s.w.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL
-		WHERE (SELECT COUNT(*) FROM api_keys WHERE org_id = ?2) < ?8`,
-		k.ID, org, k.Name, string(perms), k.Hash, k.CreatedBy, nanos(k.CreatedAt), vigil.MaxAPIKeys)
-	if err != nil {
-		return wrap("CreateAPIKey", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d API keys, revoked ones included", vigil.MaxAPIKeys)
-	}
 	k.LastUsedAt, k.RevokedAt = nil, nil
-	return nil
+	return wrap("CreateAPIKey", s.tx(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO api_keys (`+apiKeyCols+`)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, NULL
+			WHERE (SELECT COUNT(*) FROM api_keys WHERE org_id = ?2) < ?8`,
+			k.ID, org, k.Name, string(perms), k.Hash, k.CreatedBy, nanos(k.CreatedAt), vigil.MaxAPIKeys)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d API keys, revoked ones included", vigil.MaxAPIKeys)
+		}
+		return vigil.Audit(ctx, org, vigil.AuditAPIKey, k.ID, nil, k)
+	}))
 }
 
 // GetAPIKey returns one key of org.
@@ -80,11 +82,31 @@ func (s *Store) ListAPIKeys(ctx context.Context, org string, p vigil.Page) ([]*v
 
 // RevokeAPIKey marks a key of org revoked at now, once.
 func (s *Store) RevokeAPIKey(ctx context.Context, org, id string, now time.Time) (*vigil.APIKey, error) {
-	if _, err := s.w.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE org_id = ? AND id = ? AND revoked_at IS NULL`,
-		nanos(now), org, id); err != nil {
+	var out *vigil.APIKey
+	err := s.tx(ctx, func(tx *wtx) error {
+		k, err := scanAPIKey(tx.QueryRowContext(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE org_id = ? AND id = ?`, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("API key")
+		}
+		if err != nil {
+			return err
+		}
+		out = k
+		if k.RevokedAt != nil {
+			return nil
+		}
+		before := *k
+		at := fromNanos(nanos(now))
+		k.RevokedAt = &at
+		if _, err := tx.ExecContext(ctx, `UPDATE api_keys SET revoked_at = ? WHERE org_id = ? AND id = ?`, nanos(now), org, id); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditAPIKey, id, &before, k)
+	})
+	if err != nil {
 		return nil, wrap("RevokeAPIKey", err)
 	}
-	return s.GetAPIKey(ctx, org, id)
+	return out, nil
 }
 
 // LookupAPIKey returns the key with id, of whichever org.

@@ -62,7 +62,10 @@ func (s *Store) UpdateIncidentCase(ctx context.Context, org, id string, u vigil.
 			}
 		}
 		out, err = getIncident(ctx, tx, org, id)
-		return err
+		if err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditIncident, id, vigil.CaseFields(&assignee.String, tags), vigil.CaseFields(out.Assignee, out.Tags))
 	})
 	return out, wrap("UpdateIncidentCase", err)
 }
@@ -91,8 +94,11 @@ func (s *Store) CreateComment(ctx context.Context, org string, c *vigil.Comment)
 		if n, err := res.RowsAffected(); err != nil || n == 0 {
 			return cmpErr(err, vigil.NotFound("incident"))
 		}
-		return insertEvent(ctx, tx, org, vigil.IncidentEvent{IncidentID: c.IncidentID, Type: vigil.EventCommented,
-			Actor: c.Author, At: c.CreatedAt, Detail: vigil.EventDetail{CommentID: c.ID}})
+		if err := insertEvent(ctx, tx, org, vigil.IncidentEvent{IncidentID: c.IncidentID, Type: vigil.EventCommented,
+			Actor: c.Author, At: c.CreatedAt, Detail: vigil.EventDetail{CommentID: c.ID}}); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditComment, c.ID, nil, c)
 	})
 	return wrap("CreateComment", err)
 }
@@ -147,28 +153,45 @@ func (s *Store) ListComments(ctx context.Context, org, incident string, p vigil.
 func (s *Store) UpdateComment(ctx context.Context, org, incident, id, body string, now time.Time) (*vigil.Comment, error) {
 	var out *vigil.Comment
 	err := s.tx(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE incident_comments SET body = ?, updated_at = ? WHERE org_id = ? AND incident_id = ? AND id = ?`,
-			body, nanos(now), org, incident, id)
+		before, err := scanComment(tx.QueryRowContext(ctx, `SELECT `+commentCols+` FROM incident_comments
+			WHERE org_id = ? AND incident_id = ? AND id = ?`, org, incident, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("comment")
+		}
 		if err != nil {
 			return err
 		}
-		if n, err := res.RowsAffected(); err != nil || n == 0 {
-			return cmpErr(err, vigil.NotFound("comment"))
+		if _, err := tx.ExecContext(ctx, `UPDATE incident_comments SET body = ?, updated_at = ? WHERE org_id = ? AND incident_id = ? AND id = ?`,
+			body, nanos(now), org, incident, id); err != nil {
+			return err
 		}
-		out, err = scanComment(tx.QueryRowContext(ctx, `SELECT `+commentCols+` FROM incident_comments WHERE id = ?`, id))
-		return err
+		c := *before
+		c.Body, c.UpdatedAt = body, fromNanos(nanos(now))
+		out = &c
+		if err := insertEvent(ctx, tx, org, vigil.IncidentEvent{IncidentID: incident, Type: vigil.EventCommentEdited,
+			Actor: vigil.ActorFrom(ctx), At: now, Detail: vigil.EventDetail{CommentID: id}}); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditComment, id, before, out)
 	})
 	return out, wrap("UpdateComment", err)
 }
 
 // DeleteComment removes a comment.
 func (s *Store) DeleteComment(ctx context.Context, org, incident, id string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM incident_comments WHERE org_id = ? AND incident_id = ? AND id = ?`, org, incident, id)
-	if err != nil {
-		return wrap("DeleteComment", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return wrap("DeleteComment", cmpErr(err, vigil.NotFound("comment")))
-	}
-	return nil
+	return wrap("DeleteComment", s.tx(ctx, func(tx *wtx) error {
+		c, err := scanComment(tx.QueryRowContext(ctx, `DELETE FROM incident_comments WHERE org_id = ? AND incident_id = ? AND id = ?
+			RETURNING `+commentCols, org, incident, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("comment")
+		}
+		if err != nil {
+			return err
+		}
+		if err := insertEvent(ctx, tx, org, vigil.IncidentEvent{IncidentID: incident, Type: vigil.EventCommentDeleted,
+			Actor: vigil.ActorFrom(ctx), At: vigil.Now(), Detail: vigil.EventDetail{CommentID: id}}); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditComment, id, c, nil)
+	}))
 }

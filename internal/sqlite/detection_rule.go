@@ -34,18 +34,20 @@ func detectionRuleConflict(err error) error {
 // has vigil.MaxDetectionRules or a rule of the same Sigma id or name.
 func (s *Store) CreateDetectionRule(ctx context.Context, org string, r *vigil.DetectionRule) error {
 	r.OrgID = org
-	res, err := s.w.ExecContext(ctx, `INSERT INTO detection_rules (`+detectionRuleCols+`)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
-		WHERE (SELECT COUNT(*) FROM detection_rules WHERE org_id = ?2) < ?13`,
-		r.ID, org, r.Title, r.SigmaID, r.Name, r.Kind, r.Level, r.Enabled, r.Rule, r.CreatedBy,
-		nanos(r.CreatedAt), nanos(r.UpdatedAt), vigil.MaxDetectionRules)
-	if err != nil {
-		return wrap("CreateDetectionRule", detectionRuleConflict(err))
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d detection rules; delete some first", vigil.MaxDetectionRules)
-	}
-	return nil
+	return wrap("CreateDetectionRule", s.tx(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO detection_rules (`+detectionRuleCols+`)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12
+			WHERE (SELECT COUNT(*) FROM detection_rules WHERE org_id = ?2) < ?13`,
+			r.ID, org, r.Title, r.SigmaID, r.Name, r.Kind, r.Level, r.Enabled, r.Rule, r.CreatedBy,
+			nanos(r.CreatedAt), nanos(r.UpdatedAt), vigil.MaxDetectionRules)
+		if err != nil {
+			return detectionRuleConflict(err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d detection rules; delete some first", vigil.MaxDetectionRules)
+		}
+		return vigil.Audit(ctx, org, vigil.AuditDetectionRule, r.ID, nil, r)
+	}))
 }
 
 // GetDetectionRule returns one detection rule of org.
@@ -91,27 +93,32 @@ func (s *Store) UpdateDetectionRule(ctx context.Context, org, id string, u vigil
 		if err != nil {
 			return err
 		}
+		before := *r
 		u.Apply(r)
 		r.UpdatedAt = now
-		_, err = tx.ExecContext(ctx, `UPDATE detection_rules SET title = ?, sigma_id = ?, name = ?, kind = ?, level = ?,
+		if _, err = tx.ExecContext(ctx, `UPDATE detection_rules SET title = ?, sigma_id = ?, name = ?, kind = ?, level = ?,
 			enabled = ?, rule = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-			r.Title, r.SigmaID, r.Name, r.Kind, r.Level, r.Enabled, r.Rule, nanos(now), org, id)
+			r.Title, r.SigmaID, r.Name, r.Kind, r.Level, r.Enabled, r.Rule, nanos(now), org, id); err != nil {
+			return detectionRuleConflict(err)
+		}
 		out = r
-		return detectionRuleConflict(err)
+		return vigil.Audit(ctx, org, vigil.AuditDetectionRule, id, &before, r)
 	})
 	return out, wrap("UpdateDetectionRule", err)
 }
 
 // DeleteDetectionRule removes a detection rule of org.
 func (s *Store) DeleteDetectionRule(ctx context.Context, org, id string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM detection_rules WHERE org_id = ? AND id = ?`, org, id)
-	if err != nil {
-		return wrap("DeleteDetectionRule", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.NotFound("detection rule")
-	}
-	return nil
+	return wrap("DeleteDetectionRule", s.tx(ctx, func(tx *wtx) error {
+		r, err := scanDetectionRule(tx.QueryRowContext(ctx, `DELETE FROM detection_rules WHERE org_id = ? AND id = ? RETURNING `+detectionRuleCols, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("detection rule")
+		}
+		if err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditDetectionRule, id, r, nil)
+	}))
 }
 
 // StarterRuleStates returns the starter rules org turned on or off.
@@ -135,8 +142,17 @@ func (s *Store) StarterRuleStates(ctx context.Context, org string) (map[string]b
 
 // SetStarterRuleState records that org turned a starter rule on or off.
 func (s *Store) SetStarterRuleState(ctx context.Context, org, id string, enabled bool, now time.Time) error {
-	_, err := s.w.ExecContext(ctx, `INSERT INTO starter_rule_states (org_id, rule_id, enabled, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (org_id, rule_id) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at`,
-		org, id, enabled, nanos(now))
-	return wrap("SetStarterRuleState", err)
+	return wrap("SetStarterRuleState", s.tx(ctx, func(tx *wtx) error {
+		var before *bool
+		err := tx.QueryRowContext(ctx, `SELECT enabled FROM starter_rule_states WHERE org_id = ? AND rule_id = ?`, org, id).Scan(&before)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO starter_rule_states (org_id, rule_id, enabled, updated_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (org_id, rule_id) DO UPDATE SET enabled = excluded.enabled, updated_at = excluded.updated_at`,
+			org, id, enabled, nanos(now)); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditStarterRule, id, vigil.StarterRuleFields(before), vigil.StarterRuleFields(&enabled))
+	}))
 }

@@ -209,6 +209,9 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 				Detail: vigil.EventDetail{FromStatus: cur, ToStatus: status, Classification: vigil.StatusClassification(status)}}); err != nil {
 				return err
 			}
+			if err := vigil.Audit(ctx, org, vigil.AuditIncident, id, vigil.StatusFields(cur), vigil.StatusFields(status)); err != nil {
+				return err
+			}
 		}
 		out, err = getIncident(ctx, tx, org, id)
 		return err

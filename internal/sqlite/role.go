@@ -39,9 +39,14 @@ func roleConflict(err error) error {
 func (s *Store) CreateRole(ctx context.Context, org string, r *vigil.Role) error {
 	r.OrgID = org
 	perms, _ := json.Marshal(r.Permissions)
-	_, err := s.w.ExecContext(ctx, `INSERT INTO roles (`+roleCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
-		r.ID, org, r.Name, string(perms), nanos(r.CreatedAt), nanos(r.UpdatedAt))
-	return wrap("CreateRole", roleConflict(err))
+	err := s.tx(ctx, func(tx *wtx) error {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO roles (`+roleCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+			r.ID, org, r.Name, string(perms), nanos(r.CreatedAt), nanos(r.UpdatedAt)); err != nil {
+			return roleConflict(err)
+		}
+		return vigil.Audit(ctx, org, vigil.AuditRole, r.ID, nil, r)
+	})
+	return wrap("CreateRole", err)
 }
 
 // GetRole returns one role of org.
@@ -87,13 +92,16 @@ func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpda
 		if err != nil {
 			return err
 		}
+		before := *r
 		u.Apply(r)
 		r.UpdatedAt = now
 		perms, _ := json.Marshal(r.Permissions)
-		_, err = tx.ExecContext(ctx, `UPDATE roles SET name = ?, permissions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
-			r.Name, string(perms), nanos(now), org, id)
+		if _, err = tx.ExecContext(ctx, `UPDATE roles SET name = ?, permissions = ?, updated_at = ? WHERE org_id = ? AND id = ?`,
+			r.Name, string(perms), nanos(now), org, id); err != nil {
+			return roleConflict(err)
+		}
 		out = r
-		return roleConflict(err)
+		return vigil.Audit(ctx, org, vigil.AuditRole, id, &before, r)
 	})
 	return out, wrap("UpdateRole", err)
 }
@@ -101,14 +109,16 @@ func (s *Store) UpdateRole(ctx context.Context, org, id string, u vigil.RoleUpda
 // DeleteRole removes a role of org; tokens naming it lose its permissions
 // at once, since permissions are looked up per request.
 func (s *Store) DeleteRole(ctx context.Context, org, id string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM roles WHERE org_id = ? AND id = ?`, org, id)
-	if err != nil {
-		return wrap("DeleteRole", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.NotFound("role")
-	}
-	return nil
+	return wrap("DeleteRole", s.tx(ctx, func(tx *wtx) error {
+		r, err := scanRole(tx.QueryRowContext(ctx, `DELETE FROM roles WHERE org_id = ? AND id = ? RETURNING `+roleCols, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("role")
+		}
+		if err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditRole, id, r, nil)
+	}))
 }
 
 // RolePermissions returns the union of the permissions of the named roles.

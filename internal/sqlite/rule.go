@@ -41,6 +41,9 @@ func (s *Store) CreateRule(ctx context.Context, org string, r *vigil.Rule) error
 			r.ID, org, r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(r.CreatedAt), nanos(r.UpdatedAt)); err != nil {
 			return err
 		}
+		if err := vigil.Audit(ctx, org, vigil.AuditClassificationRule, r.ID, nil, r); err != nil {
+			return err
+		}
 		return markReclassify(ctx, tx, org, nil, r, r.CreatedAt)
 	})
 	return wrap("CreateRule", err)
@@ -120,6 +123,9 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 			r.Name, r.Priority, r.Enabled, r.Severity, r.TargetInfrastructure, string(r.Conditions), nanos(now), org, id); err != nil {
 			return err
 		}
+		if err := vigil.Audit(ctx, org, vigil.AuditClassificationRule, id, &before, r); err != nil {
+			return err
+		}
 		return markReclassify(ctx, tx, org, &before, r, now)
 	})
 	return out, wrap("UpdateRule", err)
@@ -129,15 +135,17 @@ func (s *Store) UpdateRule(ctx context.Context, org, id string, u vigil.RuleUpda
 // re-classification pending.
 func (s *Store) DeleteRule(ctx context.Context, org, id string) error {
 	err := s.tx(ctx, func(tx *wtx) error {
-		var enabled bool
-		err := tx.QueryRowContext(ctx, `DELETE FROM rules WHERE org_id = ? AND id = ? RETURNING enabled`, org, id).Scan(&enabled)
+		r, err := scanRule(tx.QueryRowContext(ctx, `DELETE FROM rules WHERE org_id = ? AND id = ? RETURNING `+ruleCols, org, id))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vigil.NotFound("classification rule")
 		}
 		if err != nil {
 			return err
 		}
-		return markReclassify(ctx, tx, org, &vigil.Rule{Enabled: enabled}, nil, vigil.Now())
+		if err := vigil.Audit(ctx, org, vigil.AuditClassificationRule, id, r, nil); err != nil {
+			return err
+		}
+		return markReclassify(ctx, tx, org, r, nil, vigil.Now())
 	})
 	return wrap("DeleteRule", err)
 }

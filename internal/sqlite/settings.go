@@ -39,8 +39,27 @@ func (s *Store) PutEnrichmentSettings(ctx context.Context, org string, set *vigi
 	if err != nil {
 		return wrap("PutEnrichmentSettings", err)
 	}
-	_, err = s.w.ExecContext(ctx, `INSERT INTO enrichment_settings (org_id, settings, updated_at) VALUES (?, ?, ?)
-		ON CONFLICT (org_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
-		org, string(b), nanos(set.UpdatedAt))
-	return wrap("PutEnrichmentSettings", err)
+	return wrap("PutEnrichmentSettings", s.tx(ctx, func(tx *wtx) error {
+		var before *vigil.EnrichmentSettings
+		var body string
+		err := tx.QueryRowContext(ctx, `SELECT settings FROM enrichment_settings WHERE org_id = ?`, org).Scan(&body)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			d := vigil.DefaultEnrichmentSettings()
+			before = &d
+		case err != nil:
+			return err
+		default:
+			before = &vigil.EnrichmentSettings{}
+			if err := json.Unmarshal([]byte(body), before); err != nil {
+				return err
+			}
+		}
+		if _, err = tx.ExecContext(ctx, `INSERT INTO enrichment_settings (org_id, settings, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (org_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at`,
+			org, string(b), nanos(set.UpdatedAt)); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditSettings, org, before, set)
+	}))
 }

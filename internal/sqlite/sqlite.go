@@ -284,14 +284,22 @@ func (s *Store) migrate(ctx context.Context) ([]string, error) {
 	return applied, nil
 }
 
-// tx runs fn in a write transaction, committing if it returns nil.
+// tx runs fn in a write transaction, committing if it returns nil; the
+// changes fn noted in the audit trail of ctx's request are recorded in
+// it as it commits.
 func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
+	trail := vigil.AuditTrailFrom(ctx)
+	trail.Begin()
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	tx := &wtx{Tx: sqlTx}
 	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := insertAudit(ctx, tx, trail.Take()); err != nil {
 		tx.Rollback()
 		return err
 	}

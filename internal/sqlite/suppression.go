@@ -41,19 +41,21 @@ func timePtr(n sql.NullInt64) *time.Time {
 // vigil.MaxSuppressions.
 func (s *Store) CreateSuppression(ctx context.Context, org string, sp *vigil.Suppression) error {
 	sp.OrgID = org
-	res, err := s.w.ExecContext(ctx, `INSERT INTO suppressions (`+suppressionCols+`)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, NULL, ?8, ?9, ?10
-		WHERE (SELECT COUNT(*) FROM suppressions WHERE org_id = ?2) < ?11`,
-		sp.ID, org, sp.Name, sp.Enabled, sp.Reason, string(sp.Conditions), nullNanos(sp.ExpiresAt),
-		sp.CreatedBy, nanos(sp.CreatedAt), nanos(sp.UpdatedAt), vigil.MaxSuppressions)
-	if err != nil {
-		return wrap("CreateSuppression", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d suppressions; delete some first", vigil.MaxSuppressions)
-	}
 	sp.SuppressedCount, sp.LastSuppressedAt = 0, nil
-	return nil
+	return wrap("CreateSuppression", s.tx(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO suppressions (`+suppressionCols+`)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, NULL, ?8, ?9, ?10
+			WHERE (SELECT COUNT(*) FROM suppressions WHERE org_id = ?2) < ?11`,
+			sp.ID, org, sp.Name, sp.Enabled, sp.Reason, string(sp.Conditions), nullNanos(sp.ExpiresAt),
+			sp.CreatedBy, nanos(sp.CreatedAt), nanos(sp.UpdatedAt), vigil.MaxSuppressions)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d suppressions; delete some first", vigil.MaxSuppressions)
+		}
+		return vigil.Audit(ctx, org, vigil.AuditSuppression, sp.ID, nil, sp)
+	}))
 }
 
 // GetSuppression returns one suppression of org.
@@ -99,13 +101,16 @@ func (s *Store) UpdateSuppression(ctx context.Context, org, id string, u vigil.S
 		if err != nil {
 			return err
 		}
+		before := *sp
 		u.Apply(sp)
 		sp.UpdatedAt = now
-		_, err = tx.ExecContext(ctx, `UPDATE suppressions SET name = ?, enabled = ?, reason = ?, conditions = ?, expires_at = ?,
+		if _, err = tx.ExecContext(ctx, `UPDATE suppressions SET name = ?, enabled = ?, reason = ?, conditions = ?, expires_at = ?,
 			updated_at = ? WHERE org_id = ? AND id = ?`,
-			sp.Name, sp.Enabled, sp.Reason, string(sp.Conditions), nullNanos(sp.ExpiresAt), nanos(now), org, id)
+			sp.Name, sp.Enabled, sp.Reason, string(sp.Conditions), nullNanos(sp.ExpiresAt), nanos(now), org, id); err != nil {
+			return err
+		}
 		out = sp
-		return err
+		return vigil.Audit(ctx, org, vigil.AuditSuppression, id, &before, sp)
 	})
 	return out, wrap("UpdateSuppression", err)
 }
@@ -114,15 +119,17 @@ func (s *Store) UpdateSuppression(ctx context.Context, org, id string, u vigil.S
 // it swallowed.
 func (s *Store) DeleteSuppression(ctx context.Context, org, id string) error {
 	return wrap("DeleteSuppression", s.tx(ctx, func(tx *wtx) error {
-		res, err := tx.ExecContext(ctx, `DELETE FROM suppressions WHERE org_id = ? AND id = ?`, org, id)
+		sp, err := scanSuppression(tx.QueryRowContext(ctx, `DELETE FROM suppressions WHERE org_id = ? AND id = ? RETURNING `+suppressionCols, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("suppression")
+		}
 		if err != nil {
 			return err
 		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return vigil.NotFound("suppression")
+		if _, err = tx.ExecContext(ctx, `DELETE FROM suppressed_signals WHERE org_id = ? AND suppression_id = ?`, org, id); err != nil {
+			return err
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM suppressed_signals WHERE org_id = ? AND suppression_id = ?`, org, id)
-		return err
+		return vigil.Audit(ctx, org, vigil.AuditSuppression, id, sp, nil)
 	}))
 }
 

@@ -52,18 +52,20 @@ func typesJSON(types []string) string {
 // vigil.MaxWebhooks.
 func (s *Store) CreateWebhook(ctx context.Context, org string, w *vigil.Webhook) error {
 	w.OrgID = org
-	res, err := s.w.ExecContext(ctx, `INSERT INTO webhooks (`+webhookCols+`)
-		SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
-		WHERE (SELECT COUNT(*) FROM webhooks WHERE org_id = ?2) < ?11`,
-		w.ID, org, w.URL, typesJSON(w.EventTypes), w.Enabled, w.Secret, w.Since, w.CreatedBy,
-		nanos(w.CreatedAt), nanos(w.UpdatedAt), vigil.MaxWebhooks)
-	if err != nil {
-		return wrap("CreateWebhook", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d webhooks; delete one first", vigil.MaxWebhooks)
-	}
-	return nil
+	return wrap("CreateWebhook", s.tx(ctx, func(tx *wtx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO webhooks (`+webhookCols+`)
+			SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+			WHERE (SELECT COUNT(*) FROM webhooks WHERE org_id = ?2) < ?11`,
+			w.ID, org, w.URL, typesJSON(w.EventTypes), w.Enabled, w.Secret, w.Since, w.CreatedBy,
+			nanos(w.CreatedAt), nanos(w.UpdatedAt), vigil.MaxWebhooks)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return vigil.Errorf(vigil.ECONFLICT, "an organization has at most %d webhooks; delete one first", vigil.MaxWebhooks)
+		}
+		return vigil.Audit(ctx, org, vigil.AuditWebhook, w.ID, nil, w)
+	}))
 }
 
 // GetWebhook returns one subscription of org.
@@ -93,29 +95,45 @@ func (s *Store) UpdateWebhook(ctx context.Context, org, id string, u vigil.Webho
 		t := typesJSON(u.EventTypes)
 		types = &t
 	}
-	res, err := s.w.ExecContext(ctx, `UPDATE webhooks SET url = COALESCE(?1, url), event_types = COALESCE(?2, event_types),
-		enabled = COALESCE(?3, enabled), updated_at = ?4 WHERE org_id = ?5 AND id = ?6`,
-		u.URL, types, u.Enabled, nanos(now), org, id)
+	var out *vigil.Webhook
+	err := s.tx(ctx, func(tx *wtx) error {
+		get := `SELECT ` + webhookCols + ` FROM webhooks WHERE org_id = ? AND id = ?`
+		before, err := scanWebhook(tx.QueryRowContext(ctx, get, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("webhook")
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE webhooks SET url = COALESCE(?1, url), event_types = COALESCE(?2, event_types),
+			enabled = COALESCE(?3, enabled), updated_at = ?4 WHERE org_id = ?5 AND id = ?6`,
+			u.URL, types, u.Enabled, nanos(now), org, id); err != nil {
+			return err
+		}
+		if out, err = scanWebhook(tx.QueryRowContext(ctx, get, org, id)); err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditWebhook, id, before, out)
+	})
 	if err != nil {
 		return nil, wrap("UpdateWebhook", err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, vigil.NotFound("webhook")
-	}
-	return s.GetWebhook(ctx, org, id)
+	return out, nil
 }
 
 // DeleteWebhook removes a subscription of org; its delivery log goes
 // with it (ON DELETE CASCADE).
 func (s *Store) DeleteWebhook(ctx context.Context, org, id string) error {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM webhooks WHERE org_id = ? AND id = ?`, org, id)
-	if err != nil {
-		return wrap("DeleteWebhook", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return vigil.NotFound("webhook")
-	}
-	return nil
+	return wrap("DeleteWebhook", s.tx(ctx, func(tx *wtx) error {
+		w, err := scanWebhook(tx.QueryRowContext(ctx, `DELETE FROM webhooks WHERE org_id = ? AND id = ? RETURNING `+webhookCols, org, id))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vigil.NotFound("webhook")
+		}
+		if err != nil {
+			return err
+		}
+		return vigil.Audit(ctx, org, vigil.AuditWebhook, id, w, nil)
+	}))
 }
 
 // AllWebhooks returns the subscriptions of every org.

@@ -131,6 +131,9 @@ func testCaseComments(t *testing.T, s Store) {
 	if err != nil || total != 3 || len(list) != 2 || list[0].ID != ids[0] || list[0].Body != "**first** look: <script>x</script>" {
 		t.Fatalf("ListComments: %d of %d (err %v), first %+v; want the first 2 of 3 oldest first, the body as written", len(list), total, err, list)
 	}
+	// Edits and deletes are recorded as done by the actor of the context
+	// (the API's caller), edited by an admin here.
+	ctx = vigil.WithActor(ctx, "bo")
 	c, err := s.UpdateComment(ctx, org, inc, ids[1], "second, edited", at(time.Hour))
 	if err != nil || c.Body != "second, edited" || !c.UpdatedAt.Equal(at(time.Hour)) || !c.CreatedAt.Equal(at(time.Minute)) || c.Author != "ana" {
 		t.Fatalf("UpdateComment: %+v (err %v)", c, err)
@@ -148,8 +151,15 @@ func testCaseComments(t *testing.T, s Store) {
 		t.Errorf("%d comments after a delete, want 2", total)
 	}
 	got, _ := mustHistory(t, s, org, inc, vigil.Page{Limit: 50})
-	if len(got) != 4 || got[1] != "commented by ana count=0" {
-		t.Errorf("history %q, want created and three comments by ana", got)
+	want := []string{"commented by ana count=0", "commented by ana count=0", "commented by ana count=0",
+		"comment_edited by bo count=0", "comment_deleted by bo count=0"}
+	if len(got) != 6 || !slices.Equal(got[1:], want) {
+		t.Errorf("history %q, want created, three comments by ana, an edit and a delete by bo", got)
+	}
+	evs, _, err := s.IncidentHistory(ctx, org, inc, vigil.Page{Limit: 50})
+	if err != nil || len(evs) != 6 || evs[4].Detail.CommentID != ids[1] || evs[5].Detail.CommentID != ids[2] ||
+		!evs[4].At.Equal(at(time.Hour)) {
+		t.Errorf("edit and delete events %+v (err %v), want comment ids %s, %s, the edit at its time", evs, err, ids[1], ids[2])
 	}
 
 	// Another org, or another incident, reaches none of them.

@@ -19,6 +19,7 @@ func historyTests() []test {
 		{"IncidentLife", testHistoryLife},
 		{"StreamResumesInOrder", testHistoryStream},
 		{"StreamWhileWritersCommit", testHistoryStreamConcurrent},
+		{"ObservationEdits", testHistoryObservationEdits},
 	}
 }
 
@@ -153,6 +154,39 @@ func testHistoryLife(t *testing.T, s Store) {
 	// Another org sees no such incident.
 	_, _, err := s.IncidentHistory(t.Context(), vigil.NewID(), l.a, vigil.Page{Limit: 50})
 	wantCode(t, err, vigil.ENOTFOUND, "IncidentHistory of another org's incident")
+}
+
+// testHistoryObservationEdits: an analyst's edit and delete of an
+// incident's observation are events of the incident, by the analyst,
+// with the artifact count the change left.
+func testHistoryObservationEdits(t *testing.T, s Store) {
+	ctx := t.Context()
+	org := vigil.NewID()
+	n := mustNodes(t, s, org, ipNode("203.0.113.7"))
+	arts := mustArtifactIDs(t, s, org, 2)
+	o1 := obs(vigil.SeverityMedium, at(0), ids(n[0]), ids(n[0]), ids(arts[0]))
+	o2 := obs(vigil.SeverityMedium, at(time.Minute), ids(n[0]), ids(n[0]), ids(arts[1]))
+	for _, o := range []*vigil.Observation{o1, o2} {
+		if err := recordObservation(vigil.WithActor(ctx, "ana"), s, org, o, "x", policy); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dan := vigil.WithActor(ctx, "dan")
+	if _, err := updateObservation(dan, s, org, o1.ID, vigil.ObservationUpdate{Description: ptr("checked")}, at(2*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if err := deleteObservation(dan, s, org, o2.ID); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"created by ana count=1 obs=" + o1.ID,
+		"grew by ana count=2 obs=" + o2.ID,
+		"observation_updated by dan count=2 obs=" + o1.ID,
+		"observation_deleted by dan count=1 obs=" + o2.ID,
+	}
+	if got, _ := mustHistory(t, s, org, o1.IncidentID, vigil.Page{Limit: 50}); !slices.Equal(got, want) {
+		t.Errorf("history:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 func testHistoryStream(t *testing.T, s Store) {

@@ -37,6 +37,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Incidents", incidentTests()},
 		{"History", historyTests()},
 		{"CaseWork", caseWorkTests()},
+		{"Audit", auditTests()},
 		{"Rules", ruleTests()},
 		{"Roles", roleTests()},
 		{"APIKeys", apiKeyTests()},
