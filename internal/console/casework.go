@@ -128,6 +128,14 @@ func describeEvent(e vigil.IncidentEvent) string {
 		return "tagged it " + strings.Join(parts, " ")
 	case vigil.EventCommented:
 		return "commented"
+	case vigil.EventCommentEdited:
+		return "edited a comment"
+	case vigil.EventCommentDeleted:
+		return "deleted a comment"
+	case vigil.EventObservationUpdated:
+		return "edited one of its observations"
+	case vigil.EventObservationDeleted:
+		return fmt.Sprintf("deleted one of its observations, leaving %d artifacts", e.ArtifactCount)
 	}
 	return e.Type
 }

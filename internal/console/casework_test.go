@@ -53,6 +53,10 @@ func TestDescribeEvent(t *testing.T) {
 		{vigil.IncidentEvent{Type: vigil.EventAssigned, Detail: vigil.EventDetail{AssigneeTo: &none}}, "unassigned it"},
 		{vigil.IncidentEvent{Type: vigil.EventTagged, Detail: vigil.EventDetail{TagsAdded: []string{"vip"}, TagsRemoved: []string{"c2"}}}, "tagged it +vip −c2"},
 		{vigil.IncidentEvent{Type: vigil.EventClassified, Detail: vigil.EventDetail{Rule: &vigil.RuleRef{Name: "Big"}, SeverityFrom: "low", SeverityTo: "high"}}, "set its severity from low to high by rule Big"},
+		{vigil.IncidentEvent{Type: vigil.EventCommentEdited}, "edited a comment"},
+		{vigil.IncidentEvent{Type: vigil.EventCommentDeleted}, "deleted a comment"},
+		{vigil.IncidentEvent{Type: vigil.EventObservationUpdated}, "edited one of its observations"},
+		{vigil.IncidentEvent{Type: vigil.EventObservationDeleted, ArtifactCount: 3}, "deleted one of its observations, leaving 3 artifacts"},
 	} {
 		if got := describeEvent(tc.e); got != tc.want {
 			t.Errorf("describeEvent(%s) = %q, want %q", tc.e.Type, got, tc.want)
