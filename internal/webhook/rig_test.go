@@ -262,29 +262,23 @@ func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
 // after 30 s.
 func (rc *receiver) await(n int) {
 	rc.t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		rc.mu.Lock()
-		got := rc.total
-		rc.mu.Unlock()
-		if got >= n {
-			return
-		}
-		select {
-		case <-rc.changed:
-		case <-deadline:
-			rc.t.Fatalf("receiver took %d deliveries, want %d", got, n)
-		}
-	}
+	rc.waitFor("distinct deliveries taken", n, func() int { return rc.total })
 }
 
 // awaitRequests waits until the receiver was asked n times.
 func (rc *receiver) awaitRequests(n int) {
 	rc.t.Helper()
+	rc.waitFor("requests", n, func() int { return rc.requests })
+}
+
+// waitFor waits until count (read under the receiver's lock) reaches n,
+// woken by each request.
+func (rc *receiver) waitFor(what string, n int, count func() int) {
+	rc.t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		rc.mu.Lock()
-		got := rc.requests
+		got := count()
 		rc.mu.Unlock()
 		if got >= n {
 			return
@@ -292,7 +286,7 @@ func (rc *receiver) awaitRequests(n int) {
 		select {
 		case <-rc.changed:
 		case <-deadline:
-			rc.t.Fatalf("receiver was asked %d times, want %d", got, n)
+			rc.t.Fatalf("receiver: %d %s, want %d", got, what, n)
 		}
 	}
 }
