@@ -83,6 +83,7 @@ type config struct {
 	// Where webhook deliveries may go (docs/events.md, Webhooks).
 	WebhookAllowHTTPHosts string
 	WebhookAllowNetworks  string
+	WebhookRetryBase      time.Duration
 
 	// Syslog listeners of vigil serve (docs/ingest.md).
 	SyslogListen syslogListen
@@ -150,6 +151,8 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.StringVar(&c.WebhookAllowHTTPHosts, "webhook-allow-http-hosts", "", "comma-separated hosts webhooks may reach over plain http:// (default: https:// only)")
 	fs.StringVar(&c.WebhookAllowNetworks, "webhook-allow-networks", "", "comma-separated networks webhooks may reach although refused by default "+
 		"(loopback, private, link-local, metadata addresses), e.g. 127.0.0.0/8,10.1.0.0/16")
+	fs.DurationVar(&c.WebhookRetryBase, "webhook-retry-base", webhook.DefaultRetryBase, "wait before a failed webhook delivery's second attempt; "+
+		"each further failure doubles it, up to an hour, with jitter, for 24 h")
 	c.boundFlags(fs)
 }
 
@@ -408,6 +411,9 @@ func (c *config) validate() error {
 	}
 	if err := c.validateOIDC(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.WebhookRetryBase < 100*time.Millisecond || c.WebhookRetryBase > time.Hour {
+		errs = append(errs, errors.New("--webhook-retry-base must be 100ms..1h"))
 	}
 	if _, err := webhook.ParseNetworks(list(c.WebhookAllowNetworks)); err != nil {
 		errs = append(errs, fmt.Errorf("--webhook-allow-networks: %w", err))

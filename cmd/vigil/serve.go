@@ -186,7 +186,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}()
 	// Webhook deliveries, in every process: a delivery is handed to one
 	// process at a time, and one queued twice is dropped by its id.
-	hooks := webhook.New(webhook.Config{Store: store, Queue: q, Policy: c.webhookPolicy(), Log: log})
+	hooks := webhook.New(webhook.Config{Store: store, Queue: q, Policy: c.webhookPolicy(), RetryBase: c.WebhookRetryBase, Log: log})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()

@@ -156,7 +156,7 @@ func (b *bench) run(ctx context.Context) error {
 
 	var hook string
 	if b.f.Webhook != "" {
-		if hook, err = b.api.CreateWebhook(ctx, b.f.Webhook, vigil.WebhookEventTypes); err != nil {
+		if hook, _, err = b.api.CreateWebhook(ctx, b.f.Webhook, vigil.WebhookEventTypes); err != nil {
 			return fmt.Errorf("--webhook: %w", err)
 		}
 	}

@@ -10,11 +10,14 @@ import (
 )
 
 // CreateWebhook subscribes the org to events of types at u and returns
-// the subscription's id.
-func (c *Client) CreateWebhook(ctx context.Context, u string, types []string) (string, error) {
-	var w vigil.Webhook
-	err := c.call(ctx, http.MethodPost, "/v1/webhooks", map[string]any{"url": u, "event_types": types}, http.StatusCreated, &w)
-	return w.ID, err
+// the subscription's id and signing secret.
+func (c *Client) CreateWebhook(ctx context.Context, u string, types []string) (id, secret string, err error) {
+	var w struct {
+		ID     string `json:"id"`
+		Secret string `json:"secret"`
+	}
+	err = c.call(ctx, http.MethodPost, "/v1/webhooks", map[string]any{"url": u, "event_types": types}, http.StatusCreated, &w)
+	return w.ID, w.Secret, err
 }
 
 // WebhookDeliveries counts the deliveries of subscription id by state,

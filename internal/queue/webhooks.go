@@ -129,18 +129,39 @@ func (j *WebhookJob) InProgress() error { return j.msg.InProgress() }
 
 // WebhookLane returns the lane of subscription webhook, creating its
 // consumer if need be; a delivery not acknowledged within ackWait is
-// handed out again.
-func (q *Queue) WebhookLane(ctx context.Context, webhook string, ackWait time.Duration) (*WebhookLane, error) {
-	cons, err := q.js.CreateOrUpdateConsumer(ctx, q.names.WebhookStream, jetstream.ConsumerConfig{
+// handed out again. first says this process has not opened the lane
+// before: then, on the embedded server without outside clients, a
+// delivery still held by a previous run (that died before it
+// acknowledged) is handed out at once rather than after ackWait — no one
+// else can hold it.
+func (q *Queue) WebhookLane(ctx context.Context, webhook string, ackWait time.Duration, first bool) (*WebhookLane, error) {
+	cc := jetstream.ConsumerConfig{
 		Durable:       q.names.WebhookConsumer + webhook,
 		FilterSubject: q.names.WebhookSubject + webhook,
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       ackWait,
 		MaxAckPending: 1,
 		MaxDeliver:    -1,
-	})
+	}
+	cons, err := q.js.CreateOrUpdateConsumer(ctx, q.names.WebhookStream, cc)
 	if err != nil {
 		return nil, fmt.Errorf("queue: webhook consumer: %w", err)
+	}
+	if first && q.ns != nil && q.cfg.ListenPort <= 0 {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("queue: webhook consumer: %w", err)
+		}
+		if info.NumAckPending > 0 {
+			// The work-queue stream keeps every delivery until it is
+			// acknowledged: a new consumer starts again at the first.
+			if err := q.js.DeleteConsumer(ctx, q.names.WebhookStream, cc.Durable); err != nil {
+				return nil, fmt.Errorf("queue: reset webhook consumer: %w", err)
+			}
+			if cons, err = q.js.CreateOrUpdateConsumer(ctx, q.names.WebhookStream, cc); err != nil {
+				return nil, fmt.Errorf("queue: webhook consumer: %w", err)
+			}
+		}
 	}
 	return &WebhookLane{cons: cons}, nil
 }

@@ -24,7 +24,7 @@ func (s *Service) lane(ctx context.Context, id string) {
 	var lane *queue.WebhookLane
 	for ctx.Err() == nil {
 		if lane == nil {
-			l, err := s.cfg.Queue.WebhookLane(ctx, id, s.cfg.AckWait)
+			l, err := s.cfg.Queue.WebhookLane(ctx, id, s.cfg.AckWait, s.firstLane(id))
 			if err != nil {
 				s.log.Warn("webhook: lane", slog.String("webhook", id), slog.String("error", err.Error()))
 				sleep(ctx, s.cfg.Refresh)

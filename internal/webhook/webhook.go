@@ -75,6 +75,9 @@ type Service struct {
 	log    *slog.Logger
 	client *http.Client
 	hooks  atomic.Pointer[map[string]*vigil.Webhook]
+
+	mu     sync.Mutex
+	opened map[string]bool // the lanes this process opened
 }
 
 // New returns a Service; Run starts it.
@@ -96,7 +99,18 @@ func New(cfg Config) *Service {
 	}
 	s := &Service{cfg: cfg, log: log, client: cfg.Policy.Client(cfg.Timeout, cfg.TLS)}
 	s.hooks.Store(&map[string]*vigil.Webhook{})
+	s.opened = map[string]bool{}
 	return s
+}
+
+// firstLane reports whether lane id was not opened by this process
+// before, and records that it is now.
+func (s *Service) firstLane(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := !s.opened[id]
+	s.opened[id] = true
+	return first
 }
 
 // hook returns subscription id as last read, or nil if it is gone.
