@@ -167,33 +167,6 @@ func parseAction(l []byte) (string, action, error) {
 	panic("unreachable")
 }
 
-// fields reads the members of a document that say what it is, each of
-// any type (a member of an unexpected type is as absent: the document is
-// still taken). ECS shippers send them nested (Filebeat, Logstash) or
-// dotted (flattened by Vector, Fluent Bit, or hand-made templates).
-type fields map[string]json.RawMessage
-
-// str returns the string at a dotted path: the dotted member itself, or
-// the nested members.
-func (f fields) str(path string) string {
-	if s, ok := jsonString(f[path]); ok {
-		return s
-	}
-	head, rest, nested := strings.Cut(path, ".")
-	if !nested {
-		return ""
-	}
-	raw := f[head]
-	if len(raw) == 0 || raw[0] != '{' {
-		return ""
-	}
-	var sub fields
-	if json.Unmarshal(raw, &sub) != nil {
-		return ""
-	}
-	return sub.str(rest)
-}
-
 // document turns a document line into an artifact, or says why it cannot.
 func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact, *ItemError) {
 	if len(doc) > MaxDocumentBytes {
@@ -202,16 +175,16 @@ func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact
 	if doc[0] != '{' {
 		return nil, &ItemError{Type: "mapper_parsing_exception", Reason: "the document must be a JSON object"}
 	}
-	var f fields
-	if err := json.Unmarshal(doc, &f); err != nil {
+	f, err := decodeShape(doc)
+	if err != nil {
 		return nil, &ItemError{Type: "mapper_parsing_exception", Reason: "failed to parse the document: " + shortErr(err)}
 	}
 	raw, structured := "", false
-	if s, ok := jsonString(f["message"]); ok && s != "" {
-		raw = s
-	} else if s, ok := jsonString(f["log"]); ok && s != "" {
+	if f.Message != "" {
+		raw = string(f.Message)
+	} else if f.Log.line != "" {
 		// Fluent Bit's tail input names the line "log".
-		raw = s
+		raw = string(f.Log.line)
 	} else {
 		// A structured event (Suricata EVE parsed by the shipper): the
 		// document is the line.
@@ -223,10 +196,11 @@ func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact
 	if len(raw) > vigil.MaxRawBytes {
 		return nil, &ItemError{Type: "illegal_argument_exception", Reason: "the message must be at most 1 MiB"}
 	}
-	path := f.str("log.file.path")
+	path := first(string(f.LogFilePath), f.Log.path)
 	hints := hints{
-		dataset: f.str("event.dataset"), module: f.str("event.module"), fileset: f.str("fileset.name"),
-		input: f.str("input.type"), path: path, index: index, eve: structured && len(f["event_type"]) > 0,
+		dataset: first(string(f.EventDataset), string(f.Event.Dataset)), module: first(string(f.EventModule), string(f.Event.Module)),
+		fileset: first(string(f.FilesetName), string(f.Fileset.Name)), input: first(string(f.InputType), string(f.Input.Type)),
+		path: path, index: index, eve: structured && len(f.EventType) > 0,
 	}
 	a := &vigil.Artifact{Source: hints.source([]byte(raw)), Raw: raw, Timestamp: now, TimestampDefaulted: true, CreatedAt: now}
 	if id != "" {
@@ -236,25 +210,32 @@ func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact
 	}
 	// The shipper's @timestamp is when it read the line: the event time the
 	// parser finds in the line replaces it, as the server's time would be.
-	if t, err := time.Parse(time.RFC3339Nano, f.str("@timestamp")); err == nil && vigil.ValidTimestamp(t) {
+	if t, err := time.Parse(time.RFC3339Nano, string(f.Timestamp)); err == nil && vigil.ValidTimestamp(t) {
 		a.Timestamp = t.UTC()
 	}
-	meta := map[string]string{"index": index}
-	if path != "" {
-		meta["log_file"] = path
+	var meta struct {
+		Elastic struct {
+			Host    string `json:"host,omitempty"`
+			Index   string `json:"index"`
+			LogFile string `json:"log_file,omitempty"`
+		} `json:"elastic"`
 	}
-	if h := first(f.str("host.name"), f.str("host.hostname"), f.str("host")); h != "" {
-		meta["host"] = h
-	}
-	m, _ := json.Marshal(map[string]any{"elastic": meta})
-	a.Metadata = m
+	meta.Elastic.Index, meta.Elastic.LogFile = index, path
+	meta.Elastic.Host = first(string(f.HostName), string(f.Host.Name), string(f.HostHostname), string(f.Host.Hostname), f.Host.line)
+	a.Metadata, _ = json.Marshal(meta)
 	return a, nil
 }
 
 // jsonString decodes a JSON string value.
 func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
+	}
+	// A string with no escape is its bytes (the document was validated
+	// as JSON when decoded), unless they are not UTF-8, which decoding
+	// replaces.
+	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+		return string(in), true
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
