@@ -319,7 +319,7 @@ func ownQueue(t *testing.T, js jetstream.JetStream) queue.Names {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		for _, name := range []string{names.Stream, names.DeadStream, "KV_" + names.OwnerBucket} {
+		for _, name := range []string{names.Stream, names.DeadStream, names.WebhookStream, "KV_" + names.OwnerBucket} {
 			if t.Failed() {
 				if s, err := js.Stream(ctx, name); err == nil {
 					t.Logf("stream %s at the end: %+v", name, s.CachedInfo().State)

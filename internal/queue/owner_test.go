@@ -68,7 +68,7 @@ func testQueueName(t *testing.T, url string) string {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		for _, s := range []string{names.Stream, names.DeadStream, "KV_" + names.OwnerBucket} {
+		for _, s := range []string{names.Stream, names.DeadStream, names.WebhookStream, "KV_" + names.OwnerBucket} {
 			if err := js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
 				t.Errorf("delete stream %s: %v", s, err)
 			}
