@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/queue"
+	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
 // TestReceiverFailsThenRecovers: the receiver answers 503 to its first
@@ -303,4 +305,41 @@ func eventually(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// TestTwoProcesses: two webhook services over one store and one queue
+// (with an external NATS, each with its own connection, as two vigil
+// processes of a scale-out deployment) both dispatch and deliver; each
+// event arrives, each incident's in order, though the receiver failed
+// the first attempts.
+func TestTwoProcesses(t *testing.T) {
+	forEachStore(t, func(t *testing.T, r *rig) {
+		q2 := r.q
+		if r.natsURL != "" {
+			var err error
+			if q2, err = queue.Open(context.Background(), queue.Config{URL: r.natsURL, Name: r.queueName}, nil); err != nil {
+				t.Fatal(err)
+			}
+			defer q2.Close()
+		}
+		org := vigil.NewID()
+		rc := newReceiver(t, "whsec_test-secret-of-the-receiver")
+		rc.answer = func(n int) int {
+			if n <= 3 {
+				return http.StatusInternalServerError
+			}
+			return http.StatusNoContent
+		}
+		r.subscribe(org, rc.srv.URL, rc.secret)
+		r.start()
+		cfg := r.cfg
+		cfg.Store, cfg.Queue = r.store, q2
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); webhook.New(cfg).Run(ctx) }()
+		defer func() { cancel(); <-done }()
+		want := r.life(org, 4)
+		rc.await(count(want))
+		rc.check(want)
+	})
 }

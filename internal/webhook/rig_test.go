@@ -3,19 +3,24 @@ package webhook_test
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/postgres"
@@ -36,24 +41,33 @@ type store interface {
 // database, and the embedded JetStream's files), which a test may stop
 // and start again as a restart of the process would.
 type rig struct {
-	t      *testing.T
-	kind   string // sqlite or postgres
-	dir    string
-	pgURL  string
-	store  store
-	q      *queue.Queue
-	cfg    webhook.Config
-	cancel context.CancelFunc
-	done   chan struct{}
+	t     *testing.T
+	kind  string // sqlite or postgres
+	dir   string
+	pgURL string
+	// natsURL and queueName: an external NATS ("": the embedded one).
+	natsURL, queueName string
+	store              store
+	q                  *queue.Queue
+	cfg                webhook.Config
+	cancel             context.CancelFunc
+	done               chan struct{}
 }
 
-// forEachStore runs fn on SQLite and on PostgreSQL.
+// forEachStore runs fn on SQLite with the embedded JetStream, as vigil
+// serve runs by default, and on PostgreSQL with the external NATS of
+// VIGIL_TEST_NATS_URL (under a queue name of the test's own), as a
+// scale-out deployment does; with the embedded JetStream when none is
+// named.
 func forEachStore(t *testing.T, fn func(t *testing.T, r *rig)) {
 	for _, kind := range []string{"sqlite", "postgres"} {
 		t.Run(kind, func(t *testing.T) {
 			r := &rig{t: t, kind: kind, dir: t.TempDir()}
 			if kind == "postgres" {
 				r.pgURL = pgtest.FreshDB(t)
+				if r.natsURL = os.Getenv("VIGIL_TEST_NATS_URL"); r.natsURL != "" {
+					r.queueName = ownQueue(t, r.natsURL)
+				}
 			}
 			// Short retries, a short ack wait: what the test waits for
 			// comes within seconds.
@@ -82,10 +96,39 @@ func (r *rig) open() {
 	if err != nil {
 		r.t.Fatalf("open store: %v", err)
 	}
-	r.q, err = queue.Open(ctx, queue.Config{Dir: filepath.Join(r.dir, "jetstream")}, nil)
+	r.q, err = queue.Open(ctx, queue.Config{Dir: filepath.Join(r.dir, "jetstream"), URL: r.natsURL, Name: r.queueName}, nil)
 	if err != nil {
 		r.t.Fatalf("open queue: %v", err)
 	}
+}
+
+// ownQueue returns a queue name t-<random> for the NATS at url, whose
+// streams are deleted when the test ends (only its own: the server may
+// be shared).
+func ownQueue(t *testing.T, url string) string {
+	b := make([]byte, 5)
+	rand.Read(b)
+	names, err := queue.NamesFor("t-" + hex.EncodeToString(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		nc, err := nats.Connect(url)
+		if err != nil {
+			t.Errorf("cleanup of queue %s: %v", names.Queue, err)
+			return
+		}
+		defer nc.Close()
+		js, _ := jetstream.New(nc)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, s := range []string{names.Stream, names.DeadStream, names.WebhookStream, "KV_" + names.OwnerBucket} {
+			if err := js.DeleteStream(ctx, s); err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+				t.Errorf("delete stream %s: %v", s, err)
+			}
+		}
+	})
+	return names.Queue
 }
 
 // start runs the webhook service.
