@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -341,5 +342,37 @@ func TestTwoProcesses(t *testing.T) {
 		want := r.life(org, 4)
 		rc.await(count(want))
 		rc.check(want)
+	})
+}
+
+// TestRedirectNotFollowed: a receiver answering 302 to another URL (an
+// address the policy would refuse, say) fails the attempt; the target
+// is never asked.
+func TestRedirectNotFollowed(t *testing.T) {
+	forEachStore(t, func(t *testing.T, r *rig) {
+		org := vigil.NewID()
+		target := newReceiver(t, "whsec_test-secret-of-the-receiver")
+		redirector := httptest.NewServer(http.RedirectHandler(target.srv.URL+"/elsewhere", http.StatusFound))
+		t.Cleanup(redirector.Close)
+		w := r.subscribe(org, redirector.URL, target.secret)
+		r.start()
+		r.life(org, 1)
+		eventually(t, "the redirect logged as a failure", func() bool {
+			list, _, err := r.store.ListWebhookDeliveries(context.Background(), org, w.ID, vigil.Page{Limit: 100})
+			if err != nil {
+				return false
+			}
+			for _, d := range list {
+				if d.Attempts >= 2 && d.StatusCode == http.StatusFound && strings.Contains(d.LastError, "redirects are not followed") {
+					return true
+				}
+			}
+			return false
+		})
+		target.mu.Lock()
+		defer target.mu.Unlock()
+		if target.requests != 0 {
+			t.Errorf("the redirect's target was asked %d times", target.requests)
+		}
 	})
 }
