@@ -238,7 +238,7 @@ type pattern struct {
 	re    *regexp.Regexp // glob
 	segs  *segments      // literals joined by * only (segments.go)
 	// anchor is the offset in lit of the byte an uncased contains
-	// searches for first (anchorOf), -1 when lit has only letters.
+	// searches for first (anchorOf).
 	anchor int
 }
 
@@ -388,10 +388,7 @@ func (p *pattern) matchString(s string) bool {
 		if p.cased {
 			return strings.Contains(s, p.lit)
 		}
-		if p.anchor >= 0 {
-			return indexFoldAnchored(s, p.lit, p.anchor) >= 0
-		}
-		return indexFoldASCII(s, p.lit) >= 0
+		return indexFoldAnchored(s, p.lit, p.anchor) >= 0
 	case patSegments:
 		return p.segs.match(s, p.cased)
 	}
