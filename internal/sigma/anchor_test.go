@@ -35,7 +35,7 @@ func TestIndexFoldAnchored(t *testing.T) {
 }
 
 // FuzzIndexFoldAnchored: for any literal with an anchor and any text,
-// the anchored search agrees with indexFoldASCII.
+// the anchored search finds what strings.Index finds in the folded text.
 func FuzzIndexFoldAnchored(f *testing.F) {
 	f.Add("COMMAND=/usr/bin/rm /var/log/syslog", "rm /var/log/syslog")
 	f.Add("a//b", "/b")
@@ -45,7 +45,13 @@ func FuzzIndexFoldAnchored(f *testing.F) {
 			return
 		}
 		a := anchorOf(lit)
-		if got, want := indexFoldAnchored(s, lit, a), indexFoldASCII(s, lit); got != want {
+		folded := []byte(s) // ASCII letters folded byte by byte, other bytes kept
+		for i, c := range folded {
+			if c >= 'A' && c <= 'Z' {
+				folded[i] = c + 'a' - 'A'
+			}
+		}
+		if got, want := indexFoldAnchored(s, lit, a), strings.Index(string(folded), lit); got != want {
 			t.Errorf("%q in %q (anchor %d): %d, want %d", lit, s, a, got, want)
 		}
 	})

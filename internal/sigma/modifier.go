@@ -411,49 +411,8 @@ func equalFoldASCII(s, lower string) bool {
 }
 
 // indexFoldASCII finds lower (ASCII, lower case) in s, folding ASCII
-// letters of s. Candidates are found with strings.IndexByte (vectorized)
-// for the first byte in either case.
-func indexFoldASCII(s, lower string) int {
-	n := len(lower)
-	if n == 0 {
-		return 0
-	}
-	first := lower[0]
-	upper := first
-	if 'a' <= first && first <= 'z' {
-		upper -= 'a' - 'A'
-	}
-	// nextLo and nextUp are the next candidates of each case at or after
-	// i (-1: none left), searched again only once passed.
-	nextLo, nextUp := -2, -2
-	last := len(s) - n
-	for i := 0; i <= last; {
-		if nextLo != -1 && nextLo < i {
-			if nextLo = strings.IndexByte(s[i:last+1], first); nextLo >= 0 {
-				nextLo += i
-			}
-		}
-		if upper == first {
-			nextUp = nextLo
-		} else if nextUp != -1 && nextUp < i {
-			if nextUp = strings.IndexByte(s[i:last+1], upper); nextUp >= 0 {
-				nextUp += i
-			}
-		}
-		j := nextLo
-		if j < 0 || nextUp >= 0 && nextUp < j {
-			j = nextUp
-		}
-		if j < 0 {
-			return -1
-		}
-		if equalFoldASCII(s[j:j+n], lower) {
-			return j
-		}
-		i = j + 1
-	}
-	return -1
-}
+// letters of s: indexFoldAnchored on lower's first byte.
+func indexFoldASCII(s, lower string) int { return indexFoldAnchored(s, lower, 0) }
 
 // regexMatcher is a value of re: case-sensitive unless flag i, found
 // anywhere in the field.
