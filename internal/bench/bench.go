@@ -139,12 +139,16 @@ type bench struct {
 	hc          *http.Client
 	api         *client.Client
 	serverLog   *logCounter
-	dataDir     string // the embedded server's
+	dataDir     string    // the embedded server's
+	since       time.Time // --times live: what total counts from
 }
 
 // run is the load phase, then the storage limit and the search phase if
 // asked for.
 func (b *bench) run(ctx context.Context) error {
+	if b.f.Times == "live" {
+		b.since = time.Now().Add(-time.Second).Truncate(time.Second)
+	}
 	before, err := b.total(ctx)
 	if err != nil {
 		return fmt.Errorf("cannot read the artifact total (is the token valid?): %w", err)

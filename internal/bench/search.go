@@ -75,7 +75,11 @@ func (b *bench) searchPhase(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if need := int64(b.f.SearchArtifacts) - have; need > 0 {
+	var filled int64 // with --times live, total counts this run's artifacts only
+	if f := b.rep.Fill; f != nil && !b.since.IsZero() {
+		filled = f.Before + f.Added
+	}
+	if need := int64(b.f.SearchArtifacts) - filled - have; need > 0 {
 		b.logf("search phase: posting %d more artifacts to reach %d", need, b.f.SearchArtifacts)
 		t0 := time.Now()
 		st := b.ingest(ctx, t0, time.Time{}, need, true)
@@ -90,11 +94,11 @@ func (b *bench) searchPhase(ctx context.Context) error {
 		}
 		have = got
 	}
-	r.Stored = have
-	b.logf("search phase: %d artifacts stored; %d requests per class", have, b.f.SearchRequests)
+	r.Stored = filled + have
+	b.logf("search phase: %d artifacts stored; %d requests per class", r.Stored, b.f.SearchRequests)
 	// Expected totals are known when this run stored every artifact of
 	// the org and every accepted batch was accepted whole.
-	exact := b.rep.Load.TotalBefore == 0 && !b.partial.Load()
+	exact := b.rep.Load.TotalBefore == 0 && !b.partial.Load() && b.rep.Fill == nil && b.f.DataDir == ""
 	for _, q := range b.searchQueries() {
 		if !b.searchClassWanted(q.name) {
 			continue
