@@ -41,6 +41,13 @@ type Options struct {
 // Run is one run of vigil bench with a validated cfg: it prints the report
 // to opt.Stdout (progress to opt.Stderr) and writes the files asked for.
 func Run(ctx context.Context, cfg Config, opt Options) error {
+	if cfg.GrowthPNG != "" {
+		points, err := readGrowth(cfg.GrowthFrom)
+		if err != nil {
+			return err
+		}
+		return writeFile(cfg.GrowthPNG, func(w io.Writer) error { return writeGrowth(w, points) })
+	}
 	b := &bench{f: cfg, serve: opt.Serve, stderr: opt.Stderr, start: time.Now(),
 		rep: &Report{Command: opt.Command, Machine: machine()}}
 	b.hc = &http.Client{

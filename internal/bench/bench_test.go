@@ -159,6 +159,10 @@ func TestValidate(t *testing.T) {
 		"times":          func(c *Config) { c.Times = "now" },
 		"fsync":          func(c *Config) { c.Fsync = "sometimes" },
 		"batch is empty": func(c *Config) { c.Batch = 0 },
+		"fill":           func(c *Config) { c.Fill = -1 },
+		"fill, url":      func(c *Config) { c.Fill, c.URL, c.Token = 10, "http://127.0.0.1:1", "t" },
+		"data dir, url":  func(c *Config) { c.DataDir, c.URL, c.Token = "d", "http://127.0.0.1:1", "t" },
+		"fill days":      func(c *Config) { c.FillDays = 0 },
 	} {
 		c := ok
 		change(&c)

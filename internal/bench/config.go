@@ -49,6 +49,9 @@ type Config struct {
 	// at this URL before the load (a dead receiver shows what a receiver
 	// that is down costs ingest).
 	Webhook string
+	// GrowthPNG, when set, is all a run does: a plot of the reports of
+	// GrowthFrom against the artifacts each had stored.
+	GrowthPNG, GrowthFrom string
 }
 
 // hiddenFlags are left out of the usage text.
@@ -96,6 +99,8 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.FillDays, "fill-days", 30, "the days the filled artifacts' timestamps span")
 	fs.StringVar(&c.Webhook, "webhook", "", "before the load, subscribe the org to every webhook event type at this URL, and count its deliveries after "+
 		"(a local receiver needs --serve-args \"--webhook-allow-http-hosts 127.0.0.1 --webhook-allow-networks 127.0.0.0/8\")")
+	fs.StringVar(&c.GrowthPNG, "growth-png", "", "instead of a run: plot the --json reports of --growth-from (rate, per CPU-second, search p99) against the artifacts stored, to this PNG file")
+	fs.StringVar(&c.GrowthFrom, "growth-from", "", "the reports of --growth-png: label=report.json, comma-separated (one line per label)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile taken when the clients stop (the queue at its fullest) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")
