@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,6 +30,28 @@ type FillReport struct {
 	Days     int     `json:"days"`
 	Lines    int     `json:"lines"`
 	RawBytes int64   `json:"raw_bytes"`
+	// CPUSeconds is this process's CPU time over the fill; Points its
+	// rate every 10 s, against what the store held.
+	CPUSeconds float64     `json:"cpu_seconds"`
+	PerCPU     float64     `json:"artifacts_per_cpu_second"`
+	Points     []FillPoint `json:"points"`
+}
+
+// FillPoint is one stretch of a fill: the artifacts the store held at its
+// end, and the rate over it, per second and per CPU-second of the process.
+type FillPoint struct {
+	Stored int64   `json:"stored"`
+	Rate   float64 `json:"rate"`
+	PerCPU float64 `json:"per_cpu_second"`
+}
+
+// cpuSeconds is this process's user and system time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
 }
 
 // fillLines returns the lines of --fill-files: "mix" is the dataset
@@ -88,8 +111,8 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 	step := span / time.Duration(n)
 	r := rand.New(rand.NewPCG(5, 6))
 	b.logf("fill: %d artifacts (%d lines) over %d days into %s", n, len(lines), b.f.FillDays, dir)
-	t0 := time.Now()
-	last := t0
+	t0, cpu0 := time.Now(), cpuSeconds()
+	last, lastCPU, lastDone := t0, cpu0, 0
 	for done := 0; done < n && ctx.Err() == nil; {
 		arts := make([]*vigil.Artifact, min(b.f.Batch, n-done))
 		for k := range arts {
@@ -104,14 +127,23 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 		}
 		done += len(arts)
 		rep.Added = int64(done)
-		if time.Since(last) >= 10*time.Second {
-			last = time.Now()
-			b.logf("fill: %d of %d (%.0f/s)", done, n, float64(done)/time.Since(t0).Seconds())
+		if now := time.Now(); now.Sub(last) >= 10*time.Second || done == n {
+			cpu := cpuSeconds()
+			pt := FillPoint{Stored: int64(have + done), Rate: float64(done-lastDone) / now.Sub(last).Seconds()}
+			if cpu > lastCPU {
+				pt.PerCPU = float64(done-lastDone) / (cpu - lastCPU)
+			}
+			rep.Points = append(rep.Points, pt)
+			b.logf("fill: %d of %d, store holds %d: %.0f/s, %.0f per CPU-second over the last %.0fs", done, n, pt.Stored, pt.Rate, pt.PerCPU, now.Sub(last).Seconds())
+			last, lastCPU, lastDone = now, cpu, done
 		}
 	}
-	rep.Seconds = time.Since(t0).Seconds()
+	rep.Seconds, rep.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
 	rep.Rate = float64(rep.Added) / rep.Seconds
-	b.logf("fill: %d stored in %.0fs (%.0f/s)", rep.Added, rep.Seconds, rep.Rate)
+	if rep.CPUSeconds > 0 {
+		rep.PerCPU = float64(rep.Added) / rep.CPUSeconds
+	}
+	b.logf("fill: %d stored in %.0fs (%.0f/s, %.0f per CPU-second)", rep.Added, rep.Seconds, rep.Rate, rep.PerCPU)
 	return ctx.Err()
 }
 
@@ -232,8 +264,8 @@ func (b *bench) measureDisk(ctx context.Context, dir string) (*DiskReport, error
 func (b *bench) writeFillDisk(p func(string, ...any)) {
 	if f := b.rep.Fill; f != nil {
 		p("")
-		p("fill: %d artifacts held before, %d added in %.0fs (%.0f/s, InsertArtifacts), timestamps over %d days; %d distinct lines, %.0f raw bytes each",
-			f.Before, f.Added, f.Seconds, f.Rate, f.Days, f.Lines, float64(f.RawBytes)/math.Max(float64(f.Added), 1))
+		p("fill: %d artifacts held before, %d added in %.0fs (%.0f/s, %.0f per CPU-second of this process, InsertArtifacts), timestamps over %d days; %d distinct lines, %.0f raw bytes each",
+			f.Before, f.Added, f.Seconds, f.Rate, f.PerCPU, f.Days, f.Lines, float64(f.RawBytes)/math.Max(float64(f.Added), 1))
 	}
 	d := b.rep.Disk
 	if d == nil {
