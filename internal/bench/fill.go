@@ -43,6 +43,9 @@ type FillPoint struct {
 	Stored int64   `json:"stored"`
 	Rate   float64 `json:"rate"`
 	PerCPU float64 `json:"per_cpu_second"`
+	// SlowestMs is the longest InsertArtifacts of a batch in the
+	// stretch: a full-text merge done at once shows here.
+	SlowestMs float64 `json:"slowest_batch_ms"`
 }
 
 // cpuSeconds is this process's user and system time.
@@ -113,6 +116,7 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 	b.logf("fill: %d artifacts (%d lines) over %d days into %s", n, len(lines), b.f.FillDays, dir)
 	t0, cpu0 := time.Now(), cpuSeconds()
 	last, lastCPU, lastDone := t0, cpu0, 0
+	var slowest time.Duration
 	for done := 0; done < n && ctx.Err() == nil; {
 		arts := make([]*vigil.Artifact, min(b.f.Batch, n-done))
 		for k := range arts {
@@ -122,20 +126,23 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 			arts[k] = &vigil.Artifact{ID: idAt(ts, r), OrgID: b.f.Org, Source: l.Source, Raw: l.Raw, Timestamp: ts, CreatedAt: ts}
 			rep.RawBytes += int64(len(l.Raw))
 		}
+		start := time.Now()
 		if err := st.InsertArtifacts(ctx, b.f.Org, arts); err != nil {
 			return fmt.Errorf("--fill: %w", err)
 		}
+		slowest = max(slowest, time.Since(start))
 		done += len(arts)
 		rep.Added = int64(done)
 		if now := time.Now(); now.Sub(last) >= 10*time.Second || done == n {
 			cpu := cpuSeconds()
-			pt := FillPoint{Stored: int64(have + done), Rate: float64(done-lastDone) / now.Sub(last).Seconds()}
+			pt := FillPoint{Stored: int64(have + done), Rate: float64(done-lastDone) / now.Sub(last).Seconds(), SlowestMs: slowest.Seconds() * 1000}
 			if cpu > lastCPU {
 				pt.PerCPU = float64(done-lastDone) / (cpu - lastCPU)
 			}
 			rep.Points = append(rep.Points, pt)
-			b.logf("fill: %d of %d, store holds %d: %.0f/s, %.0f per CPU-second over the last %.0fs", done, n, pt.Stored, pt.Rate, pt.PerCPU, now.Sub(last).Seconds())
-			last, lastCPU, lastDone = now, cpu, done
+			b.logf("fill: %d of %d, store holds %d: %.0f/s, %.0f per CPU-second over the last %.0fs, slowest batch %.0f ms",
+				done, n, pt.Stored, pt.Rate, pt.PerCPU, now.Sub(last).Seconds(), pt.SlowestMs)
+			last, lastCPU, lastDone, slowest = now, cpu, done, 0
 		}
 	}
 	rep.Seconds, rep.CPUSeconds = time.Since(t0).Seconds(), cpuSeconds()-cpu0
