@@ -33,11 +33,15 @@ const (
 	// walkWindow is the fewest newest entries of a filter a walk tests
 	// first.
 	walkWindow = 2000
+	// driveMatches: a filtered query with this many matches or fewer
+	// among the rowids of its window reads them, whatever the filter's
+	// size.
+	driveMatches = 5000
 )
 
 // searchPlan holds the thresholds above (tests change them to run every
 // way on small data).
-type searchPlan struct{ denseMatches, windowScan, walkWindow int }
+type searchPlan struct{ denseMatches, windowScan, walkWindow, driveMatches int }
 
 // SearchArtifacts returns a page of org's artifacts matching f, newest
 // first by timestamp, and the number of all matches, exact.
@@ -145,7 +149,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		// the total of the whole store, or exactUpTo and one more.
 		span := int(max(hi-lo+1, 0))
 		whole := alone && f.Source == "" && !timed
-		upTo := span/s.plan.denseMatches + 1
+		upTo := max(span/s.plan.denseMatches, s.plan.driveMatches) + 1
 		if whole {
 			upTo = -1
 			if exactUpTo > 0 {
@@ -157,7 +161,10 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			break
 		}
 		if whole && upTo > 0 && matches >= upTo {
-			matches, estimated = estimate(matches, oldest, lo, hi), true
+			if matches, err = estimate(ctx, tx, expr, matches, oldest, lo, hi); err != nil {
+				break
+			}
+			estimated = true
 		}
 		stored = span
 		filterArgs := slices.Clone(args)
@@ -166,6 +173,13 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		page = cond + drive
 		if whole {
 			total = matches
+			break
+		}
+		if matches <= s.plan.driveMatches {
+			// Few matches in the window's rowids: reading them is
+			// cheaper than walking a filter of any size.
+			dense = false
+			total, err = count(cond+drive, args...)
 			break
 		}
 		var n int
@@ -237,15 +251,39 @@ func countMatches(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64, up
 	return n, o.Int64, err
 }
 
-// estimate extrapolates n matches found among the rowids [oldest, hi] to
-// the span [lo, hi], as if the matches were as frequent throughout: at
-// least n.
-func estimate(n int, oldest, lo, hi int64) int {
-	if oldest <= lo || hi < oldest {
-		return n
+// estimateSamples is how many stretches of the older rowids an estimate
+// samples.
+const estimateSamples = 16
+
+// estimate extrapolates n matches found newest first among the rowids
+// [oldest, hi] to the span [lo, hi]: it counts the matches of
+// estimateSamples stretches spread evenly over [lo, oldest), each as wide
+// as [oldest, hi] at most, and scales their count to the whole of [lo,
+// oldest), so that a term more frequent in old artifacts than in new
+// ones (or less) is estimated by its frequency throughout. At least n.
+func estimate(ctx context.Context, tx *sql.Tx, expr string, n int, oldest, lo, hi int64) (int, error) {
+	rest := oldest - lo // the rowids not counted
+	if rest <= 0 || hi < oldest {
+		return n, nil
 	}
-	est := float64(n) * float64(hi-lo+1) / float64(hi-oldest+1)
-	return max(n, int(math.Round(est)))
+	step := rest / estimateSamples
+	w := min(hi-oldest+1, step)
+	if w <= 0 {
+		// Fewer rowids left than samples: count them.
+		c, _, err := countMatches(ctx, tx, expr, lo, oldest-1, -1)
+		return n + c, err
+	}
+	seen := 0
+	for k := int64(0); k < estimateSamples; k++ {
+		from := lo + k*step + (step-w)/2
+		c, _, err := countMatches(ctx, tx, expr, from, from+w-1, -1)
+		if err != nil {
+			return 0, err
+		}
+		seen += c
+	}
+	est := float64(n) + float64(seen)*float64(rest)/float64(estimateSamples*w)
+	return max(n, int(math.Round(est))), nil
 }
 
 // outsideCount counts the matches of expr within the window r of an org

@@ -117,6 +117,31 @@ func TestSpansMigration(t *testing.T) {
 	}
 }
 
+// TestEstimateSamplesOlderMatches: a term frequent in old artifacts and
+// absent from the newest is estimated by its frequency throughout, not
+// by that of the newest matches.
+func TestEstimateSamplesOlderMatches(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var arts []*vigil.Artifact
+	for i := range 400 {
+		raw := "delta"
+		if i < 300 && i%2 == 0 || i >= 300 && i%20 == 0 {
+			raw += " gamma" // 150 in the first 300, 5 in the last 100
+		}
+		at := t0.Add(time.Duration(i) * time.Minute)
+		arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), OrgID: "o1", Source: "auth", Raw: raw, Timestamp: at, CreatedAt: at})
+	}
+	if err := s.InsertArtifacts(ctx, "o1", arts); err != nil {
+		t.Fatal(err)
+	}
+	_, total, estimated, err := s.SearchArtifactsEstimated(ctx, "o1", vigil.ArtifactFilter{Query: "gamma"}, 20)
+	if err != nil || !estimated || total < 140 || total > 170 {
+		t.Fatalf("estimate %d (estimated %v, %v), want about 155", total, estimated, err)
+	}
+}
+
 // TestSearchEstimated: beyond exactUpTo matches, the total of a search
 // without filters is an estimate above exactUpTo, flagged; up to it, and
 // with a filter, it is the exact count; the page is the same either way.

@@ -119,7 +119,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow}}
+	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches}}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
