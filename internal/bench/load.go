@@ -147,7 +147,7 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 }
 
 // total is the number of the org's stored (searchable) artifacts, or
-// with --times live those stamped since the run started: every artifact
+// with --times live through POST /v1/artifacts those stamped since the run started: every artifact
 // the run posts, and a count that costs the server little however many
 // artifacts it held before (counting all of 10 M took it over 10 s).
 func (b *bench) total(ctx context.Context) (int64, error) {
