@@ -73,6 +73,7 @@ func New(cfg Config) *Console {
 	c.ruleRoutes(mux)
 	c.detectionRoutes(mux)
 	c.adminRoutes(mux)
+	c.auditRoutes(mux)
 	mux.HandleFunc("/", c.notFound)
 	// Every state-changing request must come from the console's own pages:
 	// browsers say where a request comes from (Sec-Fetch-Site, Origin),

@@ -37,7 +37,7 @@ func (p page) APIError() *apiError {
 // views holds one template set per screen, each with the layout.
 type views struct{ pages map[string]*template.Template }
 
-var screens = []string{"signin", "signedin", "error", "queue", "incident", "search", "observations", "rules", "rule", "roles", "settings", "detections", "detection"}
+var screens = []string{"signin", "signedin", "error", "queue", "incident", "search", "observations", "rules", "rule", "roles", "settings", "detections", "detection", "audit"}
 
 func loadViews() (*views, error) {
 	v := &views{pages: map[string]*template.Template{}}
