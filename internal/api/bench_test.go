@@ -113,7 +113,7 @@ func BenchmarkAuditedWrite(b *testing.B) {
 		entries := func() int {
 			return total(b, must(b, call(b, e, "GET", "/v1/audit?limit=1", admin, nil), http.StatusOK))
 		}
-		before := entries()
+		before, ran := entries(), 0
 		for _, ep := range []struct {
 			name string
 			path func() string
@@ -125,6 +125,7 @@ func BenchmarkAuditedWrite(b *testing.B) {
 				func(i int) string { return fmt.Sprintf(`{"tags":["t%d"]}`, i) }},
 		} {
 			b.Run(ep.name+"/"+name, func(b *testing.B) {
+				ran++
 				path := ep.path()
 				b.ReportAllocs()
 				i := 0
@@ -146,7 +147,8 @@ func BenchmarkAuditedWrite(b *testing.B) {
 				b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 			})
 		}
-		if n := entries() - before; audited != (n > 0) {
+		// (A -bench filter may have left this side's writes out.)
+		if n := entries() - before; ran > 0 && audited != (n > 0) {
 			b.Fatalf("%s: %d audit entries recorded", name, n)
 		}
 	}
