@@ -128,6 +128,10 @@ type Detection struct {
 	// members whatever its count: logins as many users that never got
 	// to a password.
 	OrDistinct int
+	// Order, when set, also asks that the window's members appear in
+	// this order (OrderChain): a temporal_ordered Sigma correlation's
+	// base rules.
+	Order []string
 	// Requires names a detector whose burst for the same key must be
 	// active for this detection to fire (a success after a brute force).
 	Requires string

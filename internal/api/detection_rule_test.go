@@ -249,3 +249,31 @@ func mapsEqual(a, b map[string]int) bool {
 	}
 	return true
 }
+
+// TestTemporalOrderedAccepted: a temporal_ordered correlation (failed
+// attempts, then a success, from one address) is accepted and runs; one
+// whose condition asks for fewer than all its rules, or names a rule
+// twice, is a 400 naming the field.
+func TestTemporalOrderedAccepted(t *testing.T) {
+	e := newDetectingEnv(t)
+	tok := e.token("org-a", "signals:manage")
+	postRule(t, e, tok, sshAttemptRule)
+	postRule(t, e, tok, "title: SSH login accepted\nname: ssh_accepted\nlogsource:\n    product: linux\n    service: sshd\n"+
+		"detection:\n    ok:\n        event.outcome: success\n    condition: ok\n")
+	ordered := func(rules []any, cond map[string]any) map[string]any {
+		c := map[string]any{"type": "temporal_ordered", "rules": rules, "group-by": []any{"source.ip"}, "timespan": "1h"}
+		if cond != nil {
+			c["condition"] = cond
+		}
+		return map[string]any{"title": "SSH failures then a success", "level": "high", "correlation": c}
+	}
+	r := must(t, call(t, e, "POST", "/v1/detection-rules", tok, ordered([]any{"ssh_failed_attempt", "ssh_accepted"}, nil)), http.StatusCreated).data()
+	got := must(t, call(t, e, "GET", "/v1/detection-rules/"+r["id"].(string), tok, nil), http.StatusOK).data()
+	if got["kind"] != "correlation" || got["enabled"] != true {
+		t.Errorf("stored rule %v", got)
+	}
+	wantError(t, call(t, e, "POST", "/v1/detection-rules", tok, ordered([]any{"ssh_failed_attempt", "ssh_accepted"}, map[string]any{"gte": 1})),
+		http.StatusBadRequest, "correlation.condition.gte")
+	wantError(t, call(t, e, "POST", "/v1/detection-rules", tok, ordered([]any{"ssh_accepted", "ssh_failed_attempt", "ssh_accepted"}, nil)),
+		http.StatusBadRequest, "correlation.rules[2]")
+}

@@ -153,7 +153,7 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 	if err != nil {
 		return "", err
 	}
-	from, to, ok := findBurst(sigs, d.Span, d.Met, oldest, newest)
+	from, to, ok := findBurst(sigs, d.Span, d.Met, d.Order, oldest, newest)
 	if !ok {
 		return "", nil
 	}

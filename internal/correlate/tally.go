@@ -183,7 +183,7 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		}
 		c.newest = max(c.newest, newest)
 		lo, hi := signalSpan(fresh)
-		if _, _, fire := findBurst(c.sigs, d.Span, d.Met, fromNanos(lo), fromNanos(hi)); fire || len(c.sigs) >= maxColdSignals {
+		if _, _, fire := findBurst(c.sigs, d.Span, d.Met, d.Order, fromNanos(lo), fromNanos(hi)); fire || len(c.sigs) >= maxColdSignals {
 			t.stats.Promoted++
 			t.held -= len(c.sigs)
 			delete(t.cold, tk)

@@ -54,9 +54,11 @@ func summarize(sigs []vigil.Signal) vigil.WindowState {
 // may lie on either side of the new ones, so windows ending at them count
 // too. The burst runs from that window's first signal through the signals
 // after its last that follow each other within span; from and to are Unix
-// nanoseconds.
-func findBurst(sigs []vigil.Signal, span time.Duration, met func(count, distinct int) bool, oldest, newest time.Time) (from, to int64, ok bool) {
+// nanoseconds. With an order, a window also needs its members in that
+// order (vigil.OrderChain).
+func findBurst(sigs []vigil.Signal, span time.Duration, met func(count, distinct int) bool, order []string, oldest, newest time.Time) (from, to int64, ok bool) {
 	sp := int64(span)
+	chain := vigil.NewOrderChain(order)
 	lo, hi := nanos(oldest), nanos(newest)
 	members := map[string]int{}
 	count := 0 // the weights of sigs[i..j]
@@ -79,7 +81,8 @@ func findBurst(sigs []vigil.Signal, span time.Duration, met func(count, distinct
 			}
 			i++
 		}
-		if at >= lo && met(count, len(members)) {
+		inOrder := chain == nil || chain.Add(sigs[j].Member, at, sp)
+		if at >= lo && inOrder && met(count, len(members)) {
 			from, end = nanos(sigs[i].At), j
 			break
 		}

@@ -97,7 +97,7 @@ func TestFindBurst(t *testing.T) {
 			met := func(count, distinct int) bool {
 				return vigil.ThresholdMet(tc.minCount, tc.minDistinct, tc.orDistinct, count, distinct)
 			}
-			from, to, ok := findBurst(tc.sigs, 10*time.Second, met, sec(tc.oldest), sec(tc.newest))
+			from, to, ok := findBurst(tc.sigs, 10*time.Second, met, nil, sec(tc.oldest), sec(tc.newest))
 			if ok != tc.ok || ok && (from != nanos(sec(tc.from)) || to != nanos(sec(tc.to))) {
 				t.Errorf("findBurst = %v..%v %v; want seconds %d..%d %v", fromNanos(from), fromNanos(to), ok, tc.from, tc.to, tc.ok)
 			}
@@ -117,5 +117,34 @@ func TestMergeSignals(t *testing.T) {
 	})
 	if !slices.Equal(ids, []string{"a", "b"}) || !slices.Equal(refs, []vigil.NodeRef{keyIP, host}) {
 		t.Errorf("mergeSignals = %v %v; want [a b] and the address as a key, then the host", refs, ids)
+	}
+}
+
+// TestFindBurstOrdered: with an order, a window fires only when its
+// members follow it (a temporal_ordered correlation), and the burst is
+// found wherever the new signals fall.
+func TestFindBurstOrdered(t *testing.T) {
+	sig := func(m string, s int) vigil.Signal { return vigil.Signal{At: sec(s), Member: m} }
+	met := func(count, distinct int) bool { return vigil.ThresholdMet(1, 2, 0, count, distinct) }
+	tests := []struct {
+		name           string
+		sigs           []vigil.Signal
+		oldest, newest int
+		ok             bool
+		from, to       int
+	}{
+		{"in order", []vigil.Signal{sig("a", 0), sig("b", 4)}, 4, 4, true, 0, 4},
+		{"out of order", []vigil.Signal{sig("b", 0), sig("a", 4)}, 4, 4, false, 0, 0},
+		{"across the span", []vigil.Signal{sig("a", 0), sig("b", 11)}, 11, 11, false, 0, 0},
+		{"a late first link recorded after the second", []vigil.Signal{sig("a", 0), sig("b", 4)}, 0, 0, true, 0, 4},
+		{"then b, a, b: the window of the second b", []vigil.Signal{sig("b", 0), sig("a", 2), sig("b", 5), sig("b", 9)}, 9, 9, true, 0, 9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			from, to, ok := findBurst(tc.sigs, 10*time.Second, met, []string{"a", "b"}, sec(tc.oldest), sec(tc.newest))
+			if ok != tc.ok || ok && (from != nanos(sec(tc.from)) || to != nanos(sec(tc.to))) {
+				t.Errorf("findBurst = %v..%v %v; want seconds %d..%d %v", fromNanos(from), fromNanos(to), ok, tc.from, tc.to, tc.ok)
+			}
+		})
 	}
 }

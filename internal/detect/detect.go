@@ -36,7 +36,10 @@ type Window struct {
 	MinCount    int
 	MinDistinct int
 	OrDistinct  int
-	Requires    string
+	// Order: the members must also appear in this order
+	// (vigil.Detection.Order).
+	Order    []string
+	Requires string
 }
 
 // met reports whether a window of count and distinct members fires.
@@ -141,7 +144,7 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 			at := 0
 			for _, chunk := range split(sigs, w) {
 				det := &vigil.Detection{Detector: d.Name(), Key: key, Span: w.Span, MinCount: w.MinCount,
-					MinDistinct: w.MinDistinct, OrDistinct: w.OrDistinct, Requires: w.Requires, Signals: chunk, Describe: d.Describe}
+					MinDistinct: w.MinDistinct, OrDistinct: w.OrDistinct, Order: w.Order, Requires: w.Requires, Signals: chunk, Describe: d.Describe}
 				var ctx any
 				for _, p := range g[at : at+len(chunk)] {
 					if p.ctx != nil {
@@ -189,6 +192,7 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 	// in the batch only (the store discounts units recorded before).
 	weights := make([]int, len(sigs))
 	units := map[string]bool{}
+	chain := vigil.NewOrderChain(w.Order)
 	for i, s := range sigs {
 		weights[i] = s.Weight()
 		if s.Unit != "" && weights[i] > 0 {
@@ -230,7 +234,8 @@ func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
 			}
 			lo++
 		}
-		if !fired && w.met(count, len(members)) {
+		inOrder := chain == nil || chain.Add(s.Member, s.At.UnixNano(), int64(w.Span))
+		if !fired && inOrder && w.met(count, len(members)) {
 			fired = true
 			out = append(out, sigs[start:i+1])
 			prevNewest, start = s.At, i+1

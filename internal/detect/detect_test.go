@@ -45,6 +45,8 @@ func TestSplit(t *testing.T) {
 		{"4 per window never crosses", []int{0, 100, 200, 300, 400, 500, 600}, w, []int{4, 3}},
 		{"sparse, never crossing", []int{0, 290, 580, 870, 1160}, w, []int{2, 1, 1, 1}},
 		{"distinct threshold", []int{0, 1, 2, 3}, Window{Span: time.Minute, MinCount: 3, MinDistinct: 3}, []int{3, 1}},
+		{"in order: ends where the order completes", []int{0, 1, 2, 3}, Window{Span: time.Minute, MinCount: 1, MinDistinct: 2, Order: []string{"m0", "m2"}}, []int{3, 1}},
+		{"out of order never crosses", []int{0, 1, 2, 3}, Window{Span: time.Minute, MinCount: 1, MinDistinct: 2, Order: []string{"m2", "m0"}}, []int{4}},
 		{"one signal fires at once", []int{0, 5, 10}, Window{Span: time.Hour, MinCount: 1}, []int{1, 2}},
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,6 +43,9 @@ func (d *corrDetector) Window() detect.Window {
 	switch d.c.Rule.Correlation.Type {
 	case "event_count":
 		w.MinCount = d.c.Threshold
+	case "temporal_ordered": // every base rule, in the order named
+		w.MinDistinct = d.c.Threshold
+		w.Order = d.c.Rule.Correlation.Rules
 	default: // value_count, temporal: distinct members
 		w.MinDistinct = d.c.Threshold
 	}
@@ -51,7 +54,7 @@ func (d *corrDetector) Window() detect.Window {
 
 // Signals returns one signal when a base rule matches ev and ev has every
 // group-by field: keyed by their values, the member the field's value
-// (value_count) or the base rule (temporal).
+// (value_count) or the base rule (temporal, temporal_ordered).
 func (d *corrDetector) Signals(ev *detect.Event) []vigil.Signal {
 	sev := sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}
 	var hit *corrBase
@@ -88,7 +91,7 @@ func (d *corrDetector) Signals(ev *detect.Event) []vigil.Signal {
 		if sg.Member = fieldString(ev.Fields, d.c.Field); sg.Member == "" {
 			return nil
 		}
-	case "temporal":
+	case "temporal", "temporal_ordered":
 		sg.Member = hit.ref
 	}
 	return []vigil.Signal{sg}
@@ -153,6 +156,8 @@ func (d *corrDetector) Describe(key string, w vigil.WindowState) vigil.Finding {
 		what = itoa(w.Distinct) + " distinct " + c.Field + " values (" + strings.Join(w.Members, ", ") + ")"
 	case "temporal":
 		what = itoa(w.Distinct) + " of its rules matched (" + strings.Join(w.Members, ", ") + ")"
+	case "temporal_ordered":
+		what = "its " + itoa(len(c.Rules)) + " rules matched in order (" + strings.Join(c.Rules, ", then ") + ")"
 	}
 	desc := "Sigma correlation " + d.ruleRef + ": " + what
 	if key != "" {

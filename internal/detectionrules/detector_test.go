@@ -1,6 +1,7 @@
 package detectionrules
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,35 @@ func TestCompileRules(t *testing.T) {
 	dets, _ = Compile(rules)
 	if len(dets) != 1 || len(dets[0].Signals(event("auth", noIdentLine))) != 0 {
 		t.Error("the filter did not except the line")
+	}
+}
+
+// TestTemporalOrderedDetector: a temporal_ordered correlation's window
+// asks for every base rule in the order the rule names them, and its
+// signals name the base rule that matched.
+func TestTemporalOrderedDetector(t *testing.T) {
+	base := func(name string) string {
+		return "title: " + name + "\nname: " + name + "\nlogsource:\n    product: linux\n    service: sshd\ndetection:\n    k:\n        - 'Did not receive identification'\n    condition: k\n"
+	}
+	rules := []*vigil.DetectionRule{
+		{ID: "b1", Enabled: false, Kind: "detection", Rule: base("first")},
+		{ID: "b2", Enabled: false, Kind: "detection", Rule: base("second")},
+		{ID: "c1", Enabled: true, Kind: "correlation", Rule: "title: c\nlevel: high\ncorrelation:\n    type: temporal_ordered\n    rules: [second, first]\n    group-by: [source.ip]\n    timespan: 10m\n"},
+	}
+	dets, errs := Compile(rules)
+	if len(dets) != 1 || len(errs) != 0 {
+		t.Fatalf("detectors %d, errors %v", len(dets), errs)
+	}
+	w := dets[0].Window()
+	if w.MinDistinct != 2 || !slices.Equal(w.Order, []string{"second", "first"}) || w.Span != 10*time.Minute {
+		t.Errorf("window %+v", w)
+	}
+	sigs := dets[0].Signals(event("auth", noIdentLine))
+	if len(sigs) != 1 || sigs[0].Member != "second" || sigs[0].Key != "89.160.20.156" {
+		t.Errorf("signals %+v", sigs)
+	}
+	f := dets[0].Describe("89.160.20.156", vigil.WindowState{Count: 2, Distinct: 2})
+	if !strings.Contains(f.Description, "its 2 rules matched in order (second, then first) for 89.160.20.156 within 10m0s") {
+		t.Errorf("description %q", f.Description)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -195,8 +196,9 @@ type CompiledCorrelation struct {
 	// Field is the ECS field whose distinct values value_count counts.
 	Field string
 	// Threshold is the count (event_count), distinct values
-	// (value_count) or distinct base rules (temporal) at which the
-	// correlation fires: a window fires when it reaches a bound.
+	// (value_count) or distinct base rules (temporal; temporal_ordered:
+	// all of them, in order) at which the correlation fires: a window
+	// fires when it reaches a bound.
 	Threshold int
 }
 
@@ -210,8 +212,6 @@ func CompileCorrelation(r *Rule) (*CompiledCorrelation, error) {
 	switch c.Type {
 	case "value_sum", "value_avg", "value_percentile":
 		return nil, fail("correlation.type", "%s is not supported: Vigil's detection windows count events and distinct values, they keep no sums or distributions", c.Type)
-	case "temporal_ordered":
-		return nil, fail("correlation.type", "temporal_ordered is not supported: Vigil's detection windows count the distinct rules that matched, not their order (use temporal)")
 	}
 	cc := &CompiledCorrelation{Rule: r}
 	// A window fires when its count reaches a lower bound: gte N, or gt N
@@ -229,6 +229,16 @@ func CompileCorrelation(r *Rule) (*CompiledCorrelation, error) {
 		return nil, fail("correlation.condition."+b.Op, "a bound between 1 and 1000000")
 	}
 	cc.Threshold = n
+	if c.Type == "temporal_ordered" {
+		if n != len(c.Rules) {
+			return nil, fail("correlation.condition."+b.Op, "temporal_ordered fires when all %d of its rules matched in order: leave the condition out or make it gte: %d", len(c.Rules), len(c.Rules))
+		}
+		for i, r := range c.Rules {
+			if slices.Index(c.Rules, r) != i {
+				return nil, fail(fmt.Sprintf("correlation.rules[%d]", i), "%q is named twice: temporal_ordered names each rule once", r)
+			}
+		}
+	}
 	for i, g := range c.GroupBy {
 		f := fmt.Sprintf("correlation.group-by[%d]", i)
 		if alias, ok := c.Aliases[g]; ok {

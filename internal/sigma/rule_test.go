@@ -20,7 +20,7 @@ func TestSchemaTestRules(t *testing.T) {
 		"correlation/event_count_ecs.yml":  "",
 		"correlation/value_count.yml":      `correlation.group-by[1]: unknown field "WorkstationName"`,
 		"correlation/temporal.yml":         "",
-		"correlation/temporal_ordered.yml": "correlation.type: temporal_ordered is not supported",
+		"correlation/temporal_ordered.yml": "",
 		"correlation/value_sum.yml":        "correlation.type: value_sum is not supported",
 		"correlation/value_avg.yml":        "correlation.type: value_avg is not supported",
 		"correlation/value_percentile.yml": "correlation.type: value_percentile is not supported",
@@ -188,6 +188,29 @@ func TestCorrelationThreshold(t *testing.T) {
 			t.Errorf("%s: err %v, want …%s…", cond, err, want)
 		case err == nil && strconv.Itoa(c.Threshold) != want:
 			t.Errorf("%s: threshold %d, want %s", cond, c.Threshold, want)
+		}
+	}
+}
+
+// TestTemporalOrderedCompile: temporal_ordered fires when all its rules
+// matched in order; a lower bound or a rule named twice is refused.
+func TestTemporalOrderedCompile(t *testing.T) {
+	for _, tc := range []struct{ rules, cond, want string }{
+		{"[a, b, c]", "", "3"},
+		{"[a, b, c]", "\n    condition:\n        gte: 3", "3"},
+		{"[a, b, c]", "\n    condition:\n        gte: 2", "correlation.condition.gte: temporal_ordered fires when all 3 of its rules matched in order"},
+		{"[a, b, a]", "", `correlation.rules[2]: "a" is named twice`},
+	} {
+		r, err := Parse([]byte("title: t\ncorrelation:\n    type: temporal_ordered\n    rules: " + tc.rules + "\n    group-by: [source.ip]\n    timespan: 5m" + tc.cond + "\n"))
+		if err != nil {
+			t.Fatalf("%s %s: %v", tc.rules, tc.cond, err)
+		}
+		c, err := CompileCorrelation(r)
+		switch {
+		case err != nil && !strings.Contains(err.Error(), tc.want):
+			t.Errorf("%s %s: err %v, want …%s…", tc.rules, tc.cond, err, tc.want)
+		case err == nil && strconv.Itoa(c.Threshold) != tc.want:
+			t.Errorf("%s %s: threshold %d, want %s", tc.rules, tc.cond, c.Threshold, tc.want)
 		}
 	}
 }

@@ -25,6 +25,7 @@ func detectTests() []test {
 		{"WeightsCountAttempts", testDetectWeights},
 		{"UnitCountsOnce", testDetectUnits},
 		{"OrDistinct", testDetectOrDistinct},
+		{"Ordered", testDetectOrdered},
 	}
 }
 
