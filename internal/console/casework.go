@@ -184,13 +184,14 @@ func (c *Console) saveCase(w http.ResponseWriter, r *http.Request, s *session) {
 	http.Redirect(w, r, "/incidents/"+url.PathEscape(id)+"?saved=case#case", http.StatusSeeOther)
 }
 
-// splitTags reads the tags field: separated by commas or spaces.
+// splitTags reads the tags field: separated by commas or spaces. None is
+// an empty list, which clears the tags.
 func splitTags(s string) []string {
-	out := []string{}
-	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' }) {
-		out = append(out, t)
+	tags := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' || r == '\n' || r == '\r' })
+	if tags == nil {
+		return []string{}
 	}
-	return out
+	return tags
 }
 
 func (c *Console) addComment(w http.ResponseWriter, r *http.Request, s *session) {
