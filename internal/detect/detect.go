@@ -70,6 +70,19 @@ type ContextDescriber interface {
 	DescribeContext(key string, ctx any, w vigil.WindowState) vigil.Finding
 }
 
+// Scoped is a Detector that reads only some events (a Sigma rule's log
+// source): a batch is sorted out once per scope for all the detectors
+// that share it, and each reads only its scope's events.
+type Scoped interface {
+	// Scope names the events the detector reads; detectors of the same
+	// name read the same events.
+	Scope() string
+	// InScope reports whether the detector reads ev.
+	InScope(ev *Event) bool
+	// ScopedSignals is Signals for an event InScope admitted.
+	ScopedSignals(ev *Event) []vigil.Signal
+}
+
 // Screen decides, signal by signal, which signals count in one org:
 // its suppressions, and the kinds of signal it promotes or not. A signal
 // screened out feeds no burst and opens no observation; its artifact is
@@ -107,13 +120,37 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 		ctx any
 	}
 	var out, late []*vigil.Detection
+	var scopes map[string][]*Event // the batch's events of each scope, in order
 	for _, d := range e.detectors {
 		w := d.Window()
 		cd, _ := d.(ContextDescriber)
-		groups := map[string][]pending{}
+		sd, scoped := d.(Scoped)
+		read := evs
+		if scoped {
+			if scopes == nil {
+				scopes = map[string][]*Event{}
+			}
+			k := sd.Scope()
+			in, ok := scopes[k]
+			if !ok {
+				for _, ev := range evs {
+					if sd.InScope(ev) {
+						in = append(in, ev)
+					}
+				}
+				scopes[k] = in
+			}
+			read = in
+		}
+		var groups map[string][]pending
 		var keys []string
-		for _, ev := range evs {
-			sigs := d.Signals(ev)
+		for _, ev := range read {
+			var sigs []vigil.Signal
+			if scoped {
+				sigs = sd.ScopedSignals(ev)
+			} else {
+				sigs = d.Signals(ev)
+			}
 			var ctx any
 			if cd != nil && len(sigs) > 0 {
 				ctx = cd.Context(ev)
@@ -127,6 +164,9 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 				}
 				if screen != nil && !screen.Admit(d.Name(), ev, &sg) {
 					continue
+				}
+				if groups == nil {
+					groups = map[string][]pending{}
 				}
 				if _, ok := groups[sg.Key]; !ok {
 					keys = append(keys, sg.Key)

@@ -64,8 +64,25 @@ func (d *ruleDetector) Window() detect.Window { return detect.Window{Span: Span,
 // Signals returns one signal when ev matches the rule, keyed by its
 // first key field present ("" when none: the org is the key).
 func (d *ruleDetector) Signals(ev *detect.Event) []vigil.Signal {
+	if !d.InScope(ev) {
+		return nil
+	}
+	return d.ScopedSignals(ev)
+}
+
+// Scope is the rule's log source (detect.Scoped): the detect stage sorts
+// a batch out once for all the rules of one log source.
+func (d *ruleDetector) Scope() string { return d.rule.Scope() }
+
+// InScope reports whether ev is of the rule's log source.
+func (d *ruleDetector) InScope(ev *detect.Event) bool {
+	return d.rule.InScope(&sigma.Event{Source: ev.Source, Fields: ev.Fields})
+}
+
+// ScopedSignals is Signals for an event of the rule's log source.
+func (d *ruleDetector) ScopedSignals(ev *detect.Event) []vigil.Signal {
 	sev := sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}
-	if !d.rule.Match(&sev) {
+	if !d.rule.MatchInScope(&sev) {
 		return nil
 	}
 	key, keyType := "", ""

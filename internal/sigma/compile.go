@@ -85,15 +85,24 @@ func Compile(r *Rule) (*Compiled, error) {
 // Match reports whether ev is of the rule's log source, meets its
 // condition and none of its filters.
 func (c *Compiled) Match(ev *Event) bool {
-	req, ok := c.target.sources[ev.Source]
-	if !ok {
-		return false
-	}
-	if req != nil && !req.holds(ev.Fields) {
-		return false
-	}
-	return c.matchCond(ev)
+	return c.InScope(ev) && c.matchCond(ev)
 }
+
+// InScope reports whether ev is of the rule's log source: one of its
+// sources, with the field the source requires, if any.
+func (c *Compiled) InScope(ev *Event) bool {
+	req, ok := c.target.sources[ev.Source]
+	return ok && (req == nil || req.holds(ev.Fields))
+}
+
+// Scope names the events the rule reads: rules of the same Scope read
+// the same events (InScope agrees on every event), so that a batch can
+// be sorted out once for all of them.
+func (c *Compiled) Scope() string { return c.target.key }
+
+// MatchInScope is Match for an event InScope admitted: the rule's
+// condition and none of its filters.
+func (c *Compiled) MatchInScope(ev *Event) bool { return c.matchCond(ev) }
 
 func (c *Compiled) matchCond(ev *Event) bool {
 	if !c.cond.eval(ev.Fields, ev.Raw) {
@@ -456,11 +465,11 @@ func (f *fieldNode) eval(ev parse.Event, raw string) bool {
 		}
 		return false
 	case int64:
-		return f.testNum(float64(x), strconv.FormatInt(x, 10), ev)
+		return f.testNum(number{x: float64(x), i: x, isInt: true}, ev)
 	case int:
-		return f.testNum(float64(x), strconv.Itoa(x), ev)
+		return f.testNum(number{x: float64(x), i: int64(x), isInt: true}, ev)
 	case float64:
-		return f.testNum(x, strconv.FormatFloat(x, 'f', -1, 64), ev)
+		return f.testNum(number{x: x}, ev)
 	case bool:
 		return f.test(strconv.FormatBool(x), ev)
 	}
@@ -507,22 +516,38 @@ func (f *fieldNode) hit(s string, ev parse.Event) bool {
 	return false
 }
 
-func (f *fieldNode) testNum(x float64, s string, ev parse.Event) bool {
+// number is a numeric field's value; its text is written only for a
+// value that is not compared as a number (a port under contains), so
+// that a port compared with a port allocates nothing.
+type number struct {
+	x     float64
+	i     int64
+	isInt bool
+}
+
+func (n number) text() string {
+	if n.isInt {
+		return strconv.FormatInt(n.i, 10)
+	}
+	return strconv.FormatFloat(n.x, 'f', -1, 64)
+}
+
+func (f *fieldNode) testNum(n number, ev parse.Event) bool {
 	if f.refs != nil {
-		return f.test(s, ev)
+		return f.test(n.text(), ev)
 	}
 	hit := false
 	if f.all {
 		hit = len(f.values) > 0
 		for _, ms := range f.values {
-			if !anyMatchNum(ms, x, s) {
+			if !anyMatchNum(ms, n) {
 				hit = false
 				break
 			}
 		}
 	} else {
 		for _, ms := range f.values {
-			if anyMatchNum(ms, x, s) {
+			if anyMatchNum(ms, n) {
 				hit = true
 				break
 			}
@@ -543,18 +568,22 @@ func anyMatch(ms []matcher, s string) bool {
 	return false
 }
 
-func anyMatchNum(ms []matcher, x float64, s string) bool {
+func anyMatchNum(ms []matcher, n number) bool {
+	var s string // n's text, once needed
 	for _, m := range ms {
 		switch m := m.(type) {
 		case numMatcher:
-			if m.matchNum(x) {
+			if m.matchNum(n.x) {
 				return true
 			}
 		case numEqual:
-			if x == m.num {
+			if n.x == m.num {
 				return true
 			}
 		default:
+			if s == "" {
+				s = n.text()
+			}
 			if m.matchString(s) {
 				return true
 			}

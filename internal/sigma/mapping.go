@@ -23,6 +23,22 @@ var (
 // a Suricata record).
 type target struct {
 	sources map[string]*requirement
+	// key names the sources and their requirements, canonically
+	// (Compiled.Scope).
+	key string
+}
+
+// setKey sets t's key from its sources and requirements.
+func (t *target) setKey() {
+	var b strings.Builder
+	for _, src := range t.sourceList() {
+		b.WriteString(src)
+		if r := t.sources[src]; r != nil {
+			b.WriteString("?" + r.field + "=" + strings.Join(r.values, "|"))
+		}
+		b.WriteByte(';')
+	}
+	t.key = b.String()
 }
 
 // requirement narrows a source's events: field must equal one of values
@@ -138,6 +154,7 @@ func resolveLogSource(ls LogSource) (*target, error) {
 		}
 		return nil, fail(field, "%q: no Vigil source reads these logs (Vigil reads linux auth/syslog, firewall, dns, zeek dns, suricata)", v)
 	}
+	t.setKey()
 	return t, nil
 }
 
