@@ -25,6 +25,11 @@ type Event struct {
 	Fields     parse.Event
 	// Raw is the artifact's line, which Sigma keywords search.
 	Raw string
+	// RawGrams sketch Raw's bytes and byte pairs (internal/sigma.Grams),
+	// once RawGramsSet: the Sigma rules of a batch read the line once for
+	// all of them.
+	RawGrams    [8]uint64
+	RawGramsSet bool
 	// Intel lists threat-intelligence matches found by enrichment.
 	Intel []vigil.IntelHit
 }

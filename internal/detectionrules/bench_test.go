@@ -37,7 +37,7 @@ func benchRules(n int) []*vigil.DetectionRule {
 }
 
 // benchEvents parses the first lines of real logs of each source.
-func benchEvents(b *testing.B) []*detect.Event {
+func benchEvents(b testing.TB) []*detect.Event {
 	files := []struct{ source, rel string }{
 		{"auth", "auth/fail2ban-sshd.log"}, {"auth", "auth/loghub-Linux_2k.log"},
 		{"firewall", "firewall/iptablogs-netfilter.log"}, {"zeek", "dns/wrccdc2018-zeek-dns.log"},

@@ -56,7 +56,7 @@ func (d *corrDetector) Window() detect.Window {
 // group-by field: keyed by their values, the member the field's value
 // (value_count) or the base rule (temporal, temporal_ordered).
 func (d *corrDetector) Signals(ev *detect.Event) []vigil.Signal {
-	sev := sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}
+	sev := sigmaEvent(ev)
 	var hit *corrBase
 	for i := range d.bases {
 		if d.bases[i].rule.Match(&sev) {

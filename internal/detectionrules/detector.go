@@ -81,7 +81,7 @@ func (d *ruleDetector) InScope(ev *detect.Event) bool {
 
 // ScopedSignals is Signals for an event of the rule's log source.
 func (d *ruleDetector) ScopedSignals(ev *detect.Event) []vigil.Signal {
-	sev := sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}
+	sev := sigmaEvent(ev)
 	if !d.rule.MatchInScope(&sev) {
 		return nil
 	}
@@ -101,6 +101,16 @@ func (d *ruleDetector) ScopedSignals(ev *detect.Event) []vigil.Signal {
 		}
 	}
 	return []vigil.Signal{{Key: key, Nodes: nodes}}
+}
+
+// sigmaEvent is ev as the Sigma engine reads it, with its line's grams,
+// read at the first rule that reads ev.
+func sigmaEvent(ev *detect.Event) sigma.Event {
+	if !ev.RawGramsSet {
+		(*sigma.Grams)(&ev.RawGrams).Add(ev.Raw)
+		ev.RawGramsSet = true
+	}
+	return sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw, Grams: (*sigma.Grams)(&ev.RawGrams)}
 }
 
 func nodeTypeOf(field string) string {

@@ -1,6 +1,7 @@
 package detectionrules
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
 	"github.com/vigil-soc/vigil/internal/parse"
+	"github.com/vigil-soc/vigil/internal/sigma"
+	"github.com/vigil-soc/vigil/internal/starterrules"
 )
 
 func TestSeverity(t *testing.T) {
@@ -126,4 +129,50 @@ func TestTemporalOrderedDetector(t *testing.T) {
 	if !strings.Contains(f.Description, "its 2 rules matched in order (second, then first) for 89.160.20.156 within 10m0s") {
 		t.Errorf("description %q", f.Description)
 	}
+}
+
+// TestScopedSignalsAsBefore: on the datasets' lines, every starter rule
+// and bench rule finds through the engine (a batch sorted out by log
+// source, lines sketched once for all rules) exactly what it finds
+// alone, line by line, with no scope and no sketch.
+func TestScopedSignalsAsBefore(t *testing.T) {
+	evs := benchEvents(t)
+	rules := append(starterrules.ForOrg("t", nil), benchRules(100)...)
+	// Rules that match some of the lines, of each kind of pattern.
+	for i, text := range []string{
+		"logsource:\n    product: linux\ndetection:\n    k:\n        - 'failed PASSWORD'\n        - 'Invalid user'\n    condition: k\n",
+		"logsource:\n    product: linux\n    service: sshd\ndetection:\n    k:\n        - 'Failed * for*from'\n    condition: k\n",
+		"logsource:\n    product: linux\ndetection:\n    k:\n        - 'PROTO=TCP'\n    condition: k\n",
+		"logsource:\n    category: dns\ndetection:\n    s:\n        query|contains: 'www'\n    condition: s\n",
+		"logsource:\n    product: linux\n    service: auth\ndetection:\n    s:\n        user.name: ROOT\n    condition: s\n",
+		"logsource:\n    product: linux\ndetection:\n    k:\n        - 'session opened'\n    condition: k\n",
+	} {
+		rules = append(rules, &vigil.DetectionRule{ID: fmt.Sprintf("m%d", i), Enabled: true, Kind: "detection", Rule: fmt.Sprintf("title: m%d\n", i) + text})
+	}
+	dets, errs := Compile(rules)
+	if len(errs) > 0 {
+		t.Fatalf("left out: %v", errs)
+	}
+	got := map[string]int{}
+	for _, d := range detect.NewEngine(dets...).Screened(evs, nil) {
+		got[d.Detector] += len(d.Signals)
+	}
+	matched := 0
+	for _, d := range dets {
+		r := d.(*ruleDetector)
+		want := 0
+		for _, ev := range evs {
+			if r.rule.Match(&sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}) {
+				want++
+			}
+		}
+		if got[d.Name()] != want {
+			t.Errorf("%s: %d signals, %d lines match it alone", d.Name(), got[d.Name()], want)
+		}
+		matched += want
+	}
+	if matched == 0 {
+		t.Error("no rule matched any line: the comparison proves nothing")
+	}
+	t.Logf("%d rules, %d lines, %d matches", len(dets), len(evs), matched)
 }

@@ -13,6 +13,9 @@ type Event struct {
 	Source string
 	Fields parse.Event
 	Raw    string
+	// Grams, when set, sketch Raw (Grams.Add): keywords with a byte or
+	// byte pair the line lacks are ruled out without a search.
+	Grams *Grams
 }
 
 // Compiled is a detection (or filter) rule ready to evaluate.
@@ -105,11 +108,12 @@ func (c *Compiled) Scope() string { return c.target.key }
 func (c *Compiled) MatchInScope(ev *Event) bool { return c.matchCond(ev) }
 
 func (c *Compiled) matchCond(ev *Event) bool {
-	if !c.cond.eval(ev.Fields, ev.Raw) {
+	raw := line{ev.Raw, ev.Grams}
+	if !c.cond.eval(ev.Fields, raw) {
 		return false
 	}
 	for _, f := range c.filters {
-		if f.cond.eval(ev.Fields, ev.Raw) {
+		if f.cond.eval(ev.Fields, raw) {
 			return false
 		}
 	}
@@ -348,7 +352,7 @@ func (cc *compiler) cond(c cond) (node, error) {
 // Nodes take the event's fields and raw line, not a pointer to an Event,
 // so that evaluating does not make the event escape to the heap.
 type node interface {
-	eval(f parse.Event, raw string) bool
+	eval(f parse.Event, raw line) bool
 }
 
 type (
@@ -375,7 +379,7 @@ func orOf(ns []node) node {
 	return orNode(ns)
 }
 
-func (a andNode) eval(f parse.Event, raw string) bool {
+func (a andNode) eval(f parse.Event, raw line) bool {
 	for _, n := range a {
 		if !n.eval(f, raw) {
 			return false
@@ -384,7 +388,7 @@ func (a andNode) eval(f parse.Event, raw string) bool {
 	return true
 }
 
-func (o orNode) eval(f parse.Event, raw string) bool {
+func (o orNode) eval(f parse.Event, raw line) bool {
 	for _, n := range o {
 		if n.eval(f, raw) {
 			return true
@@ -393,9 +397,9 @@ func (o orNode) eval(f parse.Event, raw string) bool {
 	return false
 }
 
-func (n notNode) eval(f parse.Event, raw string) bool { return !n.x.eval(f, raw) }
+func (n notNode) eval(f parse.Event, raw line) bool { return !n.x.eval(f, raw) }
 
-func (a *atLeast) eval(f parse.Event, raw string) bool {
+func (a *atLeast) eval(f parse.Event, raw line) bool {
 	k := 0
 	for _, n := range a.xs {
 		if n.eval(f, raw) {
@@ -413,7 +417,7 @@ type existsNode struct {
 	want  bool
 }
 
-func (e *existsNode) eval(f parse.Event, _ string) bool {
+func (e *existsNode) eval(f parse.Event, _ line) bool {
 	_, ok := f[e.field]
 	return ok == e.want
 }
@@ -431,9 +435,9 @@ type fieldNode struct {
 	neq    bool
 }
 
-func (f *fieldNode) eval(ev parse.Event, raw string) bool {
+func (f *fieldNode) eval(ev parse.Event, raw line) bool {
 	if f.raw {
-		return f.test(raw, ev)
+		return f.testLine(raw, ev)
 	}
 	v, ok := ev[f.field]
 	if !ok || v == nil {
@@ -478,15 +482,21 @@ func (f *fieldNode) eval(ev parse.Event, raw string) bool {
 
 // test matches one string: true when the value matches (or, under neq,
 // matches none of the values).
-func (f *fieldNode) test(s string, ev parse.Event) bool {
-	hit := f.hit(s, ev)
+func (f *fieldNode) test(s string, ev parse.Event) bool { return f.testIn(s, line{}, ev) }
+
+// testLine tests a raw line (keywords), ruling out without a search the
+// values whose bytes it lacks.
+func (f *fieldNode) testLine(l line, ev parse.Event) bool { return f.testIn(l.s, l, ev) }
+
+func (f *fieldNode) testIn(s string, l line, ev parse.Event) bool {
+	hit := f.hit(s, l, ev)
 	if f.neq {
 		return !hit
 	}
 	return hit
 }
 
-func (f *fieldNode) hit(s string, ev parse.Event) bool {
+func (f *fieldNode) hit(s string, l line, ev parse.Event) bool {
 	if f.refs != nil {
 		for _, r := range f.refs {
 			o, ok := ev[r]
@@ -502,14 +512,14 @@ func (f *fieldNode) hit(s string, ev parse.Event) bool {
 	}
 	if f.all {
 		for _, ms := range f.values {
-			if !anyMatch(ms, s) {
+			if !anyMatch(ms, s, l) {
 				return false
 			}
 		}
 		return len(f.values) > 0
 	}
 	for _, ms := range f.values {
-		if anyMatch(ms, s) {
+		if anyMatch(ms, s, l) {
 			return true
 		}
 	}
@@ -559,8 +569,15 @@ func (f *fieldNode) testNum(n number, ev parse.Event) bool {
 	return hit
 }
 
-func anyMatch(ms []matcher, s string) bool {
+// anyMatch reports whether s matches one of ms; s is l's line when
+// l.grams is set.
+func anyMatch(ms []matcher, s string, l line) bool {
 	for _, m := range ms {
+		if l.grams != nil {
+			if p, ok := m.(*pattern); ok && !l.mayHold(p) {
+				continue
+			}
+		}
 		if m.matchString(s) {
 			return true
 		}

@@ -240,6 +240,12 @@ type pattern struct {
 	// anchor is the offset in lit of the byte an uncased contains
 	// searches for first (anchorOf).
 	anchor int
+	// need holds the bytes (letters folded) every value the pattern
+	// matches holds, when needs: a raw line without one of them is no
+	// match (Grams). Not set for regular expressions, whose (?i)
+	// folds some letters to non-ASCII ones (k, K and the Kelvin sign).
+	need  Grams
+	needs bool
 }
 
 type patternKind int
@@ -296,6 +302,7 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 	}
 	flush()
 	p := &pattern{cased: cased}
+	defer p.setNeed()
 	ascii := isASCII(v)
 	fold := func(s string) string {
 		if cased {
@@ -354,6 +361,22 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 	}
 	p.kind, p.re = patGlob, rx
 	return p, nil
+}
+
+// setNeed sets the bytes every value p matches holds: those of its
+// literals, matched byte for byte or with ASCII letters folded.
+func (p *pattern) setNeed() {
+	switch p.kind {
+	case patExact, patPrefix, patSuffix, patContains:
+		p.need.Add(p.lit)
+	case patSegments:
+		for _, l := range p.segs.lits {
+			p.need.Add(l)
+		}
+	default:
+		return
+	}
+	p.needs = p.need != Grams{}
 }
 
 func isASCII(s string) bool {
