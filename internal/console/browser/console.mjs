@@ -209,6 +209,17 @@ try {
   assert.match(await page.textContent(".alert"), /rate_limit/, "a bad setting is named");
   await shot(page, "settings");
 
+  log("audit log: the role just created and the incident's assignee, who and what changed");
+  await page.goto("/audit");
+  assert.ok(await page.locator("table.audit tr", { hasText: "triage" }).count() >= 1, "the role's creation is listed");
+  await page.selectOption("select[name=resource_type]", "incident");
+  await Promise.all([page.waitForURL(/resource_type=incident/), page.click("form.filters button[type=submit]")]);
+  const audit = await page.textContent("table.audit tbody");
+  assert.match(audit, /assignee/, "the assignment is listed with its field");
+  assert.match(audit, /alice/, "with its actor");
+  assert.ok(!audit.includes("triage"), "the filter keeps incidents only");
+  await shot(page, "audit");
+
   log("queue: bulk status change of two incidents");
   await page.goto("/?status=1");
   await page.locator("#rows tr input[name=id]").nth(0).check();
