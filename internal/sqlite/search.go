@@ -182,6 +182,12 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			total, err = count(cond+drive, args...)
 			break
 		}
+		if alone && f.Source == "" {
+			var ok bool
+			if total, ok, err = interiorCount(ctx, tx, org, f.Range, cond, filterArgs, expr, lo, hi); err != nil || ok {
+				break
+			}
+		}
 		var n int
 		if n, err = bounded(cond, filterArgs...); err != nil {
 			break
@@ -320,6 +326,57 @@ func (s *Store) outsideCount(ctx context.Context, tx *sql.Tx, org string, r vigi
 			return 0, false, err
 		}
 		total -= n
+	}
+	return total, true, nil
+}
+
+// interiorCount counts the matches of expr in the time window r of an
+// org alone in the store (cond and its args) without reading their rows,
+// when the rowids of the window's whole buckets, [ilo, ihi], hold no
+// artifact of another bucket: then every match among them is in the
+// window, the full-text index counts them, and only the matches among
+// the window's other rowids (its two partial buckets, when artifacts
+// arrive in time order) are read to test their time. ok is false when
+// another bucket's rowids reach into [ilo, ihi] (a backfill).
+func interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, cond string, args []any,
+	expr string, lo, hi int64) (total int, ok bool, err error) {
+	first, last := int64(math.MinInt64), int64(math.MaxInt64)
+	if !r.Start.IsZero() {
+		first = bucketOf(nanos(r.Start)) + 1
+	}
+	if !r.End.IsZero() {
+		last = bucketOf(nanos(r.End)) - 1
+	}
+	if first > last {
+		return 0, false, nil
+	}
+	var ilo, ihi sql.NullInt64
+	var clash bool
+	err = tx.QueryRowContext(ctx, `SELECT MIN(min_rowid), MAX(max_rowid) FROM artifact_spans WHERE org_id = ? AND bucket BETWEEN ? AND ?`,
+		org, first, last).Scan(&ilo, &ihi)
+	if err != nil || !ilo.Valid {
+		return 0, false, err
+	}
+	err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifact_spans WHERE NOT (org_id = ? AND bucket BETWEEN ? AND ?)
+		AND max_rowid >= ? AND min_rowid <= ?)`, org, first, last, ilo.Int64, ihi.Int64).Scan(&clash)
+	if err != nil || clash {
+		return 0, false, err
+	}
+	if total, _, err = countMatches(ctx, tx, expr, ilo.Int64, ihi.Int64, -1); err != nil {
+		return 0, false, err
+	}
+	for _, edge := range [][2]int64{{lo, ilo.Int64 - 1}, {ihi.Int64 + 1, hi}} {
+		if edge[0] > edge[1] {
+			continue
+		}
+		var n int
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond+
+			` AND a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)`,
+			append(slices.Clone(args), expr, edge[0], edge[1])...).Scan(&n)
+		if err != nil {
+			return 0, false, err
+		}
+		total += n
 	}
 	return total, true, nil
 }
