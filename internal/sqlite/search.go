@@ -233,7 +233,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	}
 	var out []*vigil.Artifact
 	if dense {
-		out, err = s.walkPage(ctx, tx, cond, args[:len(args)-3], expr, f.Page, matches, stored, list)
+		out, err = s.walkPage(ctx, tx, base, baseArgs, f.Range, expr, f.Page, matches, stored, list)
 	} else {
 		out, err = list(page, args...)
 	}
@@ -382,15 +382,18 @@ func interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRang
 }
 
 // walkPage lists the page of a query whose matches are dense among the
-// filter's artifacts (cond and its args; matches of about stored): it tests only the newest
+// filter's artifacts (base conditions, their args and the time range r;
+// matches of about stored): it tests only the newest
 // entries of the filter, w of them and every other of the same timestamp,
 // gathering the matches among their rowids only, and tests four times as
 // many while they hold fewer than the page needs. Every artifact outside
 // such a window is older than all those in it, so that a window holding
 // offset+limit matches holds the page. The first w is what the matches'
 // density says the page needs, twice over.
-func (s *Store) walkPage(ctx context.Context, tx *sql.Tx, cond string, args []any, expr string, p vigil.Page, matches, stored int,
-	list func(string, ...any) ([]*vigil.Artifact, error)) ([]*vigil.Artifact, error) {
+func (s *Store) walkPage(ctx context.Context, tx *sql.Tx, base []string, baseArgs []any, r vigil.TimeRange, expr string, p vigil.Page,
+	matches, stored int, list func(string, ...any) ([]*vigil.Artifact, error)) ([]*vigil.Artifact, error) {
+	where, args := rangeClause("a.ts", r, slices.Clone(base), slices.Clone(baseArgs))
+	cond := strings.Join(where, " AND ")
 	pa := pageArgs(p)
 	limit, offset := pa[0].(int), pa[1].(int)
 	w := s.plan.walkWindow
@@ -413,8 +416,12 @@ func (s *Store) walkPage(ctx context.Context, tx *sql.Tx, cond string, args []an
 		if err != nil {
 			return nil, err
 		}
-		win := cond + " AND a.ts >= ?"
-		winArgs := append(slices.Clone(args), from)
+		// The window's start replaces the filter's (from is within the
+		// filter): given two lower bounds, SQLite may seek by the wider.
+		wr := r
+		wr.Start = fromNanos(from)
+		ww, winArgs := rangeClause("a.ts", wr, slices.Clone(base), slices.Clone(baseArgs))
+		win := strings.Join(ww, " AND ")
 		var lo, hi int64
 		if err := tx.QueryRowContext(ctx, `SELECT MIN(a.rowid), MAX(a.rowid) FROM artifacts a WHERE `+win, winArgs...).Scan(&lo, &hi); err != nil {
 			return nil, err
