@@ -100,7 +100,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.Webhook, "webhook", "", "before the load, subscribe the org to every webhook event type at this URL, and count its deliveries after "+
 		"(a local receiver needs --serve-args \"--webhook-allow-http-hosts 127.0.0.1 --webhook-allow-networks 127.0.0.0/8\")")
 	fs.StringVar(&c.GrowthPNG, "growth-png", "", "instead of a run: plot the --json reports of --growth-from (rate, per CPU-second, search p99) against the artifacts stored, to this PNG file")
-	fs.StringVar(&c.GrowthFrom, "growth-from", "", "the reports of --growth-png: label=report.json, comma-separated (one line per label)")
+	fs.StringVar(&c.GrowthFrom, "growth-from", "", "the reports of --growth-png: label=report.json or label=load.json+search.json (the search phase of a later run), comma-separated (one line per label)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile taken when the clients stop (the queue at its fullest) to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")

@@ -20,7 +20,20 @@ type growthPoint struct {
 	rep    Report
 }
 
-// readGrowth reads --growth-from: label=report.json, comma-separated.
+// readReport reads a --json report.
+func readReport(path string, r *Report) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("--growth-from: %w", err)
+	}
+	if err := json.Unmarshal(data, r); err != nil {
+		return fmt.Errorf("--growth-from: %s: %w", path, err)
+	}
+	return nil
+}
+
+// readGrowth reads --growth-from: label=report.json (or
+// label=load.json+search.json), comma-separated.
 func readGrowth(spec string) ([]growthPoint, error) {
 	var out []growthPoint
 	for _, item := range strings.Split(spec, ",") {
@@ -28,13 +41,19 @@ func readGrowth(spec string) ([]growthPoint, error) {
 		if !ok {
 			return nil, fmt.Errorf("--growth-from: %q is not label=report.json", item)
 		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("--growth-from: %w", err)
-		}
+		// load.json+search.json: the search phase of a later run on the
+		// same store.
+		path, searchPath, _ := strings.Cut(path, "+")
 		var p growthPoint
-		if err := json.Unmarshal(data, &p.rep); err != nil {
-			return nil, fmt.Errorf("--growth-from: %s: %w", path, err)
+		if err := readReport(path, &p.rep); err != nil {
+			return nil, err
+		}
+		if searchPath != "" {
+			var later Report
+			if err := readReport(searchPath, &later); err != nil {
+				return nil, err
+			}
+			p.rep.Search = later.Search
 		}
 		if p.rep.Search == nil || p.rep.Load == nil {
 			return nil, fmt.Errorf("--growth-from: %s has no load and search phase", path)
