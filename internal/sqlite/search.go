@@ -179,7 +179,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			// Few matches in the window's rowids: reading them is
 			// cheaper than walking a filter of any size.
 			dense = false
-			total, err = count(cond+drive, args...)
+			total, err = countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
 			break
 		}
 		if alone && f.Source == "" {
@@ -206,7 +206,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 				break
 			}
 		}
-		total, err = count(cond+drive, args...)
+		total, err = countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
 	}
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
@@ -369,16 +369,23 @@ func interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRang
 		if edge[0] > edge[1] {
 			continue
 		}
-		var n int
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond+
-			` AND a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)`,
-			append(slices.Clone(args), expr, edge[0], edge[1])...).Scan(&n)
+		n, err := countDriven(ctx, tx, cond, args, expr, edge[0], edge[1])
 		if err != nil {
 			return 0, false, err
 		}
 		total += n
 	}
 	return total, true, nil
+}
+
+// countDriven counts the artifacts of cond (and its args) among the
+// rowids [lo, hi] matching expr by reading each match's row: CROSS JOIN
+// keeps SQLite from walking cond's index instead, which it may prefer
+// for a wide time window however few the matches.
+func countDriven(ctx context.Context, tx *sql.Tx, cond string, args []any, expr string, lo, hi int64) (n int, err error) {
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT rowid AS r FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?) m
+		CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond, append([]any{expr, lo, hi}, args...)...).Scan(&n)
+	return n, err
 }
 
 // walkPage lists the page of a query whose matches are dense among the
