@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -20,6 +22,7 @@ const (
 	previewScan    = 500
 	previewMatches = 100
 	previewBudget  = 2 * time.Second
+	previewWorkers = 4
 )
 
 // previewBody is a rule as it would be saved; id names the rule it would
@@ -106,20 +109,45 @@ func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
 	}
 	budget, cancel := context.WithTimeout(r.Context(), previewBudget)
 	defer cancel()
+	// A few readers at once (each incident is a handful of indexed reads);
+	// the answer is the most recently active incidents looked at, in order.
+	type result struct {
+		m    *rules.PreviewMatch
+		err  error
+		done bool
+	}
+	results := make([]result, len(ids))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(previewWorkers, len(ids)) {
+		wg.Go(func() {
+			for budget.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(ids) {
+					return
+				}
+				m, err := pv.Match(budget, ids[i])
+				results[i] = result{m: m, err: err, done: true}
+			}
+		})
+	}
+	wg.Wait()
 	var found []rules.PreviewMatch
 	scanned := 0
-	for _, id := range ids {
-		m, err := pv.Match(budget, id)
-		if err != nil {
+	for _, res := range results {
+		if !res.done {
+			break
+		}
+		if res.err != nil {
 			if budget.Err() != nil && r.Context().Err() == nil {
 				break // out of time: what was looked at is the answer
 			}
-			s.fail(w, r, err)
+			s.fail(w, r, res.err)
 			return
 		}
 		scanned++
-		if m != nil {
-			found = append(found, *m)
+		if res.m != nil {
+			found = append(found, *res.m)
 		}
 	}
 	matches := []previewMatch{}
