@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -99,23 +100,35 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	v.Incidents = list.Incidents
 	v.Page = newPager("/", form, list.Total, list.Offset, max(list.Limit, 1))
-	// Counts per status under the same other filters: one count query each.
-	cq := url.Values{}
-	for k, vs := range q {
-		if k != "status" && k != "offset" && k != "sort" {
-			cq[k] = vs
+	// Counts per status under the same other filters: one count query
+	// each, asked at once (each reads the org's incidents when a title
+	// search is on).
+	statuses := []int{vigil.StatusNew, vigil.StatusInvestigating, vigil.StatusResolved, vigil.StatusClosed, vigil.StatusDisrupted}
+	counts := make([]incidentList, len(statuses))
+	errs := make([]error, len(statuses))
+	if p.Err == nil {
+		var wg sync.WaitGroup
+		for i, st := range statuses {
+			cq := url.Values{}
+			for k, vs := range q {
+				if k != "status" && k != "offset" && k != "sort" {
+					cq[k] = vs
+				}
+			}
+			cq.Set("limit", "1")
+			cq.Set("status", strconv.Itoa(st))
+			wg.Go(func() { _, errs[i] = c.call(r, s.token, "GET", "/v1/incidents", cq, nil, &counts[i]) })
 		}
-	}
-	cq.Set("limit", "1")
-	all := 0
-	for _, st := range []int{vigil.StatusNew, vigil.StatusInvestigating, vigil.StatusResolved, vigil.StatusClosed, vigil.StatusDisrupted} {
-		cq.Set("status", strconv.Itoa(st))
-		var n incidentList
-		if p.Err == nil {
-			if _, err := c.call(r, s.token, "GET", "/v1/incidents", cq, nil, &n); err != nil {
-				p.Err = err
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				p.Err = err // the first, as the API said it
+				break
 			}
 		}
+	}
+	all := 0
+	for i, st := range statuses {
 		link := url.Values{}
 		for k, vs := range form {
 			if k != "status" && k != "offset" {
@@ -123,8 +136,8 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 		}
 		link.Set("status", strconv.Itoa(st))
-		v.Counts = append(v.Counts, statusCount{Status: st, N: n.Total, Link: "/?" + link.Encode(), Active: form.Get("status") == strconv.Itoa(st)})
-		all += n.Total
+		v.Counts = append(v.Counts, statusCount{Status: st, N: counts[i].Total, Link: "/?" + link.Encode(), Active: form.Get("status") == strconv.Itoa(st)})
+		all += counts[i].Total
 		link.Del("status")
 		v.All = statusCount{N: all, Link: "/?" + link.Encode(), Active: form.Get("status") == ""}
 	}
