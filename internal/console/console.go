@@ -112,7 +112,7 @@ func Mount(api http.Handler, c *Console) http.Handler {
 // browser's request for HTML.
 func (c *Console) serves(r *http.Request) bool {
 	p := r.URL.Path
-	for _, prefix := range []string{"/static/", "/signin", "/signout", "/incidents", "/queue", "/search", "/observations", "/rules", "/roles", "/settings", "/nodes/"} {
+	for _, prefix := range []string{"/static/", "/signin", "/signout", "/incidents", "/queue", "/search", "/observations", "/rules", "/roles", "/settings", "/nodes/", "/detections", "/audit"} {
 		if strings.HasPrefix(p, prefix) {
 			return true
 		}

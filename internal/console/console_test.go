@@ -154,6 +154,11 @@ func TestMountRoutes(t *testing.T) {
 		{"/", "", "console"},
 		{"/static/console.css", "", "console"},
 		{"/incidents/x", "", "console"},
+		{"/detections", "", "console"},
+		{"/audit", "", "console"},
+		{"/nodes/incidents", "", "console"},
+		{"/queue/live", "", "console"},
+		{"/signin/oidc", "", "console"},
 	} {
 		r := httptest.NewRequest("GET", tc.path, nil)
 		if tc.accept != "" {
