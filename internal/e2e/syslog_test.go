@@ -80,6 +80,14 @@ func TestSyslogRealClients(t *testing.T) {
 	// rsyslog: two files and 300 messages through its own socket.
 	authFile, authLines := datasetFile(t, dir, "auth")
 	fwFile, fwLines := datasetFile(t, dir, "firewall")
+
+	// While rsyslog sends, another org keeps the queue (--max-pending 1)
+	// busy through POST /v1/artifacts, so that the listeners meet a full
+	// queue however fast the one worker is: a machine with nothing else
+	// to do kept up with rsyslog alone and never refused a batch. It
+	// starts after the UDP lines are in (UDP cannot push back) and stops
+	// once every syslog line is stored.
+	stopFlood := floodQueue(t, ctx, newClient(p, mintToken(t, data, "flood", "signals:write")), authLines)
 	sock := filepath.Join(dir, "log.sock")
 	conf := filepath.Join(dir, "rsyslog.conf")
 	writeFile(t, conf, fmt.Sprintf(rsyslogConf, dir, pki.caFile, clientCert, clientKey, authFile, fwFile, sock,
@@ -117,6 +125,7 @@ func TestSyslogRealClients(t *testing.T) {
 		wantAcme, wantGlobex, len(authLines), len(fwLines))
 	awaitTotal(t, ctx, acme, wantAcme, "every line in acme")
 	awaitTotal(t, ctx, globex, wantGlobex, "every line in globex")
+	stopFlood()
 	time.Sleep(2 * time.Second) // a duplicate would come late
 	awaitTotal(t, ctx, acme, wantAcme, "no more in acme")
 	awaitTotal(t, ctx, globex, wantGlobex, "no more in globex")
@@ -169,8 +178,8 @@ func TestSyslogRealClients(t *testing.T) {
 	blocked, _ := metric(ctx, p, "vigil_syslog_blocked_seconds_total")
 	dropped, _ := metric(ctx, p, "vigil_syslog_dropped_total")
 	t.Logf("the queue refused %v batches; the listeners waited %.1f s", throttled, blocked)
-	if throttled == 0 {
-		t.Error("the queue never refused a batch: the test did not exercise backpressure")
+	if throttled == 0 || blocked == 0 {
+		t.Error("the queue never made the syslog listeners wait: the test did not exercise backpressure")
 	}
 	if dropped != 0 {
 		t.Errorf("vigil_syslog_dropped_total = %v, want 0", dropped)
@@ -385,4 +394,31 @@ func (p *testPKI) issueFiles(t *testing.T, dir, name string, subject pkix.Name, 
 	writeFile(t, certFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
 	writeFile(t, keyFile, string(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kb})))
 	return certFile, keyFile
+}
+
+// floodQueue posts lines to c's org in batches of 500, again and again,
+// each refused batch again after a short pause, until the returned stop
+// is called; stop waits for the poster to end.
+func floodQueue(t *testing.T, ctx context.Context, c *client.Client, lines []string) (stop func()) {
+	t.Helper()
+	arts := make([]client.NewArtifact, 0, 500)
+	for _, l := range lines[:min(len(lines), 500)] {
+		arts = append(arts, client.NewArtifact{Source: "auth", Raw: l})
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			res, err := c.PostArtifacts(ctx, arts)
+			if err == nil && res.Status/100 == 2 {
+				continue
+			}
+			select { // refused (429) or failed: let the syslog batches compete
+			case <-ctx.Done():
+			case <-time.After(20 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
 }
