@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -119,13 +120,27 @@ func TestSyslogRealClients(t *testing.T) {
 	}
 	runTool(t, bytes.NewReader(local.Bytes()), logger, "-u", sock, "-t", "sshd", "-i", "-p", "authpriv.info")
 
+	// The listeners met the full queue and waited (the metric counts
+	// the time from a refused batch to its retry): the flood has done
+	// its part, and stops so that the listeners catch up.
+	for {
+		if blocked, _ := metric(ctx, p, "vigil_syslog_blocked_seconds_total"); blocked > 0 {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the syslog listeners never waited for the queue while another org kept it full")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	stopFlood()
+
 	files := len(authLines) + len(fwLines)
 	wantAcme, wantGlobex := 400+files+300, files+300
 	t.Logf("waiting for %d artifacts in acme, %d in globex (%d auth and %d firewall lines, 300 local messages, 400 of logger)",
 		wantAcme, wantGlobex, len(authLines), len(fwLines))
 	awaitTotal(t, ctx, acme, wantAcme, "every line in acme")
 	awaitTotal(t, ctx, globex, wantGlobex, "every line in globex")
-	stopFlood()
 	time.Sleep(2 * time.Second) // a duplicate would come late
 	awaitTotal(t, ctx, acme, wantAcme, "no more in acme")
 	awaitTotal(t, ctx, globex, wantGlobex, "no more in globex")
@@ -396,9 +411,9 @@ func (p *testPKI) issueFiles(t *testing.T, dir, name string, subject pkix.Name, 
 	return certFile, keyFile
 }
 
-// floodQueue posts lines to c's org in batches of 500, again and again,
-// each refused batch again after a short pause, until the returned stop
-// is called; stop waits for the poster to end.
+// floodQueue posts lines to c's org in batches of 500 from two posters,
+// again and again, each refused batch again after a short pause, until
+// the returned stop is called; stop waits for the posters to end.
 func floodQueue(t *testing.T, ctx context.Context, c *client.Client, lines []string) (stop func()) {
 	t.Helper()
 	arts := make([]client.NewArtifact, 0, 500)
@@ -406,19 +421,20 @@ func floodQueue(t *testing.T, ctx context.Context, c *client.Client, lines []str
 		arts = append(arts, client.NewArtifact{Source: "auth", Raw: l})
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for ctx.Err() == nil {
-			res, err := c.PostArtifacts(ctx, arts)
-			if err == nil && res.Status/100 == 2 {
-				continue
+	var wg sync.WaitGroup
+	for range 2 { // two posters: one is pending while the other's batch is stored
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				res, err := c.PostArtifacts(ctx, arts)
+				if err == nil && res.Status/100 == 2 {
+					continue
+				}
+				select { // refused (429) or failed: let the syslog batches compete
+				case <-ctx.Done():
+				case <-time.After(20 * time.Millisecond):
+				}
 			}
-			select { // refused (429) or failed: let the syslog batches compete
-			case <-ctx.Done():
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
-	return func() { cancel(); <-done }
+		})
+	}
+	return func() { cancel(); wg.Wait() }
 }

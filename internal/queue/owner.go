@@ -159,6 +159,10 @@ func (q *Queue) ownerBucketConfig() jetstream.KeyValueConfig {
 	}
 }
 
+// jsErrCodeSubjectsOverlap is JetStream's "subjects overlap with an
+// existing stream" (not among nats.go's named codes).
+const jsErrCodeSubjectsOverlap jetstream.ErrorCode = 10065
+
 // ownerBucket opens the owner bucket, creating it the first time.
 // Processes creating it at once with the same settings all succeed (the
 // server takes an identical stream creation as a no-op).
@@ -166,8 +170,12 @@ func (q *Queue) ownerBucket(ctx context.Context) (jetstream.KeyValue, error) {
 	kv, err := q.js.KeyValue(ctx, q.names.OwnerBucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
 		kv, err = q.js.CreateKeyValue(ctx, q.ownerBucketConfig())
-		if errors.Is(err, jetstream.ErrBucketExists) {
-			// Created meanwhile by a process with other settings (replicas).
+		var apiErr *jetstream.APIError
+		if errors.Is(err, jetstream.ErrBucketExists) || errors.As(err, &apiErr) && apiErr.ErrorCode == jsErrCodeSubjectsOverlap {
+			// Created meanwhile by a process with other settings
+			// (replicas), or by one racing this one: NATS 2.9 can answer
+			// the loser of two identical creations "subjects overlap with
+			// an existing stream" instead of taking it as a no-op.
 			kv, err = q.js.KeyValue(ctx, q.names.OwnerBucket)
 		}
 	}
