@@ -67,18 +67,7 @@ func (s *Server) getAPIKey(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listAPIKeys(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	keys, total, err := s.store.ListAPIKeys(r.Context(), principal(r.Context()).OrgID, p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "API keys retrieved successfully", listData("api_keys", keys, total, p))
+	servePage(s, w, r, "api_keys", "API keys retrieved successfully", s.store.ListAPIKeys)
 }
 
 // revokeAPIKey revokes a key: every process refuses it within

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -128,18 +129,9 @@ func (s *Server) listComments(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	cs, total, err := s.store.ListComments(r.Context(), principal(r.Context()).OrgID, id, p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "Comments retrieved successfully", listData("comments", cs, total, p))
+	servePage(s, w, r, "comments", "Comments retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]*vigil.Comment, int, error) {
+		return s.store.ListComments(ctx, org, id, p)
+	})
 }
 
 // ownComment returns the comment the path names when the caller may

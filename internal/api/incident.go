@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -145,16 +146,7 @@ func (s *Server) incidentHistory(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	evs, total, err := s.store.IncidentHistory(r.Context(), principal(r.Context()).OrgID, id, p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "Incident history retrieved successfully", listData("events", evs, total, p))
+	servePage(s, w, r, "events", "Incident history retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]*vigil.IncidentEvent, int, error) {
+		return s.store.IncidentHistory(ctx, org, id, p)
+	})
 }

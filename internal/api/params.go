@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"net/http"
 	"net/url"
 	"strconv"
 	"time"
@@ -91,6 +93,24 @@ func (q *query) severity() string {
 }
 
 // listData is the payload of every list response; name is the array's key.
+// servePage answers a list whose only parameters are limit and offset:
+// read gets the caller's org and the page; the items go under name.
+func servePage[T any](s *Server, w http.ResponseWriter, r *http.Request, name, msg string,
+	read func(ctx context.Context, org string, p vigil.Page) ([]T, int, error)) {
+	q := newQuery(r.URL.Query())
+	p := q.page()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	items, total, err := read(r.Context(), principal(r.Context()).OrgID, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok(w, http.StatusOK, msg, listData(name, items, total, p))
+}
+
 func listData(name string, items any, total int, p vigil.Page) map[string]any {
 	return map[string]any{name: items, "total": total, "limit": p.Limit, "offset": p.Offset}
 }

@@ -79,18 +79,7 @@ func (s *Server) getRole(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listRoles(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	roles, total, err := s.store.ListRoles(r.Context(), principal(r.Context()).OrgID, p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "Roles retrieved successfully", listData("roles", roles, total, p))
+	servePage(s, w, r, "roles", "Roles retrieved successfully", s.store.ListRoles)
 }
 
 func (s *Server) updateRole(w http.ResponseWriter, r *http.Request) {

@@ -134,18 +134,7 @@ func (s *Server) getRule(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	rules, total, err := s.store.ListRules(r.Context(), principal(r.Context()).OrgID, p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "Classification rules retrieved successfully", listData("rules", rules, total, p))
+	servePage(s, w, r, "rules", "Classification rules retrieved successfully", s.store.ListRules)
 }
 
 func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -129,18 +130,7 @@ func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	hooks, total, err := s.store.ListWebhooks(r.Context(), principal(r.Context()).OrgID, p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "webhooks retrieved successfully", listData("webhooks", hooks, total, p))
+	servePage(s, w, r, "webhooks", "webhooks retrieved successfully", s.store.ListWebhooks)
 }
 
 func (s *Server) updateWebhook(w http.ResponseWriter, r *http.Request) {
@@ -176,16 +166,7 @@ func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listWebhookDeliveries(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r.URL.Query())
-	p := q.page()
-	if err := q.err(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ds, total, err := s.store.ListWebhookDeliveries(r.Context(), principal(r.Context()).OrgID, r.PathValue("id"), p)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	ok(w, http.StatusOK, "deliveries retrieved successfully", listData("deliveries", ds, total, p))
+	servePage(s, w, r, "deliveries", "deliveries retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]*vigil.WebhookDelivery, int, error) {
+		return s.store.ListWebhookDeliveries(ctx, org, r.PathValue("id"), p)
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,12 +83,7 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 	var list incidentList
 	p := page{Title: "Incidents", Nav: "queue"}
 	v := queueView{Form: form, PollMS: int(c.poll / time.Millisecond)}
-	rows := url.Values{}
-	for k, vs := range form {
-		if k != "changed" && k != "to" {
-			rows[k] = vs
-		}
-	}
+	rows := without(form, "changed", "to")
 	v.Back = "/?" + rows.Encode()
 	v.RowsURL = "/queue/rows?" + rows.Encode()
 	v.LiveURL = "/queue/live"
@@ -109,12 +105,7 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 	if p.Err == nil {
 		var wg sync.WaitGroup
 		for i, st := range statuses {
-			cq := url.Values{}
-			for k, vs := range q {
-				if k != "status" && k != "offset" && k != "sort" {
-					cq[k] = vs
-				}
-			}
+			cq := without(q, "status", "offset", "sort")
 			cq.Set("limit", "1")
 			cq.Set("status", strconv.Itoa(st))
 			wg.Go(func() { _, errs[i] = c.call(r, s.token, "GET", "/v1/incidents", cq, nil, &counts[i]) })
@@ -127,32 +118,20 @@ func (c *Console) queue(w http.ResponseWriter, r *http.Request, s *session) {
 			}
 		}
 	}
-	all := 0
+	others := without(form, "status", "offset")
+	v.All = statusCount{Link: "/?" + others.Encode(), Active: form.Get("status") == ""}
 	for i, st := range statuses {
-		link := url.Values{}
-		for k, vs := range form {
-			if k != "status" && k != "offset" {
-				link[k] = vs
-			}
-		}
+		link := without(others)
 		link.Set("status", strconv.Itoa(st))
 		v.Counts = append(v.Counts, statusCount{Status: st, N: counts[i].Total, Link: "/?" + link.Encode(), Active: form.Get("status") == strconv.Itoa(st)})
-		all += counts[i].Total
-		link.Del("status")
-		v.All = statusCount{N: all, Link: "/?" + link.Encode(), Active: form.Get("status") == ""}
+		v.All.N += counts[i].Total
 	}
 	if form.Get("node") != "" {
 		v.NodeValue = form.Get("node_value")
 		if v.NodeValue == "" {
 			v.NodeValue = "one node"
 		}
-		rest := url.Values{}
-		for k, vs := range form {
-			if k != "node" && k != "node_value" && k != "offset" {
-				rest[k] = vs
-			}
-		}
-		v.NoNode = "/?" + rest.Encode()
+		v.NoNode = "/?" + without(form, "node", "node_value", "offset").Encode()
 	}
 	if n := form.Get("changed"); n != "" {
 		if st, err := strconv.Atoi(form.Get("to")); err == nil && vigil.ValidStatus(st) {
@@ -178,6 +157,17 @@ func (c *Console) queueRows(w http.ResponseWriter, r *http.Request, s *session) 
 		return
 	}
 	c.renderFragment(w, "queue", "rows", page{S: s, Data: queueView{Incidents: list.Incidents}})
+}
+
+// without returns a copy of v without keys (a plain copy with none).
+func without(v url.Values, keys ...string) url.Values {
+	out := url.Values{}
+	for k, vs := range v {
+		if !slices.Contains(keys, k) {
+			out[k] = vs
+		}
+	}
+	return out
 }
 
 // liveTypes are the events that change what a queue shows.
