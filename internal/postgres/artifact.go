@@ -47,6 +47,33 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if len(arts) == 0 {
 		return nil
 	}
+	chunks, months := columnsOf(arts)
+	if err := s.ensurePartitions(ctx, months); err != nil {
+		return wrap("InsertArtifacts", err)
+	}
+	return wrap("InsertArtifacts", s.tx(ctx, func(tx pgx.Tx) error {
+		for _, c := range chunks {
+			if _, err := tx.Exec(ctx, insertArtifactsSQL, org, c.ids, c.sources, c.raws, c.tss, c.metas, c.created, c.events, c.vectors, c.enrichments); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// artifactColumns is a chunk of artifacts as the columns of their rows.
+type artifactColumns struct {
+	ids, sources, metas, vectors []string
+	raws                         [][]byte
+	tss, created                 []int64
+	events, enrichments          []*string
+}
+
+// columnsOf returns arts, each ID once (its first occurrence), as chunks
+// of at most insertChunkRows rows and about insertChunkBytes of raw text,
+// and the months their timestamps fall in. Tokenizing is the costly part;
+// it is done here, outside any transaction.
+func columnsOf(arts []*vigil.Artifact) ([]*artifactColumns, map[int]bool) {
 	seen := make(map[string]bool, len(arts))
 	uniq := make([]*vigil.Artifact, 0, len(arts))
 	months := map[int]bool{}
@@ -60,20 +87,10 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			months[m] = true
 		}
 	}
-	if err := s.ensurePartitions(ctx, months); err != nil {
-		return wrap("InsertArtifacts", err)
-	}
-
-	// Tokenizing is the costly part; do it once, outside the transaction.
-	var chunks [][]any // the arguments of each statement
+	var chunks []*artifactColumns
 	for start := 0; start < len(uniq); {
-		var (
-			ids, sources, metas, vectors []string
-			raws                         [][]byte
-			tss, created                 []int64
-			events, enrichments          []*string
-			size                         int
-		)
+		c := &artifactColumns{}
+		size := 0
 		end := start
 		for end < len(uniq) && end-start < insertChunkRows && (end == start || size+len(uniq[end].Raw) <= insertChunkBytes) {
 			a := uniq[end]
@@ -81,30 +98,22 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if len(a.Metadata) == 0 {
 				meta = "{}"
 			}
-			event := jsonOrNull(a.Event)
-			ids = append(ids, a.ID)
-			sources = append(sources, a.Source)
-			raws = append(raws, []byte(a.Raw))
-			tss = append(tss, nanos(a.Timestamp))
-			metas = append(metas, meta)
-			created = append(created, nanos(a.CreatedAt))
-			events = append(events, event)
-			enrichments = append(enrichments, jsonOrNull(a.Enrichment))
-			vectors = append(vectors, search.TSVector(a.Raw))
+			c.ids = append(c.ids, a.ID)
+			c.sources = append(c.sources, a.Source)
+			c.raws = append(c.raws, []byte(a.Raw))
+			c.tss = append(c.tss, nanos(a.Timestamp))
+			c.metas = append(c.metas, meta)
+			c.created = append(c.created, nanos(a.CreatedAt))
+			c.events = append(c.events, jsonOrNull(a.Event))
+			c.enrichments = append(c.enrichments, jsonOrNull(a.Enrichment))
+			c.vectors = append(c.vectors, search.TSVector(a.Raw))
 			size += len(a.Raw)
 			end++
 		}
-		chunks = append(chunks, []any{org, ids, sources, raws, tss, metas, created, events, vectors, enrichments})
+		chunks = append(chunks, c)
 		start = end
 	}
-	return wrap("InsertArtifacts", s.tx(ctx, func(tx pgx.Tx) error {
-		for _, c := range chunks {
-			if _, err := tx.Exec(ctx, insertArtifactsSQL, c...); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
+	return chunks, months
 }
 
 // Monthly partitions exist for timestamps in [1900, 2200), the range the

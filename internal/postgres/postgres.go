@@ -82,6 +82,10 @@ type Options struct {
 	// (within their deadline), so that searches, however costly, leave
 	// connections to every other read. 0: half the pool, at least 1.
 	MaxSearches int
+	// Schema, when set, is the only schema on the connections' search
+	// path: the store's tables, its migrations included, live there
+	// instead of in the database's default schema. The schema must exist.
+	Schema string
 }
 
 // Open connects to the database at url (postgres://…) and applies pending
@@ -93,6 +97,9 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	}
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
+	}
+	if opt.Schema != "" {
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{opt.Schema}.Sanitize()
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
