@@ -23,7 +23,7 @@ func runBench(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	noEnv := func(string) string { return "" } // the embedded defaults, whatever the environment says
 	return bench.Run(ctx, c, bench.Options{
-		Command: "vigil bench " + strings.Join(args, " "),
+		Command: "vigil bench " + strings.Join(bench.RedactArgs(args), " "),
 		Serve: func(ctx context.Context, args []string, log io.Writer) error {
 			return runServe(ctx, args, noEnv, log, true)
 		},

@@ -161,6 +161,7 @@ func TestValidate(t *testing.T) {
 		"batch is empty": func(c *Config) { c.Batch = 0 },
 		"fill":           func(c *Config) { c.Fill = -1 },
 		"fill, url":      func(c *Config) { c.Fill, c.URL, c.Token = 10, "http://127.0.0.1:1", "t" },
+		"fill, postgres": func(c *Config) { c.Fill, c.DatabaseURL = 10, "postgres://127.0.0.1/v" },
 		"data dir, url":  func(c *Config) { c.DataDir, c.URL, c.Token = "d", "http://127.0.0.1:1", "t" },
 		"fill days":      func(c *Config) { c.FillDays = 0 },
 	} {
@@ -168,6 +169,21 @@ func TestValidate(t *testing.T) {
 		change(&c)
 		if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), "--") {
 			t.Errorf("%s: %v, want an error naming the flag", name, err)
+		}
+	}
+}
+
+func TestRedactArgs(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"--duration 20s --clients 4", "--duration 20s --clients 4"},
+		{"--database-url postgres://u:secret@db:5432/v?sslmode=disable --clients 4", "--database-url postgres://u:****@db:5432/v?sslmode=disable --clients 4"},
+		{"--database-url=postgres://u:secret@db/v", "--database-url=postgres://u:****@db/v"},
+		{"-nats-url nats://tok@127.0.0.1:4222", "-nats-url nats://****@127.0.0.1:4222"},
+		{"--token eyJhbGci.x.y --metrics-token=abc", "--token **** --metrics-token=****"},
+		{"--url http://127.0.0.1:8080 --token", "--url http://127.0.0.1:8080 --token"},
+	} {
+		if got := strings.Join(RedactArgs(strings.Fields(tc.in)), " "); got != tc.want {
+			t.Errorf("RedactArgs(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}
 }

@@ -34,6 +34,12 @@ type Config struct {
 	SearchableTimeout        time.Duration
 	CPUProfile               string
 	MemProfile               string
+	// DatabaseURL is the PostgreSQL of the server under test: the
+	// embedded server's --database-url, or --url's server's database. S
+	// is then measured there (storage_pg.go), not in SQLite.
+	DatabaseURL string
+	// NATSURL is the embedded server's --nats-url.
+	NATSURL string
 	// DataDir is the embedded server's data dir, kept after the run
 	// (default: a temporary one, removed).
 	DataDir string
@@ -78,7 +84,11 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 		"its logs would; \"original\" sends none, so each artifact keeps the event time parsed from its line (2011–2026 in the datasets)")
 	fs.StringVar(&c.Via, "via", ViaHTTP, "how the lines are sent: \"http\" (POST /v1/artifacts), \"elastic-bulk\" (the Elasticsearch bulk endpoint, "+
 		"the source as the index) or \"syslog-tcp\" (the embedded server's syslog TCP listeners, one per source, octet counting; --clients connections each)")
-	fs.BoolVar(&c.StorageLimit, "storage-limit", true, "also measure S: InsertArtifacts of the same lines into a fresh SQLite store in a tight loop")
+	fs.BoolVar(&c.StorageLimit, "storage-limit", true, "also measure S: InsertArtifacts of the same lines into a fresh SQLite store in a tight loop "+
+		"(with --database-url: S_PG, COPY of the same rows into the store's tables and indexes in a scratch schema of that database, dropped after)")
+	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL of the server under test (postgres://…): the embedded server's --database-url, "+
+		"or the database of --url's server; S is then measured there (see --storage-limit)")
+	fs.StringVar(&c.NATSURL, "nats-url", "", "the embedded server's --nats-url, an external NATS JetStream (ignored with --url)")
 	fs.BoolVar(&c.Search, "search", false, "run the search phase after the load")
 	fs.IntVar(&c.SearchArtifacts, "search-artifacts", 1000000, "artifacts stored before the search phase (more are posted if needed)")
 	fs.IntVar(&c.SearchRequests, "search-requests", 200, "sequential requests per query class in the search phase")
@@ -142,6 +152,8 @@ func (c *Config) Validate() error {
 		return errors.New("--fill must not be negative")
 	case c.Fill > 0 && c.URL != "":
 		return errors.New("--fill stores into the embedded server's data dir: not with --url")
+	case c.Fill > 0 && c.DatabaseURL != "":
+		return errors.New("--fill stores into the embedded server's SQLite: not with --database-url")
 	case c.FillDays < 1:
 		return errors.New("--fill-days must be at least 1")
 	case c.DataDir != "" && c.URL != "":

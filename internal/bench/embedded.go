@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,8 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/client"
+	"github.com/vigil-soc/vigil/internal/postgres"
+	"github.com/vigil-soc/vigil/internal/queue"
 )
 
 // startEmbedded runs vigil serve in this process on a free port with a
@@ -67,6 +70,12 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 		}
 		args = append(args, listen...)
 	}
+	if b.f.DatabaseURL != "" {
+		args = append(args, "--database-url", b.f.DatabaseURL)
+	}
+	if b.f.NATSURL != "" {
+		args = append(args, "--nats-url", b.f.NATSURL)
+	}
 	args = append(args, strings.Fields(b.f.ServeArgs)...)
 	b.serverLog = &logCounter{w: b.stderr}
 	sctx, cancel := context.WithCancel(ctx)
@@ -86,7 +95,7 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	}
 	stop = sync.OnceFunc(stop)
 	base := "http://" + addr
-	b.rep.Target = "embedded (in-process vigil serve " + strings.Join(args[10:], " ") + ", data dir in " + os.TempDir() + ")"
+	b.rep.Target = "embedded (in-process vigil serve " + strings.Join(RedactArgs(args[10:]), " ") + ", data dir in " + os.TempDir() + ")"
 	b.rep.Settings.IngestWait, b.rep.Settings.Fsync, b.rep.Settings.ServeArgs = b.f.IngestWait.String(), b.f.Fsync, b.f.ServeArgs
 	probe := client.New(base, "", b.hc)
 	deadline := time.Now().Add(time.Minute)
@@ -114,6 +123,27 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	b.f.Token = tok
 	b.api = client.New(base, tok, b.hc).WithMetrics("http://"+addrs[1], metricsToken)
 	return stop, nil
+}
+
+// RedactArgs returns command-line args as a report may show them: the
+// values of --database-url and --nats-url without passwords, those of
+// --token and --metrics-token replaced by vigil.Redacted, whichever the
+// spelling ("--flag value", "--flag=value", one dash or two).
+func RedactArgs(args []string) []string {
+	hide := func(string) string { return vigil.Redacted }
+	redact := map[string]func(string) string{"database-url": postgres.RedactURL, "nats-url": queue.RedactURL, "token": hide, "metrics-token": hide}
+	out := slices.Clone(args)
+	for i, a := range out {
+		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if f := redact[name]; f != nil && strings.HasPrefix(a, "-") {
+			if inline {
+				out[i] = a[:len(a)-len(value)] + f(value)
+			} else if i+1 < len(out) {
+				out[i+1] = f(out[i+1])
+			}
+		}
+	}
+	return out
 }
 
 // logCounter passes the embedded server's log lines on and counts those

@@ -110,11 +110,19 @@ type WebhookReport struct {
 // StorageReport is the storage limit S and the end-to-end rate's ratio
 // to it.
 type StorageReport struct {
+	// Engine is where S was measured: EngineSQLite or EnginePostgres.
+	Engine    string  `json:"engine"`
 	Seconds   float64 `json:"seconds"`
 	Artifacts int64   `json:"artifacts"`
 	Rate      float64 `json:"rate"`
 	Ratio     float64 `json:"ratio"`
 }
+
+// The engines of StorageReport.
+const (
+	EngineSQLite   = "sqlite InsertArtifacts"
+	EnginePostgres = "postgres COPY"
+)
 
 // SearchReport is the search phase: its preload and each query class.
 type SearchReport struct {
@@ -307,8 +315,15 @@ func (b *bench) writeText(w io.Writer) {
 	}
 	if s := r.Storage; s != nil {
 		p("")
-		p("storage limit S (sqlite.Store.InsertArtifacts, batches of %d, rows + FTS5 only)", b.f.Batch)
+		if s.Engine == EnginePostgres {
+			p("storage limit S_PG (COPY into artifact_ids and artifacts of a scratch schema: the store's partitions, indexes and tsvector; batches of %d)", b.f.Batch)
+		} else {
+			p("storage limit S (sqlite.Store.InsertArtifacts, batches of %d, rows + FTS5 only)", b.f.Batch)
+		}
 		p("  S               %.0f artifacts/s (%d in %.1fs)", s.Rate, s.Artifacts, s.Seconds)
+		if r.Load != nil {
+			p("  end-to-end      %.0f artifacts/s", r.Load.E2ERate)
+		}
 		p("  ratio           end-to-end / S = %.2f", s.Ratio)
 	}
 	if s := r.Search; s != nil {
