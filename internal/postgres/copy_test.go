@@ -84,17 +84,24 @@ func TestCopyArtifactsStoresWhatInsertStores(t *testing.T) {
 			t.Errorf("%s holds %d rows, want %d", table, n, len(arts))
 		}
 	}
-	rows, err := conn.Query(ctx, `SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
-		WHERE i.inhparent = 'scratch.artifacts'::regclass ORDER BY 1`)
+	cfg, err := pgx.ParseConfig(url)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	cfg.RuntimeParams["search_path"] = "scratch"
+	sconn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer sconn.Close(ctx)
+	parts, where := partitions(t, sconn)
 	if want := []string{"artifacts_default", "artifacts_p202601", "artifacts_p202602"}; !slices.Equal(parts, want) {
 		t.Errorf("partitions of scratch.artifacts: %v, want %v", parts, want)
+	}
+	for _, a := range arts {
+		if want := "artifacts_p" + a.Timestamp.Format("200601"); where[a.ID] != want {
+			t.Errorf("%s copied into %q, want %s", a.ID, where[a.ID], want)
+		}
 	}
 	// Unlike InsertArtifacts, COPY refuses an ID stored before.
 	if err := cp.CopyArtifacts(ctx, "org-a", arts[:1]); err == nil {
