@@ -412,7 +412,9 @@ func (s *Store) walkPage(ctx context.Context, tx *sql.Tx, base []string, baseArg
 	const matching = " AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)"
 	for {
 		var from int64
-		err := tx.QueryRowContext(ctx, `SELECT a.ts FROM artifacts a WHERE `+cond+` ORDER BY a.ts DESC, a.id DESC LIMIT 1 OFFSET ?`,
+		// The w-th newest timestamp, whatever the order among equal ones:
+		// by ts alone, the time index answers without reading rows.
+		err := tx.QueryRowContext(ctx, `SELECT a.ts FROM artifacts a WHERE `+cond+` ORDER BY a.ts DESC LIMIT 1 OFFSET ?`,
 			append(slices.Clone(args), w-1)...).Scan(&from)
 		if errors.Is(err, sql.ErrNoRows) {
 			// The filter holds fewer than w: all of it.
