@@ -164,8 +164,8 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	rep := &LoadReport{TotalBefore: before, ErrorKinds: map[string]int64{}}
 	b.rep.Load = rep
-	b.logf("%d lines (%s), %d clients × %d artifacts for %s against %s",
-		len(b.lines), sourcesSummary(b.rep.Settings.LinesBySource), b.f.Clients, b.f.Batch, b.f.Duration, b.api.BaseURL())
+	b.logf("%d lines (%s), %d clients × %d artifacts %s against %s",
+		len(b.lines), sourcesSummary(b.rep.Settings.LinesBySource), b.f.Clients, b.f.Batch, b.f.loadSpan(), b.api.BaseURL())
 
 	var hook string
 	if b.f.Webhook != "" {
@@ -189,7 +189,11 @@ func (b *bench) run(ctx context.Context) error {
 	rep.LoadAvgStart = loadAvg()
 	busy0 := hostBusy()
 	t0 := time.Now()
-	st := b.ingest(ctx, t0, t0.Add(b.f.Duration), -1, true)
+	deadline, target := t0.Add(b.f.Duration), int64(-1)
+	if b.f.Artifacts > 0 {
+		deadline, target = time.Time{}, int64(b.f.Artifacts)
+	}
+	st := b.ingest(ctx, t0, deadline, target, true)
 	lastAck := time.Now()
 	if b.f.MemProfile != "" {
 		if err := writeFile(b.f.MemProfile, func(w io.Writer) error {

@@ -114,6 +114,37 @@ func TestRunAgainstURL(t *testing.T) {
 	}
 }
 
+// TestRunUntilArtifacts: with --artifacts the load ends once that many
+// are accepted, whatever --duration says, so that the ways in compare at
+// equal work.
+func TestRunUntilArtifacts(t *testing.T) {
+	f := &fakeServer{stamps: map[string]bool{}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	var cfg Config
+	cfg.FlagSet(io.Discard)
+	cfg.URL, cfg.Token, cfg.Clients, cfg.Batch, cfg.Duration, cfg.Artifacts = srv.URL, "tok", 2, 50, time.Hour, 1000
+	cfg.Files, cfg.JSON, cfg.StorageLimit, cfg.SearchableTimeout = "synthetic", "-", false, 10*time.Second
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := Run(ctx, cfg, Options{Command: "vigil bench --artifacts 1000", Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	// Each client stops before its next batch once 1000 are in: at most
+	// one batch per client beyond.
+	if a := rep.Load.Accepted; a < 1000 || a > 1000+2*50 || rep.Settings.Artifacts != 1000 {
+		t.Errorf("accepted %d, settings.artifacts %d: want 1000..1100 and 1000", a, rep.Settings.Artifacts)
+	}
+	if !rep.Load.Searchable || len(rep.Problems) != 0 {
+		t.Errorf("searchable %v, problems %q", rep.Load.Searchable, rep.Problems)
+	}
+}
+
 func TestEncodeBodies(t *testing.T) {
 	for _, times := range []string{"live", "original"} {
 		t.Run(times, func(t *testing.T) {
@@ -164,6 +195,7 @@ func TestValidate(t *testing.T) {
 		"fill, postgres": func(c *Config) { c.Fill, c.DatabaseURL = 10, "postgres://127.0.0.1/v" },
 		"data dir, url":  func(c *Config) { c.DataDir, c.URL, c.Token = "d", "http://127.0.0.1:1", "t" },
 		"fill days":      func(c *Config) { c.FillDays = 0 },
+		"artifacts":      func(c *Config) { c.Artifacts = -1 },
 	} {
 		c := ok
 		change(&c)

@@ -19,6 +19,10 @@ type Config struct {
 	MetricsURL, MetricsToken string
 	Clients, Batch           int
 	Duration                 time.Duration
+	// Artifacts, when positive, ends the load once this many artifacts
+	// are accepted instead of after Duration: the same work for each
+	// --via, so that their end-to-end rates compare.
+	Artifacts int
 	Files                    string
 	Times                    string
 	Via                      string
@@ -77,6 +81,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.Clients, "clients", 4, "concurrent clients posting batches")
 	fs.IntVar(&c.Batch, "batch", 1000, "artifacts per POST")
 	fs.DurationVar(&c.Duration, "duration", 60*time.Second, "how long the clients post")
+	fs.IntVar(&c.Artifacts, "artifacts", 0, "instead of --duration, post until this many artifacts are accepted (the same work for each --via, so that their end-to-end rates compare)")
 	fs.StringVar(&c.Files, "files", "", "comma-separated log files or directories to replay, source = the file's directory name (or source=path); "+
 		"\"synthetic\" for generated lines; \"internet-zipf\" or \"internet-unique\" for an internet-facing host's scan traffic, "+
 		"its source addresses Zipf-distributed over 1 M or new on every line (default: ../shared/datasets/{auth,dns,firewall,suricata} if found, else synthetic)")
@@ -138,6 +143,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("--batch must be 1..%d", vigil.MaxBatchItems)
 	case c.Duration <= 0:
 		return errors.New("--duration must be positive")
+	case c.Artifacts < 0:
+		return errors.New("--artifacts must not be negative")
 	case c.URL != "" && c.Token == "":
 		return errors.New("--url needs --token (or VIGIL_TOKEN)")
 	case c.Times != "live" && c.Times != "original":
@@ -160,4 +167,13 @@ func (c *Config) Validate() error {
 		return errors.New("--data-dir is the embedded server's: not with --url")
 	}
 	return nil
+}
+
+// loadSpan says what ends the load: "for 60s", or "until 400000 are
+// accepted".
+func (c *Config) loadSpan() string {
+	if c.Artifacts > 0 {
+		return fmt.Sprintf("until %d are accepted", c.Artifacts)
+	}
+	return "for " + c.Duration.String()
 }

@@ -67,6 +67,7 @@ func (b *bench) loadLines() error {
 	}
 	b.rep.Settings.AvgBodyBytes = float64(bodyBytes) / float64(len(b.bodies))
 	b.rep.Settings.Clients, b.rep.Settings.Batch, b.rep.Settings.Duration = b.f.Clients, b.f.Batch, b.f.Duration.String()
+	b.rep.Settings.Artifacts = b.f.Artifacts
 	b.rep.Settings.Times, b.rep.Settings.Via = b.f.Times, b.f.Via
 	return nil
 }

@@ -46,6 +46,7 @@ type Settings struct {
 	Clients       int            `json:"clients"`
 	Batch         int            `json:"batch"`
 	Duration      string         `json:"duration"`
+	Artifacts     int            `json:"artifacts,omitempty"`
 	IngestWait    string         `json:"ingest_wait,omitempty"`
 	Fsync         string         `json:"fsync,omitempty"`
 	ServeArgs     string         `json:"serve_args,omitempty"`
@@ -278,7 +279,7 @@ func (b *bench) writeText(w io.Writer) {
 	p("  via       %s", r.Settings.Via)
 	if l := r.Load; l != nil {
 		p("")
-		p("load: %d clients × %d artifacts for %s", b.f.Clients, b.f.Batch, b.f.Duration)
+		p("load: %d clients × %d artifacts %s", b.f.Clients, b.f.Batch, b.f.loadSpan())
 		p("  requests        %d", l.Requests)
 		p("  accepted        %d  (%.0f/s acked over %.1fs)", l.Accepted, l.AckRate, l.LoadSeconds)
 		p("  rejected        %d", l.Rejected)
