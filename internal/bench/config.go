@@ -22,22 +22,22 @@ type Config struct {
 	// Artifacts, when positive, ends the load once this many artifacts
 	// are accepted instead of after Duration: the same work for each
 	// --via, so that their end-to-end rates compare.
-	Artifacts int
-	Files                    string
-	Times                    string
-	Via                      string
-	StorageLimit             bool
-	Search                   bool
-	SearchArtifacts          int
-	SearchRequests           int
-	SearchClasses            string
-	CSV, PNG, JSON           string
-	IngestWait               time.Duration
-	Fsync                    string
-	ServeArgs                string
-	SearchableTimeout        time.Duration
-	CPUProfile               string
-	MemProfile               string
+	Artifacts         int
+	Files             string
+	Times             string
+	Via               string
+	StorageLimit      bool
+	Search            bool
+	SearchArtifacts   int
+	SearchRequests    int
+	SearchClasses     string
+	CSV, PNG, JSON    string
+	IngestWait        time.Duration
+	Fsync             string
+	ServeArgs         string
+	SearchableTimeout time.Duration
+	CPUProfile        string
+	MemProfile        string
 	// DatabaseURL is the PostgreSQL of the server under test: the
 	// embedded server's --database-url, or --url's server's database. S
 	// is then measured there (storage_pg.go), not in SQLite.
