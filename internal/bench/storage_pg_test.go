@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -21,8 +24,8 @@ import (
 func TestStorageLimitPostgres(t *testing.T) {
 	pgtest.Require(t)
 	ctx := t.Context()
-	url := pgtest.FreshDB(t)
-	real, err := postgres.Open(ctx, url, postgres.Options{})
+	dbURL := pgtest.FreshDB(t)
+	real, err := postgres.Open(ctx, dbURL, postgres.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +38,7 @@ func TestStorageLimitPostgres(t *testing.T) {
 	if err := real.InsertArtifacts(ctx, "bench", own); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := pgx.Connect(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,14 +53,14 @@ func TestStorageLimitPostgres(t *testing.T) {
 
 	// The dataset replay with the lines' own times, so that the rows
 	// spread over many monthly partitions, as the store's would.
-	b := &bench{f: Config{Batch: 100, Clients: 1, Duration: 300 * time.Millisecond, Times: "original", Via: ViaHTTP, DatabaseURL: url},
+	b := &bench{f: Config{Batch: 100, Clients: 1, Duration: 300 * time.Millisecond, Times: "original", Via: ViaHTTP, DatabaseURL: dbURL},
 		stderr: io.Discard, start: time.Now(), rep: &Report{Load: &LoadReport{E2ERate: 500}}}
 	if err := b.loadLines(); err != nil {
 		t.Fatal(err)
 	}
 
 	t.Run("stores what it claims", func(t *testing.T) {
-		st, schema, err := openScratch(ctx, url)
+		st, schema, err := openScratch(ctx, dbURL)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +86,7 @@ func TestStorageLimitPostgres(t *testing.T) {
 			t.Errorf("scratch artifacts has %d partitions (%v), want the months of the lines", parts, err)
 		}
 		st.Close()
-		if err := dropScratch(ctx, url, schema); err != nil {
+		if err := dropScratch(ctx, dbURL, schema); err != nil {
 			t.Fatal(err)
 		}
 		if s := scratchSchemas(t, conn); len(s) > 0 {
@@ -141,4 +144,33 @@ func scratchSchemas(t *testing.T, conn *pgx.Conn) []string {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// A database S_PG cannot be measured in is a problem in the report, which
+// keeps the load's figures.
+func TestStorageLimitPostgresRefused(t *testing.T) {
+	f := &fakeServer{stamps: map[string]bool{}}
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	u, err := url.Parse(pgtest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/vigil_no_such_database"
+	var cfg Config
+	cfg.FlagSet(io.Discard)
+	cfg.URL, cfg.Token, cfg.Clients, cfg.Batch, cfg.Duration = srv.URL, "tok", 1, 50, 200*time.Millisecond
+	cfg.Files, cfg.JSON, cfg.SearchableTimeout, cfg.DatabaseURL = "synthetic", "-", 10*time.Second, u.String()
+	var stdout, stderr bytes.Buffer
+	if err := Run(t.Context(), cfg, Options{Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	if rep.Load == nil || rep.Load.Accepted == 0 || rep.Storage != nil || len(rep.Problems) != 1 ||
+		!strings.Contains(rep.Problems[0], "storage limit not measured") || !strings.Contains(rep.Problems[0], "vigil_no_such_database") {
+		t.Errorf("load %+v, storage %+v, problems %q", rep.Load, rep.Storage, rep.Problems)
+	}
 }
