@@ -228,23 +228,14 @@ func (b *bench) measureDisk(ctx context.Context, dir string) (*DiskReport, error
 		return nil, err
 	}
 	defer db.Close()
-	rows, err := db.QueryContext(ctx, `SELECT source, COUNT(*), SUM(length(CAST(raw AS BLOB))) FROM artifacts GROUP BY source`)
+	sizes, err := sqlite.RawSizes(ctx, db) // compressed lines by their size as they came
 	if err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		var s SourceBytes
-		if err := rows.Scan(&s.Name, &s.Artifacts, &s.Bytes); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		d.Sources = append(d.Sources, s)
-		d.Artifacts += s.Artifacts
-		d.RawBytes += s.Bytes
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
+	for _, r := range sizes {
+		d.Sources = append(d.Sources, SourceBytes{Name: r.Source, Artifacts: r.Artifacts, Bytes: r.Bytes})
+		d.Artifacts += r.Artifacts
+		d.RawBytes += r.Bytes
 	}
 	if d.Artifacts > 0 {
 		d.BytesPerArtifact = float64(d.Bytes) / float64(d.Artifacts)

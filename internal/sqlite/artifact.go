@@ -17,6 +17,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if len(arts) == 0 {
 		return nil
 	}
+	var train []dictKey // sources that just reached trainAfter lines without a dictionary
 	err := s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
@@ -30,12 +31,17 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		}
 		defer fts.Close()
 		rowids := make([]int64, len(arts))
+		train = nil
 		for i, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")
 			}
-			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, a.Raw, nanos(a.Timestamp), string(meta), nanos(a.CreatedAt),
+			raw, full := s.raw.encode(dictKey{org, a.Source}, a.Raw)
+			if full {
+				train = append(train, dictKey{org, a.Source})
+			}
+			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, raw, nanos(a.Timestamp), string(meta), nanos(a.CreatedAt),
 				nullJSON(a.Event), nullJSON(a.Enrichment))
 			if err != nil {
 				return err
@@ -56,6 +62,9 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	})
 	if err == nil {
 		s.markInserted(org, arts)
+		for _, k := range train {
+			s.train(ctx, k)
+		}
 	}
 	return wrap("InsertArtifacts", err)
 }
@@ -75,22 +84,33 @@ const artifactCols = `a.id, a.org_id, a.source, a.raw, a.ts, a.metadata, a.creat
 // with raw cut (in bytes), metadata and event left out when larger than
 // their previews, then the size of raw and whether the others were left
 // out. The cutting happens in SQLite, so that a page of large artifacts
-// never reaches Go whole.
-var previewCols = fmt.Sprintf(`a.id, a.org_id, a.source, CAST(substr(CAST(a.raw AS BLOB), 1, %[1]d) AS TEXT), a.ts,
+// never reaches Go whole, except for a compressed raw line (rawzstd.go),
+// which reaches Go compressed, its size -1, and is cut once decompressed.
+var previewCols = fmt.Sprintf(`a.id, a.org_id, a.source,
+	CASE WHEN typeof(a.raw) = 'blob' THEN a.raw ELSE CAST(substr(CAST(a.raw AS BLOB), 1, %[1]d) AS TEXT) END, a.ts,
 	CASE WHEN octet_length(a.metadata) <= %[2]d THEN a.metadata ELSE '{}' END, a.created_at,
 	CASE WHEN octet_length(a.event) <= %[3]d THEN a.event END, a.enrichment,
-	octet_length(a.raw), octet_length(a.metadata) > %[2]d, COALESCE(octet_length(a.event) > %[3]d, 0)`,
+	CASE WHEN typeof(a.raw) = 'blob' THEN -1 ELSE octet_length(a.raw) END, octet_length(a.metadata) > %[2]d, COALESCE(octet_length(a.event) > %[3]d, 0)`,
 	vigil.PreviewRawBytes, vigil.PreviewMetadataBytes, vigil.PreviewEventBytes)
 
 // scanPreview reads a row of previewCols.
-func scanPreview(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
+func (s *Store) scanPreview(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
 	var a vigil.Artifact
 	var ts, created int64
 	var meta string
+	var raw rawValue
 	var event, enrich sql.NullString
-	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &a.Raw, &ts, &meta, &created, &event, &enrich,
+	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &raw, &ts, &meta, &created, &event, &enrich,
 		&a.RawBytes, &a.MetadataTruncated, &a.EventTruncated); err != nil {
 		return nil, err
+	}
+	var err error
+	if a.Raw, err = s.raw.decode(raw.v); err != nil {
+		return nil, err
+	}
+	if a.RawBytes < 0 {
+		a.RawBytes = len(a.Raw)
+		a.Raw = a.Raw[:min(len(a.Raw), vigil.PreviewRawBytes)]
 	}
 	a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
 	a.Metadata = json.RawMessage(meta)
@@ -108,12 +128,17 @@ func scanPreview(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
 	return &a, nil
 }
 
-func scanArtifact(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
+func (s *Store) scanArtifact(row interface{ Scan(...any) error }) (*vigil.Artifact, error) {
 	var a vigil.Artifact
 	var ts, created int64
 	var meta string
+	var raw rawValue
 	var event, enrich sql.NullString
-	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &a.Raw, &ts, &meta, &created, &event, &enrich); err != nil {
+	if err := row.Scan(&a.ID, &a.OrgID, &a.Source, &raw, &ts, &meta, &created, &event, &enrich); err != nil {
+		return nil, err
+	}
+	var err error
+	if a.Raw, err = s.raw.decode(raw.v); err != nil {
 		return nil, err
 	}
 	a.Timestamp, a.CreatedAt = fromNanos(ts), fromNanos(created)
@@ -185,8 +210,7 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 			if _, err := tx.ExecContext(ctx, `INSERT INTO doomed SELECT rowid FROM artifacts WHERE ts < ? LIMIT 5000`, nanos(t)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, raw)
-				SELECT 'delete', a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`); err != nil {
+			if err := s.unindex(ctx, tx); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE rowid IN (SELECT rowid FROM doomed)`)
@@ -223,7 +247,7 @@ func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*
 			return nil, wrap("GetArtifacts", err)
 		}
 		for rows.Next() {
-			a, err := scanArtifact(rows)
+			a, err := s.scanArtifact(rows)
 			if err != nil {
 				rows.Close()
 				return nil, wrap("GetArtifacts", err)
@@ -236,4 +260,47 @@ func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*
 		}
 	}
 	return vigil.InIDOrder(ids, byID), nil
+}
+
+// unindex removes the artifacts of the temporary table doomed from the
+// full-text index, which must be given each one's text as indexed: the
+// plain line, decompressed when stored compressed.
+func (s *Store) unindex(ctx context.Context, tx *wtx) error {
+	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
+	if err != nil {
+		return err
+	}
+	type doomed struct {
+		rowid int64
+		raw   string
+	}
+	var all []doomed
+	for rows.Next() {
+		var d doomed
+		var raw rawValue
+		if err := rows.Scan(&d.rowid, &raw); err != nil {
+			rows.Close()
+			return err
+		}
+		if d.raw, err = s.raw.decode(raw.v); err != nil {
+			rows.Close()
+			return err
+		}
+		all = append(all, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	del, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, raw) VALUES ('delete', ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer del.Close()
+	for _, d := range all {
+		if _, err := del.ExecContext(ctx, d.rowid, d.raw); err != nil {
+			return err
+		}
+	}
+	return nil
 }

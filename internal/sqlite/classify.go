@@ -35,7 +35,11 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 		var a vigil.ArtifactFacts
 		var ev sql.NullString
 		var ts int64
-		if err := q.Scan(&a.Source, &a.Raw, &ts, &ev); err != nil {
+		var raw rawValue
+		if err := q.Scan(&a.Source, &raw, &ts, &ev); err != nil {
+			return nil, wrap("IncidentFacts", err)
+		}
+		if a.Raw, err = s.raw.decode(raw.v); err != nil {
 			return nil, wrap("IncidentFacts", err)
 		}
 		a.Timestamp = fromNanos(ts)

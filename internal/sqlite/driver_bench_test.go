@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -116,7 +117,7 @@ func BenchmarkDriverStore(b *testing.B) {
 					b.Fatalf("%s: %v", p, err)
 				}
 			}
-			s := &Store{w: db}
+			s := &Store{w: db, raw: newRawCodec(), log: slog.Default()}
 			const batch = 1000
 			now := time.Now()
 			b.ReportAllocs()
@@ -154,7 +155,7 @@ func cpuTime(b *testing.B) time.Duration {
 // datasetLines returns the (source, line) pairs of the dataset folders
 // vigil bench replays by default, shuffled; generated lines when they are
 // not there.
-func datasetLines(b *testing.B) [][2]string {
+func datasetLines(b testing.TB) [][2]string {
 	var out [][2]string
 	for _, src := range []string{"auth", "dns", "firewall", "suricata"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", src, "*"))

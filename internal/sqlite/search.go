@@ -211,9 +211,9 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
-	cols, scan := artifactCols, scanArtifact
+	cols, scan := artifactCols, s.scanArtifact
 	if f.Preview {
-		cols, scan = previewCols, scanPreview
+		cols, scan = previewCols, s.scanPreview
 	}
 	list := func(page string, args ...any) ([]*vigil.Artifact, error) {
 		rows, err := tx.QueryContext(ctx, `SELECT `+cols+` FROM artifacts a WHERE `+page+` ORDER BY a.ts DESC, a.id DESC LIMIT ? OFFSET ?`, append(args, pageArgs(f.Page)...)...)

@@ -43,6 +43,8 @@ type Store struct {
 	plan searchPlan
 
 	applied []string // migrations applied by Open
+	raw     *rawCodec
+	log     *slog.Logger
 	tail    *tailMark
 
 	stopCheckpoint chan struct{}
@@ -119,10 +121,18 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches}}
+	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
+		raw: newRawCodec(), log: opt.Log}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
+	}
+	if err := s.raw.load(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: compression dictionaries: %w", err)
 	}
 	if s.tail, err = openTail(abs + "-last"); err != nil {
 		w.Close()
