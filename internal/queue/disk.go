@@ -68,7 +68,7 @@ func (q *Queue) embeddedHealth() error {
 	q.mu.Unlock()
 
 	var err error
-	if h := q.ns.Healthz(&server.HealthzOptions{}); h.Status != "ok" && h.Status != "" {
+	if h := q.healthz(); h.Status != "ok" && h.Status != "" {
 		if was == nil {
 			q.log.Error("queue: the embedded JetStream server failed; ingest is refused until vigil restarts",
 				slog.String("status", h.Status), slog.String("error", h.Error))
@@ -84,6 +84,21 @@ func (q *Queue) embeddedHealth() error {
 	q.healthErr = err
 	q.mu.Unlock()
 	return err
+}
+
+// healthz asks the embedded server for its health, three times before
+// taking a failure for one: its readiness check gives the server 1 ms,
+// which a goroutine descheduled on a loaded machine misses ("failed to be
+// ready for connections after 1ms: startup did not complete", refusing a
+// second of ingest with 503), while a failed write fails every time.
+func (q *Queue) healthz() *server.HealthStatus {
+	var h *server.HealthStatus
+	for range 3 {
+		if h = q.ns.Healthz(&server.HealthzOptions{}); h.Status == "ok" || h.Status == "" {
+			break
+		}
+	}
+	return h
 }
 
 // serverLog passes the embedded server's warnings and errors (a failed
