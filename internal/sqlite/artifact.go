@@ -32,12 +32,15 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		defer fts.Close()
 		rowids := make([]int64, len(arts))
 		train = nil
+		var zbuf []byte
 		for i, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")
 			}
-			raw, full := s.raw.encode(dictKey{org, a.Source}, a.Raw)
+			var raw any
+			var full bool
+			raw, zbuf, full = s.raw.encode(dictKey{org, a.Source}, a.Raw, zbuf)
 			if full {
 				train = append(train, dictKey{org, a.Source})
 			}

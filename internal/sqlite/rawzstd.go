@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/klauspost/compress/dict"
 	"github.com/klauspost/compress/zstd"
@@ -127,9 +128,13 @@ func (c *rawCodec) later(k dictKey) {
 
 // encode returns what to store as the raw column for line of k: the
 // compressed frame, or line itself when k has no dictionary yet or
-// compressing does not make it smaller. train reports a k that just
-// reached the lines without a dictionary it is trained after.
-func (c *rawCodec) encode(k dictKey, line string) (v any, train bool) {
+// compressing does not make it smaller. The frame is written into buf,
+// returned for the next line (the driver copies a value when it binds
+// it): no allocation per line, which in a process holding a large heap
+// costs more garbage collection than the compressing itself. train
+// reports a k that just reached the lines without a dictionary it is
+// trained after.
+func (c *rawCodec) encode(k dictKey, line string, buf []byte) (v any, next []byte, train bool) {
 	c.mu.RLock()
 	d, enc := c.dict[k], c.enc[k]
 	c.mu.RUnlock()
@@ -138,12 +143,12 @@ func (c *rawCodec) encode(k dictKey, line string) (v any, train bool) {
 		c.plain[k]++
 		train = c.plain[k] == max(c.next[k], c.trainAfter)
 		c.mu.Unlock()
-		return line, train
+		return line, buf, train
 	}
 	if enc == nil {
 		var err error
 		if enc, err = newEncoder(d); err != nil {
-			return line, false // checked when trained: not expected
+			return line, buf, false // checked when trained: not expected
 		}
 		c.mu.Lock()
 		if len(c.enc) >= maxEncoders {
@@ -155,11 +160,12 @@ func (c *rawCodec) encode(k dictKey, line string) (v any, train bool) {
 		c.enc[k] = enc
 		c.mu.Unlock()
 	}
-	frame := enc.EncodeAll([]byte(line), nil)
-	if len(frame)-len(zstdMagic) >= len(line) {
-		return line, false
+	// EncodeAll only reads its input: the line's bytes, not a copy.
+	buf = enc.EncodeAll(unsafe.Slice(unsafe.StringData(line), len(line)), buf[:0])
+	if len(buf)-len(zstdMagic) >= len(line) {
+		return line, buf, false
 	}
-	return frame[len(zstdMagic):], false
+	return buf[len(zstdMagic):], buf, false
 }
 
 // decode returns the line stored as v (a raw column: TEXT or a BLOB).
