@@ -70,24 +70,31 @@ func newRawCodec() *rawCodec {
 		plain: map[dictKey]int{}, next: map[dictKey]int{}}
 }
 
-// load reads the store's dictionaries.
+// load reads the store's dictionaries, building the decoder once.
 func (c *rawCodec) load(ctx context.Context, db *sql.DB) error {
 	rows, err := db.QueryContext(ctx, `SELECT org_id, source, dict FROM raw_dicts ORDER BY id`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
+	keys, dicts := []dictKey{}, [][]byte{}
 	for rows.Next() {
 		var k dictKey
 		var d []byte
 		if err := rows.Scan(&k.org, &k.source, &d); err != nil {
 			return err
 		}
-		if err := c.add(k, d); err != nil {
-			return err
-		}
+		keys, dicts = append(keys, k), append(dicts, d)
 	}
-	return rows.Err()
+	if err := rows.Err(); err != nil || len(dicts) == 0 {
+		return err
+	}
+	last := len(dicts) - 1
+	c.dicts = dicts[:last]
+	for i, k := range keys[:last] {
+		c.dict[k] = dicts[i]
+	}
+	return c.add(keys[last], dicts[last])
 }
 
 // newEncoder returns an encoder of dictionary d. Entropy coding of the
