@@ -166,7 +166,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	search.SetMaxOpenConns(n)
 	search.SetMaxIdleConns(n)
 	s.search = search
-	c, err := sql.Open("sqlite", dsn("", "cache_size(-2048)"))
+	c, err := sql.Open("sqlite", dsn("", "cache_size(-2048)", fmt.Sprintf("busy_timeout(%d)", restartWait.Milliseconds())))
 	if err != nil {
 		w.Close()
 		r.Close()
