@@ -77,3 +77,37 @@ func TestLongReadDoesNotStallWriter(t *testing.T) {
 		t.Fatalf("%d artifacts after the reader closed, %d stored: %v", n, stored, err)
 	}
 }
+
+// TestConnectionPragmas: each pool runs with its own page cache and busy
+// timeout, not the common ones (the driver sorts a DSN's pragmas, so a
+// second cache_size used to lose to the writer's 64 MiB on every
+// connection, and the checkpointer waited the common 10 s).
+func TestConnectionPragmas(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct {
+		name         string
+		db           *sql.DB
+		cache, busy int
+	}{
+		{"writer", s.w, -65536, 10000},
+		{"reader", s.r, -16384, 10000},
+		{"search", s.search, -16384, 10000},
+		{"checkpointer", s.c, -2048, int(restartWait.Milliseconds())},
+	} {
+		var cache, busy int
+		if err := c.db.QueryRowContext(ctx, `PRAGMA cache_size`).Scan(&cache); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.db.QueryRowContext(ctx, `PRAGMA busy_timeout`).Scan(&busy); err != nil {
+			t.Fatal(err)
+		}
+		if cache != c.cache || busy != c.busy {
+			t.Errorf("%s: cache_size %d, busy_timeout %d; want %d, %d", c.name, cache, busy, c.cache, c.busy)
+		}
+	}
+}

@@ -102,11 +102,19 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	// dsn is the database with the common pragmas, then extra ones (a
-	// later cache_size overrides the common one).
+	// dsn is the database with the common pragmas, an extra one replacing
+	// the common one of its name: the driver runs a DSN's pragmas sorted
+	// (busy_timeout first, the rest by their text), not in the order
+	// given, so that of two cache_size pragmas the larger number ran last
+	// and every connection had the writer's 64 MiB cache.
 	dsn := func(txlock string, extra ...string) string {
 		q := url.Values{}
-		for _, p := range append(slices.Clone(pragmas), extra...) {
+		for _, p := range pragmas {
+			if !slices.ContainsFunc(extra, func(e string) bool { return pragmaName(e) == pragmaName(p) }) {
+				q.Add("_pragma", p)
+			}
+		}
+		for _, p := range extra {
 			q.Add("_pragma", p)
 		}
 		if txlock != "" {
@@ -186,6 +194,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	s.c, s.stopCheckpoint, s.checkpointDone = c, make(chan struct{}), make(chan struct{})
 	go checkpointLoop(c, s.stopCheckpoint, s.checkpointDone)
 	return s, nil
+}
+
+// pragmaName is the name of a DSN pragma such as "cache_size(-2048)".
+func pragmaName(p string) string {
+	name, _, _ := strings.Cut(p, "(")
+	return name
 }
 
 // createPrivate creates the database file, empty, readable and writable
