@@ -90,8 +90,8 @@ func TestConnectionPragmas(t *testing.T) {
 	}
 	defer s.Close()
 	for _, c := range []struct {
-		name         string
-		db           *sql.DB
+		name        string
+		db          *sql.DB
 		cache, busy int
 	}{
 		{"writer", s.w, -65536, 10000},
