@@ -77,23 +77,7 @@ func TestRunAgainstURL(t *testing.T) {
 	f := &fakeServer{stamps: map[string]bool{}, throttle: true}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	var cfg Config
-	cfg.FlagSet(io.Discard) // the defaults, then:
-	cfg.URL, cfg.Token, cfg.Clients, cfg.Batch, cfg.Duration = srv.URL, "tok", 2, 50, 300*time.Millisecond
-	cfg.Files, cfg.JSON, cfg.StorageLimit, cfg.SearchableTimeout = "synthetic", "-", false, 10*time.Second
-	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := Run(ctx, cfg, Options{Command: "vigil bench --url …", Stdout: &stdout, Stderr: &stderr}); err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
-	var rep Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("report: %v\n%s", err, stdout.String())
-	}
+	rep := runAgainst(t, srv.URL, "vigil bench --url …", func(c *Config) { c.Duration = 300 * time.Millisecond })
 	l := rep.Load
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -118,23 +102,9 @@ func TestRunAgainstURL(t *testing.T) {
 // are accepted, whatever --duration says, so that the ways in compare at
 // equal work.
 func TestRunUntilArtifacts(t *testing.T) {
-	f := &fakeServer{stamps: map[string]bool{}}
-	srv := httptest.NewServer(f)
+	srv := httptest.NewServer(&fakeServer{stamps: map[string]bool{}})
 	defer srv.Close()
-	var cfg Config
-	cfg.FlagSet(io.Discard)
-	cfg.URL, cfg.Token, cfg.Clients, cfg.Batch, cfg.Duration, cfg.Artifacts = srv.URL, "tok", 2, 50, time.Hour, 1000
-	cfg.Files, cfg.JSON, cfg.StorageLimit, cfg.SearchableTimeout = "synthetic", "-", false, 10*time.Second
-	var stdout, stderr bytes.Buffer
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if err := Run(ctx, cfg, Options{Command: "vigil bench --artifacts 1000", Stdout: &stdout, Stderr: &stderr}); err != nil {
-		t.Fatalf("run: %v\n%s", err, stderr.String())
-	}
-	var rep Report
-	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
-		t.Fatalf("report: %v\n%s", err, stdout.String())
-	}
+	rep := runAgainst(t, srv.URL, "vigil bench --artifacts 1000", func(c *Config) { c.Duration, c.Artifacts = time.Hour, 1000 })
 	// Each client stops before its next batch once 1000 are in: at most
 	// one batch per client beyond.
 	if a := rep.Load.Accepted; a < 1000 || a > 1000+2*50 || rep.Settings.Artifacts != 1000 {
@@ -143,6 +113,32 @@ func TestRunUntilArtifacts(t *testing.T) {
 	if !rep.Load.Searchable || len(rep.Problems) != 0 {
 		t.Errorf("searchable %v, problems %q", rep.Load.Searchable, rep.Problems)
 	}
+}
+
+// runAgainst runs the bench against the server at url with 2 clients
+// posting batches of 50 synthetic lines, as set then changed by set,
+// and returns its JSON report.
+func runAgainst(t *testing.T, url, command string, set func(*Config)) Report {
+	t.Helper()
+	var cfg Config
+	cfg.FlagSet(io.Discard) // the defaults, then:
+	cfg.URL, cfg.Token, cfg.Clients, cfg.Batch = url, "tok", 2, 50
+	cfg.Files, cfg.JSON, cfg.StorageLimit, cfg.SearchableTimeout = "synthetic", "-", false, 10*time.Second
+	set(&cfg)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := Run(ctx, cfg, Options{Command: command, Stdout: &stdout, Stderr: &stderr}); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr.String())
+	}
+	var rep Report
+	if err := json.Unmarshal(stdout.Bytes(), &rep); err != nil {
+		t.Fatalf("report: %v\n%s", err, stdout.String())
+	}
+	return rep
 }
 
 func TestEncodeBodies(t *testing.T) {
