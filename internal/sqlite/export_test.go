@@ -40,3 +40,7 @@ func QueryPlan(ctx context.Context, s *Store, query string, args ...any) (string
 // IncidentReads are the queries that read one incident's nodes,
 // observations and artifacts, for their plans.
 var IncidentReads = map[string]string{"nodes": incidentNodesSQL, "observations": incidentObservationsSQL, "artifacts": incidentArtifactsSQL}
+
+// SetDrivenHook makes every count of a search that reads its matching
+// rows tell hook the rowids [lo, hi] it read them among.
+func SetDrivenHook(s *Store, hook func(lo, hi int64)) { s.drivenHook = hook }

@@ -179,12 +179,12 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			// Few matches in the window's rowids: reading them is
 			// cheaper than walking a filter of any size.
 			dense = false
-			total, err = countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
+			total, err = s.countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
 			break
 		}
 		if alone && f.Source == "" {
 			var ok bool
-			if total, ok, err = interiorCount(ctx, tx, org, f.Range, cond, filterArgs, expr, lo, hi); err != nil || ok {
+			if total, ok, err = s.interiorCount(ctx, tx, org, f.Range, cond, filterArgs, expr, lo, hi); err != nil || ok {
 				break
 			}
 		}
@@ -206,7 +206,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 				break
 			}
 		}
-		total, err = countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
+		total, err = s.countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
 	}
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
@@ -333,14 +333,18 @@ func (s *Store) outsideCount(ctx context.Context, tx *sql.Tx, org string, r vigi
 }
 
 // interiorCount counts the matches of expr in the time window r of an
-// org alone in the store (cond and its args) without reading their rows,
-// when the rowids of the window's whole buckets, [ilo, ihi], hold no
-// artifact of another bucket: then every match among them is in the
-// window, the full-text index counts them, and only the matches among
-// the window's other rowids (its two partial buckets, when artifacts
-// arrive in time order) are read to test their time. ok is false when
-// another bucket's rowids reach into [ilo, ihi] (a backfill).
-func interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, cond string, args []any,
+// org alone in the store (cond and its args) mostly without reading their
+// rows. The rowids of the window's whole buckets, [ilo, ihi], hold only
+// artifacts of the window except where the span of another bucket
+// reaches into them: artifacts stored a little out of time order (several
+// workers, sensors' clocks apart) make neighbouring buckets' spans
+// overlap at their ends, and a backfill makes an old bucket's span cover
+// the rowids written since. Those parts, and the window's rowids outside
+// [ilo, ihi] (its two partial buckets), are read to test each match's
+// time; the full-text index alone counts the matches of the rest. ok is
+// false when other buckets reach into [ilo, ihi] in more than
+// maxMixedStretches places (the caller then reads every match).
+func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, cond string, args []any,
 	expr string, lo, hi int64) (total int, ok bool, err error) {
 	first, last := int64(math.MinInt64), int64(math.MaxInt64)
 	if !r.Start.IsZero() {
@@ -353,25 +357,38 @@ func interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRang
 		return 0, false, nil
 	}
 	var ilo, ihi sql.NullInt64
-	var clash bool
 	err = tx.QueryRowContext(ctx, `SELECT MIN(min_rowid), MAX(max_rowid) FROM artifact_spans WHERE org_id = ? AND bucket BETWEEN ? AND ?`,
 		org, first, last).Scan(&ilo, &ihi)
 	if err != nil || !ilo.Valid {
 		return 0, false, err
 	}
-	err = tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifact_spans WHERE NOT (org_id = ? AND bucket BETWEEN ? AND ?)
-		AND max_rowid >= ? AND min_rowid <= ?)`, org, first, last, ilo.Int64, ihi.Int64).Scan(&clash)
-	if err != nil || clash {
+	mixed, ok, err := mixedStretches(ctx, tx, org, first, last, ilo.Int64, ihi.Int64)
+	if err != nil || !ok {
 		return 0, false, err
 	}
-	if total, _, err = countMatches(ctx, tx, expr, ilo.Int64, ihi.Int64, -1); err != nil {
+	// The window's rowids in order: its partial bucket below, the
+	// interior's clean and mixed stretches, its partial bucket above.
+	read := [][2]int64{{lo, ilo.Int64 - 1}, {ihi.Int64 + 1, hi}}
+	from := ilo.Int64
+	for _, m := range mixed {
+		read = append(read, m)
+		n, err := countClean(ctx, tx, expr, from, m[0]-1)
+		if err != nil {
+			return 0, false, err
+		}
+		total += n
+		from = m[1] + 1
+	}
+	n, err := countClean(ctx, tx, expr, from, ihi.Int64)
+	if err != nil {
 		return 0, false, err
 	}
-	for _, edge := range [][2]int64{{lo, ilo.Int64 - 1}, {ihi.Int64 + 1, hi}} {
-		if edge[0] > edge[1] {
+	total += n
+	for _, part := range read {
+		if part[0] > part[1] {
 			continue
 		}
-		n, err := countDriven(ctx, tx, cond, args, expr, edge[0], edge[1])
+		n, err := s.countDriven(ctx, tx, cond, args, expr, part[0], part[1])
 		if err != nil {
 			return 0, false, err
 		}
@@ -380,11 +397,57 @@ func interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRang
 	return total, true, nil
 }
 
+// maxMixedStretches bounds the stretches of a window's interior that
+// interiorCount reads.
+const maxMixedStretches = 64
+
+// mixedStretches returns, in order and disjoint, the stretches of the
+// rowids [ilo, ihi] that the spans of buckets other than org's [first,
+// last] reach into; ok is false when there are more than
+// maxMixedStretches.
+func mixedStretches(ctx context.Context, tx *sql.Tx, org string, first, last, ilo, ihi int64) (out [][2]int64, ok bool, err error) {
+	rows, err := tx.QueryContext(ctx, `SELECT max(min_rowid, ?4), min(max_rowid, ?5) AS f FROM artifact_spans
+		WHERE NOT (org_id = ?1 AND bucket BETWEEN ?2 AND ?3) AND max_rowid >= ?4 AND min_rowid <= ?5 ORDER BY 1`,
+		org, first, last, ilo, ihi)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s [2]int64
+		if err := rows.Scan(&s[0], &s[1]); err != nil {
+			return nil, false, err
+		}
+		if n := len(out); n > 0 && s[0] <= out[n-1][1]+1 {
+			out[n-1][1] = max(out[n-1][1], s[1])
+			continue
+		}
+		if len(out) == maxMixedStretches {
+			return nil, false, rows.Err()
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err() == nil, rows.Err()
+}
+
+// countClean counts the matches of expr among the rowids [lo, hi] from
+// the full-text index alone (0 when the stretch is empty).
+func countClean(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64) (int, error) {
+	if lo > hi {
+		return 0, nil
+	}
+	n, _, err := countMatches(ctx, tx, expr, lo, hi, -1)
+	return n, err
+}
+
 // countDriven counts the artifacts of cond (and its args) among the
 // rowids [lo, hi] matching expr by reading each match's row: CROSS JOIN
 // keeps SQLite from walking cond's index instead, which it may prefer
 // for a wide time window however few the matches.
-func countDriven(ctx context.Context, tx *sql.Tx, cond string, args []any, expr string, lo, hi int64) (n int, err error) {
+func (s *Store) countDriven(ctx context.Context, tx *sql.Tx, cond string, args []any, expr string, lo, hi int64) (n int, err error) {
+	if s.drivenHook != nil {
+		s.drivenHook(lo, hi)
+	}
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT rowid AS r FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?) m
 		CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond, append([]any{expr, lo, hi}, args...)...).Scan(&n)
 	return n, err

@@ -39,6 +39,9 @@ type Store struct {
 	// searchHook, when set (tests), runs inside each search while it
 	// holds its connection.
 	searchHook func(context.Context)
+	// drivenHook, when set (tests), is told the rowids of each count that
+	// reads the matching rows.
+	drivenHook func(lo, hi int64)
 
 	plan searchPlan
 
