@@ -5,6 +5,9 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"strings"
+
+	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
 // runVersion prints what this binary is: its module version, the commit
@@ -41,7 +44,7 @@ func runVersion(stdout io.Writer) error {
 		deps[d.Path] = d.Version
 	}
 	for _, d := range []struct{ what, path string }{
-		{"sqlite driver", "modernc.org/sqlite"},
+		{"sqlite driver", strings.Fields(sqlite.DriverName)[0]},
 		{"postgresql driver", "github.com/jackc/pgx/v5"},
 		{"embedded nats-server", "github.com/nats-io/nats-server/v2"},
 		{"nats client", "github.com/nats-io/nats.go"},

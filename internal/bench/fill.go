@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"database/sql"
 	"encoding/binary"
 	"fmt"
 	"io/fs"
@@ -223,10 +222,7 @@ func (b *bench) measureDisk(ctx context.Context, dir string) (*DiskReport, error
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "vigil.db")+"?mode=ro&_pragma=query_only(1)")
-	if err != nil {
-		return nil, err
-	}
+	db := sqlite.OpenDB(filepath.Join(dir, "vigil.db")+"?mode=ro", "query_only(1)")
 	defer db.Close()
 	sizes, err := sqlite.RawSizes(ctx, db) // compressed lines by their size as they came
 	if err != nil {

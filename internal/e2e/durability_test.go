@@ -3,7 +3,7 @@ package e2e_test
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
+
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -16,9 +16,8 @@ import (
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite" // integrity checks of the data dir's database
-
 	"github.com/vigil-soc/vigil/internal/client"
+	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
 // TestFullDisk fills the disk of the data dir (a 64 MiB tmpfs) while
@@ -477,10 +476,7 @@ func readyz(t *testing.T, ctx context.Context, p *proc) string {
 // PRAGMA integrity_check.
 func requireIntact(t *testing.T, path string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlite.OpenDB(path + "?mode=ro")
 	defer db.Close()
 	var res string
 	if err := db.QueryRow(`PRAGMA integrity_check`).Scan(&res); err != nil || res != "ok" {

@@ -106,8 +106,17 @@ func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.
 		`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
 			WHERE id = ?1 AND +org_id = ?2`,
 	}
+	args := []any{from, t.org, into, nanos(now)}
 	for _, q := range stmts {
-		if _, err := t.tx.ExecContext(ctx, q, from, t.org, into, nanos(now)); err != nil {
+		// Each statement is given the parameters it names (?1…?n): the C
+		// driver refuses more.
+		n := 0
+		for i := range args {
+			if strings.Contains(q, "?"+strconv.Itoa(i+1)) {
+				n = i + 1
+			}
+		}
+		if _, err := t.tx.ExecContext(ctx, q, args[:n]...); err != nil {
 			return err
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	_ "modernc.org/sqlite" // "sqlite", beside the driver of the build, to compare them
 )
 
 // benchDrivers lists the database/sql drivers to compare; the cgo driver

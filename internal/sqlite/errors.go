@@ -1,11 +1,25 @@
 package sqlite
 
 import (
-	"errors"
-
 	"github.com/vigil-soc/vigil"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// SQLite's result codes that Vigil tells apart (sqlite.org/rescode.html),
+// whichever driver reports them.
+const (
+	codePerm             = 3
+	codeBusy             = 5
+	codeLocked           = 6
+	codeNoMem            = 7
+	codeReadOnly         = 8
+	codeIOErr            = 10
+	codeCorrupt          = 11
+	codeFull             = 13
+	codeCantOpen         = 14
+	codeProtocol         = 15
+	codeNotADB           = 26
+	codeConstraintPK     = 1555 // SQLITE_CONSTRAINT_PRIMARYKEY
+	codeConstraintUnique = 2067 // SQLITE_CONSTRAINT_UNIQUE
 )
 
 // unavailable returns the Vigil error of a driver error that says the
@@ -17,29 +31,29 @@ import (
 // stream, where an artifact the client was told is kept would never
 // reach the store.
 func unavailable(op string, err error) *vigil.Error {
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
+	rc, ok := resultCode(err)
+	if !ok {
 		return nil
 	}
 	msg := ""
 	code := vigil.EUNAVAILABLE
-	switch se.Code() & 0xff { // the primary result code of an extended one
-	case sqlite3.SQLITE_FULL:
+	switch rc & 0xff { // the primary result code of an extended one
+	case codeFull:
 		code, msg = vigil.ENOSPACE, "database disk is full"
-	case sqlite3.SQLITE_IOERR:
+	case codeIOErr:
 		msg = "database I/O error"
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+	case codeBusy, codeLocked:
 		msg = "database is busy"
-	case sqlite3.SQLITE_NOMEM:
+	case codeNoMem:
 		msg = "database is out of memory"
-	case sqlite3.SQLITE_CANTOPEN:
+	case codeCantOpen:
 		msg = "database file cannot be opened"
-	case sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM:
+	case codeReadOnly, codePerm:
 		msg = "database is read-only"
-	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+	case codeCorrupt, codeNotADB:
 		// A damaged file fails every write alike, never one message only.
 		msg = "database file is damaged"
-	case sqlite3.SQLITE_PROTOCOL:
+	case codeProtocol:
 		msg = "database lock protocol error"
 	default:
 		return nil

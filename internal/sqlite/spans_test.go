@@ -2,7 +2,6 @@ package sqlite_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
@@ -39,10 +38,7 @@ type span struct {
 
 func spans(t *testing.T, path string) []span {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlite.OpenDB(path)
 	defer db.Close()
 	rows, err := db.Query(`SELECT org_id, bucket, min_rowid, max_rowid FROM artifact_spans ORDER BY org_id, bucket`)
 	if err != nil {
@@ -88,10 +84,7 @@ func TestSpansMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	kept := spans(t, path)
-	db, err := sql.Open("sqlite", "file:"+path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := sqlite.OpenDB(path)
 	if _, err := db.Exec(`DROP TABLE artifact_spans; DELETE FROM schema_migrations WHERE name LIKE '0019_artifact_spans%'`); err != nil {
 		t.Fatal(err)
 	}

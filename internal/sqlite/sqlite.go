@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -22,8 +21,6 @@ import (
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
 //go:embed migrations/*.sql
@@ -105,33 +102,21 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	// dsn is the database with the common pragmas, an extra one replacing
-	// the common one of its name: the driver runs a DSN's pragmas sorted
-	// (busy_timeout first, the rest by their text), not in the order
-	// given, so that of two cache_size pragmas the larger number ran last
-	// and every connection had the writer's 64 MiB cache.
-	dsn := func(txlock string, extra ...string) string {
-		q := url.Values{}
-		for _, p := range pragmas {
-			if !slices.ContainsFunc(extra, func(e string) bool { return pragmaName(e) == pragmaName(p) }) {
-				q.Add("_pragma", p)
+	// open is a pool of the database with the common pragmas, an extra
+	// one replacing the common one of its name in its place, run in that
+	// order on each connection.
+	open := func(params string, extra ...string) *sql.DB {
+		ps := slices.Clone(pragmas)
+		for _, e := range extra {
+			if i := slices.IndexFunc(ps, func(p string) bool { return pragmaName(p) == pragmaName(e) }); i >= 0 {
+				ps[i] = e
+			} else {
+				ps = append(ps, e)
 			}
 		}
-		for _, p := range extra {
-			q.Add("_pragma", p)
-		}
-		if txlock != "" {
-			q.Set("_txlock", txlock)
-		}
-		return "file:" + abs + "?" + q.Encode()
+		return openDB(abs+params, ps...)
 	}
-	w, err := sql.Open("sqlite", dsn("immediate", "wal_autocheckpoint(0)")) // see checkpoint.go
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open writer: %w", err)
-	}
-	w.SetMaxOpenConns(1)
-	w.SetMaxIdleConns(1)
-	w.SetConnMaxLifetime(0)
+	w := open("?_txlock=immediate", "wal_autocheckpoint(0)") // see checkpoint.go
 	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
 		raw: newRawCodec(), log: opt.Log}
 	if s.log == nil {
@@ -155,21 +140,12 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return nil, err
 	}
 	// Readers keep 16 MiB of pages each (the writer 64), the checkpointer 2.
-	r, err := sql.Open("sqlite", dsn("", "query_only(1)", "cache_size(-16384)"))
-	if err != nil {
-		w.Close()
-		return nil, fmt.Errorf("sqlite: open readers: %w", err)
-	}
+	r := open("", "query_only(1)", "cache_size(-16384)")
 	n := max(4, runtime.GOMAXPROCS(0)*2)
 	r.SetMaxOpenConns(n)
 	r.SetMaxIdleConns(n)
 	s.r = r
-	search, err := sql.Open("sqlite", dsn("", "query_only(1)", "cache_size(-16384)"))
-	if err != nil {
-		w.Close()
-		r.Close()
-		return nil, fmt.Errorf("sqlite: open search readers: %w", err)
-	}
+	search := open("", "query_only(1)", "cache_size(-16384)")
 	n = opt.MaxSearches
 	if n <= 0 {
 		n = max(2, runtime.GOMAXPROCS(0))
@@ -177,13 +153,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	search.SetMaxOpenConns(n)
 	search.SetMaxIdleConns(n)
 	s.search = search
-	c, err := sql.Open("sqlite", dsn("", "cache_size(-2048)", fmt.Sprintf("busy_timeout(%d)", restartWait.Milliseconds())))
-	if err != nil {
-		w.Close()
-		r.Close()
-		search.Close()
-		return nil, fmt.Errorf("sqlite: open checkpointer: %w", err)
-	}
+	c := open("", fmt.Sprintf("busy_timeout(%d)", restartWait.Milliseconds()), "cache_size(-2048)")
 	c.SetMaxOpenConns(1)
 	if opt.DetectionMemory >= 0 {
 		if s.tally, err = loadTally(ctx, w, opt.DetectionMemory); err != nil {
@@ -295,7 +265,9 @@ func (s *Store) migrate(ctx context.Context) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+			// Unprepared: a migration is several statements, which a
+			// prepared statement of the C driver would stop after the first.
+			if _, err := tx.Tx.ExecContext(ctx, string(body)); err != nil {
 				return err
 			}
 			_, err = tx.ExecContext(ctx, `INSERT INTO schema_migrations (name, applied_at) VALUES (?, ?)`, base, time.Now().UnixNano())
@@ -343,12 +315,8 @@ func wrap(op string, err error) error {
 	if errors.As(err, &ve) {
 		return err
 	}
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		switch se.Code() {
-		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
-			return &vigil.Error{Code: vigil.ECONFLICT, Message: "already exists", Op: op, Err: err}
-		}
+	if rc, ok := resultCode(err); ok && (rc == codeConstraintUnique || rc == codeConstraintPK) {
+		return &vigil.Error{Code: vigil.ECONFLICT, Message: "already exists", Op: op, Err: err}
 	}
 	if ve := unavailable(op, err); ve != nil {
 		return ve
