@@ -8,11 +8,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
 // machine describes this machine and the build of this binary.
 func machine() Machine {
-	m := Machine{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version()}
+	m := Machine{CPUs: runtime.NumCPU(), GOOS: runtime.GOOS, GOARCH: runtime.GOARCH, GoVersion: runtime.Version(), SQLite: sqlite.DriverName}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		var rev, modified string
 		for _, s := range bi.Settings {

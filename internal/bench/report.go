@@ -39,6 +39,9 @@ type Machine struct {
 	GoVersion string `json:"go_version"`
 	MemTotal  string `json:"mem_total"`
 	Build     string `json:"build"`
+	// SQLite is the SQLite library this binary was built with (the
+	// embedded server's and S's): pure Go, or C through cgo.
+	SQLite string `json:"sqlite"`
 }
 
 // Settings are what was replayed, how, and against what server settings.
@@ -271,6 +274,7 @@ func (b *bench) writeText(w io.Writer) {
 	if m.Build != "" {
 		p("  build     %s", m.Build)
 	}
+	p("  sqlite    %s", m.SQLite)
 	p("  target    %s", r.Target)
 	p("  lines     %d (%s), avg %.0f bytes; body avg %.0f KiB", r.Settings.Lines, sourcesSummary(r.Settings.LinesBySource),
 		r.Settings.AvgLineBytes, r.Settings.AvgBodyBytes/1024)
@@ -319,7 +323,7 @@ func (b *bench) writeText(w io.Writer) {
 		if s.Engine == EnginePostgres {
 			p("storage limit S_PG (COPY into artifact_ids and artifacts of a scratch schema: the store's partitions, indexes and tsvector; batches of %d)", b.f.Batch)
 		} else {
-			p("storage limit S (sqlite.Store.InsertArtifacts, batches of %d, rows + FTS5 only)", b.f.Batch)
+			p("storage limit S (sqlite.Store.InsertArtifacts on %s, batches of %d, rows + FTS5 only)", m.SQLite, b.f.Batch)
 		}
 		p("  S               %.0f artifacts/s (%d in %.1fs)", s.Rate, s.Artifacts, s.Seconds)
 		if r.Load != nil {
