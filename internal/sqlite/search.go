@@ -259,23 +259,27 @@ func countMatches(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64, up
 
 // estimateSamples is how many stretches of the older rowids an estimate
 // samples.
-const estimateSamples = 4
+const estimateSamples = 8
 
 // estimate extrapolates n matches found newest first among the rowids
 // [oldest, hi] to the span [lo, hi]: it counts the matches of
-// estimateSamples stretches spread evenly over [lo, oldest), each as wide
-// as [oldest, hi] and a sixteenth of its share at most, and scales their count to the whole of [lo,
-// oldest), so that a term more frequent in old artifacts than in new
+// estimateSamples stretches spread evenly over [lo, oldest), together as
+// wide as [oldest, hi] (so that the estimate reads about as much of the
+// index as the newest matches did, whatever the store's size) and each a
+// sixteenth of its share at most, and scales their count to the whole of
+// [lo, oldest), so that a term more frequent in old artifacts than in new
 // ones (or less) is estimated by its frequency throughout. At least n.
-// Four samples were within 6 % of the exact count at 11 M artifacts (16:
-// 1 %, at four times the cost).
+// At 30.6 M artifacts, eight such samples were within 1 % of the exact
+// count for frequent terms of every source, 2 % for a phrase and 13 % for
+// a term of a few busy periods (docs/benchmarks.md); four samples each as
+// wide as [oldest, hi] were no closer and read four times as much.
 func estimate(ctx context.Context, tx *sql.Tx, expr string, n int, oldest, lo, hi int64) (int, error) {
 	rest := oldest - lo // the rowids not counted
 	if rest <= 0 || hi < oldest {
 		return n, nil
 	}
 	step := rest / estimateSamples
-	w := min(hi-oldest+1, step, max(step/16, 1024)) // a sixteenth of the rest at most, unless small
+	w := min((hi-oldest)/estimateSamples+1, step, max(step/16, 1024)) // a sixteenth of the rest at most, unless small
 	if w <= 0 {
 		// Fewer rowids left than samples: count them.
 		c, _, err := countMatches(ctx, tx, expr, lo, oldest-1, -1)
@@ -334,24 +338,52 @@ func (s *Store) outsideCount(ctx context.Context, tx *sql.Tx, org string, r vigi
 
 // interiorCount counts the matches of expr in the time window r of an
 // org alone in the store (cond and its args) mostly without reading their
-// rows. The rowids of the window's whole buckets, [ilo, ihi], hold only
+// rows. The rowids of the window's whole buckets (a bucket the window
+// cuts is whole when none of its artifacts lies outside the window),
+// [ilo, ihi], hold only
 // artifacts of the window except where the span of another bucket
 // reaches into them: artifacts stored a little out of time order (several
 // workers, sensors' clocks apart) make neighbouring buckets' spans
 // overlap at their ends, and a backfill makes an old bucket's span cover
 // the rowids written since. Those parts, and the window's rowids outside
-// [ilo, ihi] (its two partial buckets), are read to test each match's
+// [ilo, ihi] (the buckets it cuts), are read to test each match's
 // time; the full-text index alone counts the matches of the rest. ok is
 // false when other buckets reach into [ilo, ihi] in more than
 // maxMixedStretches places (the caller then reads every match).
 func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, cond string, args []any,
 	expr string, lo, hi int64) (total int, ok bool, err error) {
+	// The window's whole buckets, and a bucket it cuts when none of the
+	// org's artifacts in it lies outside the window: the last bucket of
+	// "the last 24 hours" holds everything up to now, often the busiest
+	// rowids of all.
 	first, last := int64(math.MinInt64), int64(math.MaxInt64)
 	if !r.Start.IsZero() {
-		first = bucketOf(nanos(r.Start)) + 1
+		start := nanos(r.Start)
+		b := bucketOf(start)
+		first = b + 1
+		if start >= 0 {
+			cut, err := anyArtifact(ctx, tx, org, b*int64(spanBucket), start)
+			if err != nil {
+				return 0, false, err
+			}
+			if !cut {
+				first = b
+			}
+		}
 	}
 	if !r.End.IsZero() {
-		last = bucketOf(nanos(r.End)) - 1
+		end := nanos(r.End)
+		b := bucketOf(end)
+		last = b - 1
+		if end >= 0 {
+			cut, err := anyArtifact(ctx, tx, org, end, (b+1)*int64(spanBucket))
+			if err != nil {
+				return 0, false, err
+			}
+			if !cut {
+				last = b
+			}
+		}
 	}
 	if first > last {
 		return 0, false, nil
@@ -395,6 +427,14 @@ func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vig
 		total += n
 	}
 	return total, true, nil
+}
+
+// anyArtifact reports whether org has an artifact with a timestamp in
+// [from, to) nanoseconds (the time index answers).
+func anyArtifact(ctx context.Context, tx *sql.Tx, org string, from, to int64) (bool, error) {
+	var found bool
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE org_id = ? AND ts >= ? AND ts < ?)`, org, from, to).Scan(&found)
+	return found, err
 }
 
 // maxMixedStretches bounds the stretches of a window's interior that

@@ -303,3 +303,57 @@ func TestInteriorCountOutOfOrder(t *testing.T) {
 		}
 	}
 }
+
+// TestInteriorCountWholeEdgeBuckets: a window that cuts a bucket holding
+// nothing outside the window — "the last 24 hours" ends after the newest
+// artifact, within its bucket — counts that bucket from the full-text index too: only the
+// matches of a bucket it cuts with artifacts on both sides are read.
+func TestInteriorCountWholeEdgeBuckets(t *testing.T) {
+	ctx := context.Background()
+	s := open(t)
+	sqlite.SetSearchPlan(s, 1<<30, 1)
+	var read int64
+	sqlite.SetDrivenHook(s, func(lo, hi int64) { read += hi - lo + 1 })
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	var all []*vigil.Artifact
+	for i := 0; i < 3000; i += 100 {
+		var batch []*vigil.Artifact
+		for k := i; k < i+100; k++ {
+			raw := "epsilon"
+			if k%3 != 0 {
+				raw += " zeta"
+			}
+			at := t0.Add(time.Duration(k) * 7 * time.Second)
+			batch = append(batch, &vigil.Artifact{ID: vigil.NewID(), OrgID: "o1", Source: "auth", Raw: raw, Timestamp: at, CreatedAt: at})
+		}
+		if err := s.InsertArtifacts(ctx, "o1", batch); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, batch...)
+	}
+	newest := all[len(all)-1].Timestamp
+	for _, c := range []struct {
+		name     string
+		r        vigil.TimeRange
+		readUpTo int64 // rowids
+	}{
+		{"all of it, both ends cut", vigil.TimeRange{Start: t0.Add(-3 * time.Minute), End: newest.Add(2 * time.Second)}, 0},
+		{"to just after the newest", vigil.TimeRange{Start: t0.Add(time.Hour + 3*time.Second), End: newest.Add(2 * time.Second)}, 86},
+		{"from the oldest to mid-bucket", vigil.TimeRange{Start: t0, End: t0.Add(2*time.Hour + 5*time.Minute)}, 86},
+	} {
+		want := 0
+		for _, a := range all {
+			if strings.Contains(a.Raw, "zeta") && !a.Timestamp.Before(c.r.Start) && a.Timestamp.Before(c.r.End) {
+				want++
+			}
+		}
+		read = 0
+		_, got, err := s.SearchArtifacts(ctx, "o1", vigil.ArtifactFilter{Query: "zeta", Range: c.r})
+		if err != nil || got != want {
+			t.Errorf("%s: total %d (%v), want %d", c.name, got, err, want)
+		}
+		if read > c.readUpTo {
+			t.Errorf("%s: the count read the matches among %d rowids, want at most %d (one bucket it cuts)", c.name, read, c.readUpTo)
+		}
+	}
+}
