@@ -110,4 +110,11 @@ func TestConnectionPragmas(t *testing.T) {
 			t.Errorf("%s: cache_size %d, busy_timeout %d; want %d, %d", c.name, cache, busy, c.cache, c.busy)
 		}
 	}
+	// One writer: a second would wait on the first's lock (SQLITE_BUSY
+	// after the busy timeout) instead of queueing in Go.
+	for name, db := range map[string]*sql.DB{"writer": s.w, "checkpointer": s.c} {
+		if n := db.Stats().MaxOpenConnections; n != 1 {
+			t.Errorf("%s: %d connections at most, want 1", name, n)
+		}
+	}
 }

@@ -117,6 +117,9 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 		return openDB(abs+params, ps...)
 	}
 	w := open("?_txlock=immediate", "wal_autocheckpoint(0)") // see checkpoint.go
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
 	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
 		raw: newRawCodec(), log: opt.Log}
 	if s.log == nil {
