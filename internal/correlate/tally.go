@@ -41,6 +41,8 @@ type Tally struct {
 	held int // signals in cold
 	cold map[tallyKey]*coldKey
 	hot  map[tallyKey]*hotKey
+	// gone are the hot keys whose transactions all committed, compactly.
+	gone goneKeys
 	// marks is the time of the newest signal seen per (org, detector),
 	// spans the span of each detector's windows.
 	marks     map[[2]string]int64
@@ -101,7 +103,7 @@ func NewTally(lateness time.Duration, limit int) *Tally {
 		limit = DefaultTallyLimit
 	}
 	return &Tally{lateness: lateness, limit: limit, cold: map[tallyKey]*coldKey{}, hot: map[tallyKey]*hotKey{},
-		marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
+		gone: newGoneKeys(), marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
 }
 
 // Hold records that the store holds signals of (detector, key) of org,
@@ -124,7 +126,7 @@ func (t *Tally) Hold(org, detector, key string, newest int64) {
 func (t *Tally) Stats() (s TallyStats, held, hot int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.stats, t.held, len(t.hot)
+	return t.stats, t.held, len(t.hot) + t.gone.n
 }
 
 // routed is what route hands to the store: the detections to evaluate
@@ -157,12 +159,19 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		t.marks[m] = max(mark, newest)
 		late := seen && oldest < mark-int64(t.lateness)
 
-		if h := t.hot[tk]; h != nil {
+		c := t.cold[tk]
+		h := t.hot[tk]
+		if h == nil && c == nil && t.gone.has(tk, t.marks[m]-int64(d.Span+t.lateness), t.marks[m], d.Span+t.lateness) {
+			h = &hotKey{newest: newest}
+			t.hot[tk] = h
+		}
+		if h != nil {
 			h.newest = max(h.newest, newest)
-			out.add(tk, withSignals(d, slices.Concat(h.pending, d.Signals)), h.pending != nil)
+			// Always as pending: once its transaction commits, the key
+			// goes back to gone.
+			out.add(tk, withSignals(d, slices.Concat(h.pending, d.Signals)), true)
 			continue
 		}
-		c := t.cold[tk]
 		if late {
 			t.stats.Late++
 			t.promote(&out, tk, d, c, newest)
@@ -261,6 +270,10 @@ func (t *Tally) sweep() {
 			delete(t.hot, tk)
 		}
 	}
+	t.gone.expire(func(org, detector string) (time.Duration, int64, bool) {
+		span, ok := t.spans[detector]
+		return span + t.lateness, t.marks[[2]string{org, detector}], ok
+	})
 }
 
 // committed records that the transaction of r committed: the pending
@@ -269,8 +282,14 @@ func (t *Tally) committed(r routed) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, tk := range r.pending {
-		if h := t.hot[tk]; h != nil {
-			h.pending = nil
+		h := t.hot[tk]
+		if h == nil {
+			continue
+		}
+		h.pending = nil
+		if span, ok := t.spans[tk.detector]; ok {
+			t.gone.add(tk, h.newest, span+t.lateness)
+			delete(t.hot, tk)
 		}
 	}
 }
