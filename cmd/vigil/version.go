@@ -5,7 +5,6 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
-	"strings"
 
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
@@ -44,7 +43,7 @@ func runVersion(stdout io.Writer) error {
 		deps[d.Path] = d.Version
 	}
 	for _, d := range []struct{ what, path string }{
-		{"sqlite driver", strings.Fields(sqlite.DriverName)[0]},
+		{"sqlite driver", sqlite.DriverModule},
 		{"postgresql driver", "github.com/jackc/pgx/v5"},
 		{"embedded nats-server", "github.com/nats-io/nats-server/v2"},
 		{"nats client", "github.com/nats-io/nats.go"},

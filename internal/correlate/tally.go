@@ -161,7 +161,7 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 
 		c := t.cold[tk]
 		h := t.hot[tk]
-		if h == nil && c == nil && t.gone.has(tk, t.marks[m]-int64(d.Span+t.lateness), t.marks[m], d.Span+t.lateness) {
+		if h == nil && c == nil && t.gone.has(tk, t.marks[m], d.Span+t.lateness) {
 			h = &hotKey{newest: newest}
 			t.hot[tk] = h
 		}

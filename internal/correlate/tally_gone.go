@@ -64,14 +64,15 @@ func (g *goneKeys) add(tk tallyKey, newest int64, horizon time.Duration) {
 }
 
 // has reports whether tk may be among the keys recorded with a newest
-// signal at or after from (Unix nanoseconds), up to mark.
-func (g *goneKeys) has(tk tallyKey, from, mark int64, horizon time.Duration) bool {
+// signal within horizon of mark (Unix nanoseconds): the newest signal of
+// its org and detector.
+func (g *goneKeys) has(tk tallyKey, mark int64, horizon time.Duration) bool {
 	if g.n == 0 {
 		return false
 	}
 	w := width(horizon)
 	h := g.hash(tk)
-	for s := from / w; s <= mark/w; s++ {
+	for s := (mark - int64(horizon)) / w; s <= mark/w; s++ {
 		if _, ok := g.slots[goneSlot{tk.org, tk.detector, s}][h]; ok {
 			return true
 		}

@@ -3,7 +3,6 @@ package e2e_test
 import (
 	"context"
 	"crypto/rand"
-
 	"encoding/hex"
 	"errors"
 	"fmt"

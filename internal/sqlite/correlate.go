@@ -91,32 +91,29 @@ func (t *corrTx) CreateIncident(ctx context.Context, inc correlate.NewIncident) 
 const incidentOfOrg = `EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND +org_id = ?2)`
 
 func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.Time) error {
-	stmts := []string{
-		`UPDATE observations SET incident_id = ?3 WHERE incident_id = ?1 AND +org_id = ?2`,
-		`INSERT INTO incident_nodes (incident_id, node_id, key)
+	// Each statement with the number of parameters it names (?1…?n): the
+	// C driver refuses more arguments than a statement has.
+	stmts := []struct {
+		q string
+		n int
+	}{
+		{`UPDATE observations SET incident_id = ?3 WHERE incident_id = ?1 AND +org_id = ?2`, 3},
+		{`INSERT INTO incident_nodes (incident_id, node_id, key)
 			SELECT t.id, x.node_id, x.key FROM incident_nodes x, incidents t
 			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND +t.org_id = ?2
-			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`,
-		`INSERT INTO incident_artifacts (incident_id, artifact_id)
+			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, 3},
+		{`INSERT INTO incident_artifacts (incident_id, artifact_id)
 			SELECT t.id, x.artifact_id FROM incident_artifacts x, incidents t
 			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND +t.org_id = ?2
-			ON CONFLICT DO NOTHING`,
-		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
-		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
-		`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
-			WHERE id = ?1 AND +org_id = ?2`,
+			ON CONFLICT DO NOTHING`, 3},
+		{`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg, 2},
+		{`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg, 2},
+		{`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
+			WHERE id = ?1 AND +org_id = ?2`, 4},
 	}
 	args := []any{from, t.org, into, nanos(now)}
-	for _, q := range stmts {
-		// Each statement is given the parameters it names (?1…?n): the C
-		// driver refuses more.
-		n := 0
-		for i := range args {
-			if strings.Contains(q, "?"+strconv.Itoa(i+1)) {
-				n = i + 1
-			}
-		}
-		if _, err := t.tx.ExecContext(ctx, q, args[:n]...); err != nil {
+	for _, st := range stmts {
+		if _, err := t.tx.ExecContext(ctx, st.q, args[:st.n]...); err != nil {
 			return err
 		}
 	}

@@ -14,8 +14,12 @@ import (
 // read and write the same file format; driver_cgo.go and driver_purego.go
 // hold what differs: the driver, and the result code of its errors.
 
-// DriverName names the SQLite library this binary was built with.
-const DriverName = driverName
+// DriverModule is the Go module of the SQLite library this binary was
+// built with; DriverName names it for people.
+const (
+	DriverModule = driverModule
+	DriverName   = driverModule + " (" + driverKind + ")"
+)
 
 // connector opens connections of the driver to one database and runs
 // pragmas on each, in the order given (a DSN's pragmas are run by the
@@ -34,7 +38,7 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 	ex, ok := conn.(driver.ExecerContext)
 	if !ok {
 		conn.Close()
-		return nil, fmt.Errorf("sqlite: driver %s cannot execute statements on a connection", driverName)
+		return nil, fmt.Errorf("sqlite: driver %s cannot execute statements on a connection", DriverName)
 	}
 	for _, p := range c.pragmas {
 		if _, err := ex.ExecContext(ctx, "PRAGMA "+p, nil); err != nil {
@@ -48,16 +52,11 @@ func (c *connector) Connect(ctx context.Context) (driver.Conn, error) {
 // Driver returns the SQLite driver.
 func (c *connector) Driver() driver.Driver { return sqliteDriver }
 
-// openDB returns a pool of connections to the database file at path (an
-// absolute path, or a file: URI's path and parameters such as
-// "?mode=ro"), each running pragmas when it opens.
-func openDB(path string, pragmas ...string) *sql.DB {
+// OpenDB returns a pool of connections to the database file at path, with
+// the driver this binary was built with, each running pragmas (such as
+// "query_only(1)") when it opens: the store's own pools, and tools that
+// read what the store does not offer (sizes, integrity checks). path may
+// end with URI parameters ("?mode=ro").
+func OpenDB(path string, pragmas ...string) *sql.DB {
 	return sql.OpenDB(&connector{dsn: "file:" + path, pragmas: pragmas})
 }
-
-// OpenDB opens the database file at path directly, with the driver this
-// binary was built with and pragmas run on each connection (such as
-// "query_only(1)"), for tools that read what the store does not offer
-// (sizes, integrity checks). path may end with URI parameters
-// ("?mode=ro").
-func OpenDB(path string, pragmas ...string) *sql.DB { return openDB(path, pragmas...) }

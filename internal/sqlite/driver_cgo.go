@@ -12,7 +12,7 @@ import (
 // Vigil's batches with about a third less CPU (docs/benchmarks.md, "The
 // SQLite drivers"). The tag is the one that compiles FTS5 into
 // mattn/go-sqlite3's copy of the library.
-const driverName = "github.com/mattn/go-sqlite3 (C library, cgo)"
+const driverModule, driverKind = "github.com/mattn/go-sqlite3", "C library, cgo"
 
 var sqliteDriver = &sqlite3.SQLiteDriver{}
 

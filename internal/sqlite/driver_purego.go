@@ -9,7 +9,7 @@ import (
 )
 
 // The default: SQLite translated to Go, no C compiler needed.
-const driverName = "modernc.org/sqlite (pure Go)"
+const driverModule, driverKind = "modernc.org/sqlite", "pure Go"
 
 var sqliteDriver = &sqlite.Driver{}
 

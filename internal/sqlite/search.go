@@ -360,29 +360,15 @@ func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vig
 	if !r.Start.IsZero() {
 		start := nanos(r.Start)
 		b := bucketOf(start)
-		first = b + 1
-		if start >= 0 {
-			cut, err := anyArtifact(ctx, tx, org, b*int64(spanBucket), start)
-			if err != nil {
-				return 0, false, err
-			}
-			if !cut {
-				first = b
-			}
+		if first, err = edgeBucket(ctx, tx, org, b, b+1, b*int64(spanBucket), start); err != nil {
+			return 0, false, err
 		}
 	}
 	if !r.End.IsZero() {
 		end := nanos(r.End)
 		b := bucketOf(end)
-		last = b - 1
-		if end >= 0 {
-			cut, err := anyArtifact(ctx, tx, org, end, (b+1)*int64(spanBucket))
-			if err != nil {
-				return 0, false, err
-			}
-			if !cut {
-				last = b
-			}
+		if last, err = edgeBucket(ctx, tx, org, b, b-1, end, (b+1)*int64(spanBucket)); err != nil {
+			return 0, false, err
 		}
 	}
 	if first > last {
@@ -429,12 +415,21 @@ func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vig
 	return total, true, nil
 }
 
-// anyArtifact reports whether org has an artifact with a timestamp in
-// [from, to) nanoseconds (the time index answers).
-func anyArtifact(ctx context.Context, tx *sql.Tx, org string, from, to int64) (bool, error) {
-	var found bool
-	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE org_id = ? AND ts >= ? AND ts < ?)`, org, from, to).Scan(&found)
-	return found, err
+// edgeBucket returns b, the bucket a bound of a time window cuts, when
+// none of org's artifacts lies in b's part outside the window, [from, to)
+// nanoseconds (the time index answers), and inward, the next bucket
+// inside the window, when some do. Buckets before 1970 truncate toward
+// zero and are never taken whole.
+func edgeBucket(ctx context.Context, tx *sql.Tx, org string, b, inward, from, to int64) (int64, error) {
+	if from < 0 {
+		return inward, nil
+	}
+	var cut bool
+	err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifacts WHERE org_id = ? AND ts >= ? AND ts < ?)`, org, from, to).Scan(&cut)
+	if err != nil || cut {
+		return inward, err
+	}
+	return b, nil
 }
 
 // maxMixedStretches bounds the stretches of a window's interior that
@@ -446,7 +441,7 @@ const maxMixedStretches = 64
 // last] reach into; ok is false when there are more than
 // maxMixedStretches.
 func mixedStretches(ctx context.Context, tx *sql.Tx, org string, first, last, ilo, ihi int64) (out [][2]int64, ok bool, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT max(min_rowid, ?4), min(max_rowid, ?5) AS f FROM artifact_spans
+	rows, err := tx.QueryContext(ctx, `SELECT max(min_rowid, ?4), min(max_rowid, ?5) FROM artifact_spans
 		WHERE NOT (org_id = ?1 AND bucket BETWEEN ?2 AND ?3) AND max_rowid >= ?4 AND min_rowid <= ?5 ORDER BY 1`,
 		org, first, last, ilo, ihi)
 	if err != nil {

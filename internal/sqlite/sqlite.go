@@ -114,7 +114,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 				ps = append(ps, e)
 			}
 		}
-		return openDB(abs+params, ps...)
+		return OpenDB(abs+params, ps...)
 	}
 	w := open("?_txlock=immediate", "wal_autocheckpoint(0)") // see checkpoint.go
 	w.SetMaxOpenConns(1)
