@@ -143,6 +143,7 @@ type bench struct {
 	syslogAddrs map[string]string // --via syslog-tcp: the listener of each source
 	sent        []int64           // artifacts accepted per body
 	partial     atomic.Bool       // some batch was accepted only in part
+	renumbered  atomic.Bool       // some batch was sent with its addresses renumbered
 	hc          *http.Client
 	api         *client.Client
 	serverLog   *logCounter

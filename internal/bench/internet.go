@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"strconv"
 	"time"
 )
 
@@ -77,7 +79,23 @@ func publicAddr(i uint64) string {
 	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&255, a>>8&255, a&255)
 }
 
-// internetLineCount is how many lines the internet mixes hold: at the
-// rates of a 2-core machine, a 60 s run sends each line at most about
-// twice, so that the unique mix stays new for most of it.
+// renumber returns a body of the internet-unique mix as the round-th
+// pass over the lines sends it: from the second pass on, the public
+// addresses of blocks and failed logins move from 11.0.0.0/8 to another
+// /8 of two digits (12 to 99, all public), so that they stay new for 89
+// passes (17.8 M lines) instead of repeating after 200,000, when a fast
+// run would make every address of the mix a brute force. Other mixes
+// are sent as they are.
+func (b *bench) renumber(body []byte, round int) []byte {
+	if b.f.Files != "internet-unique" || round%89 == 0 {
+		return body
+	}
+	b.renumbered.Store(true)
+	octet := strconv.Itoa(11 + round%89)
+	body = bytes.ReplaceAll(body, []byte("SRC=11."), []byte("SRC="+octet+"."))
+	return bytes.ReplaceAll(body, []byte("from 11."), []byte("from "+octet+"."))
+}
+
+// internetLineCount is how many lines the internet mixes hold; the unique
+// mix is renumbered on each pass over them (renumber).
 const internetLineCount = 200_000

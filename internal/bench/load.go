@@ -49,10 +49,11 @@ func (b *bench) ingest(ctx context.Context, t0, deadline time.Time, target int64
 			post, closeConns := b.poster()
 			defer closeConns()
 			for !done() {
-				i := int(next.Add(1)-1) % len(b.bodies)
+				n := int(next.Add(1) - 1)
+				i, round := n%len(b.bodies), n/len(b.bodies)
 				for !done() {
 					start := time.Now()
-					r, err := post(ctx, i)
+					r, err := post(ctx, i, round)
 					end := time.Now()
 					st.record(r, err, int(end.Sub(t0)/time.Second), float64(end.Sub(start))/float64(time.Millisecond))
 					if err == nil && r.Status/100 == 2 {

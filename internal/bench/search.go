@@ -98,7 +98,7 @@ func (b *bench) searchPhase(ctx context.Context) error {
 	b.logf("search phase: %d artifacts stored; %d requests per class", r.Stored, b.f.SearchRequests)
 	// Expected totals are known when this run stored every artifact of
 	// the org and every accepted batch was accepted whole.
-	exact := b.rep.Load.TotalBefore == 0 && !b.partial.Load() && b.rep.Fill == nil && b.f.DataDir == ""
+	exact := b.rep.Load.TotalBefore == 0 && !b.partial.Load() && !b.renumbered.Load() && b.rep.Fill == nil && b.f.DataDir == ""
 	for _, q := range b.searchQueries() {
 		if !b.searchClassWanted(q.name) {
 			continue

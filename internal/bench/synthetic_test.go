@@ -1,6 +1,10 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/json"
+	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,5 +74,52 @@ func TestInternetLines(t *testing.T) {
 		if !unique && (top < 200 || once < len(seen)/2) {
 			t.Errorf("zipf: top address %d lines, %d of %d addresses seen once", top, once, len(seen))
 		}
+	}
+}
+
+// TestRenumberKeepsTheUniqueMixNew: the internet-unique mix's bodies, sent
+// for a second and a third time, carry source addresses no earlier pass
+// carried, every line still parsed with a public source; the other mixes
+// go out as they are.
+func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
+	lines := internetLines(3000, time.Now(), true)
+	var body bytes.Buffer
+	for _, l := range lines {
+		js, _ := json.Marshal(l.Raw)
+		body.Write(js)
+		body.WriteByte('\n')
+	}
+	b := &bench{f: Config{Files: "internet-unique"}}
+	seen := map[string]int{}
+	for round := range 3 {
+		for i, raw := range strings.Split(strings.TrimSpace(string(b.renumber(body.Bytes(), round))), "\n") {
+			var l string
+			if err := json.Unmarshal([]byte(raw), &l); err != nil {
+				t.Fatalf("round %d: line %d is no JSON string any more: %v", round, i, err)
+			}
+			res := parse.Parse(lines[i].Source, []byte(l), time.Now())
+			if !res.Parsed {
+				t.Fatalf("round %d: not parsed: %s", round, l)
+			}
+			if lines[i].Source == "dns" {
+				continue
+			}
+			src, _ := res.Event["source.ip"].(string)
+			a, err := netip.ParseAddr(src)
+			if err != nil || a.IsPrivate() || !a.IsGlobalUnicast() {
+				t.Fatalf("round %d: source %q is no public address", round, src)
+			}
+			if r, ok := seen[src]; ok {
+				t.Fatalf("round %d: source %s was sent in round %d already", round, src, r)
+			}
+			seen[src] = round
+		}
+	}
+	if b.renumbered.Load() != true {
+		t.Error("renumbered is not set: the search phase would expect exact totals")
+	}
+	other := &bench{f: Config{Files: "internet-zipf"}}
+	if got := other.renumber(body.Bytes(), 1); !bytes.Equal(got, body.Bytes()) {
+		t.Error("the Zipf mix was renumbered")
 	}
 }

@@ -113,15 +113,15 @@ func (b *bench) syslogListenArgs() ([]string, error) {
 // connections. Over syslog a batch is taken once written (TCP has no
 // acknowledgement; a full queue stops the listener reading, so the write
 // blocks): its result is a 200 with every line accepted.
-func (b *bench) poster() (post func(ctx context.Context, i int) (client.PostResult, error), done func()) {
+func (b *bench) poster() (post func(ctx context.Context, i, round int) (client.PostResult, error), done func()) {
 	switch b.f.Via {
 	case ViaElastic:
-		return func(ctx context.Context, i int) (client.PostResult, error) {
-			return b.api.PostElasticBulk(ctx, b.stamp(b.bodies[i]))
+		return func(ctx context.Context, i, round int) (client.PostResult, error) {
+			return b.api.PostElasticBulk(ctx, b.stamp(b.renumber(b.bodies[i], round)))
 		}, func() {}
 	case ViaSyslog:
 		conns := map[string]net.Conn{}
-		return func(ctx context.Context, i int) (client.PostResult, error) {
+		return func(ctx context.Context, i, _ int) (client.PostResult, error) {
 				n := 0
 				for _, f := range b.frames[i] {
 					c := conns[f.source]
@@ -147,8 +147,8 @@ func (b *bench) poster() (post func(ctx context.Context, i int) (client.PostResu
 				}
 			}
 	default:
-		return func(ctx context.Context, i int) (client.PostResult, error) {
-			return b.api.PostArtifactsJSON(ctx, b.stamp(b.bodies[i]))
+		return func(ctx context.Context, i, round int) (client.PostResult, error) {
+			return b.api.PostArtifactsJSON(ctx, b.stamp(b.renumber(b.bodies[i], round)))
 		}, func() {}
 	}
 }

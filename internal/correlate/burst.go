@@ -46,6 +46,17 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 			return err
 		}
 		for _, d := range ds {
+			if r.spilled[d] {
+				k := DetectionKey{d.Detector, d.Key}
+				batch, err := countUnitsOnce(ctx, tx, k, d.Signals)
+				if err != nil {
+					return err
+				}
+				if _, err := tx.RecordSignals(ctx, k, batch); err != nil {
+					return err
+				}
+				continue
+			}
 			id, err := e.detect(ctx, tx, d)
 			if err != nil {
 				return err

@@ -1,6 +1,8 @@
 package correlate
 
 import (
+	"cmp"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -37,10 +39,14 @@ type Tally struct {
 	lateness time.Duration
 	limit    int
 
-	mu   sync.Mutex
-	held int // signals in cold
-	cold map[tallyKey]*coldKey
-	hot  map[tallyKey]*hotKey
+	mu    sync.Mutex
+	held  int // signals in cold
+	cold  map[coldRef]*coldKey
+	codec *heldCodec // the strings and nodes of cold's signals
+	// pairs numbers the (org, detector) pairs of cold's keys.
+	pairs     map[[2]string]uint32
+	pairNames [][2]string
+	hot       map[tallyKey]*hotKey
 	// gone are the hot keys whose transactions all committed, compactly.
 	gone goneKeys
 	// marks is the time of the newest signal seen per (org, detector),
@@ -61,9 +67,10 @@ type TallyStats struct {
 // sensors and the batches in flight at once stay within it.
 const DefaultLateness = 2 * time.Minute
 
-// DefaultTallyLimit bounds the signals a Tally holds (a few hundred
-// bytes each).
-const DefaultTallyLimit = 200_000
+// DefaultTallyLimit bounds the signals a Tally holds: at most 182 bytes
+// of heap each, for keys of one signal (BenchmarkTallyHeldKeys), about
+// 110 MB in all.
+const DefaultTallyLimit = 600_000
 
 // maxColdSignals promotes a key that holds this many signals within its
 // horizon, whatever its windows count, so that no one key takes the
@@ -80,10 +87,48 @@ const sweepEvery = 2 * time.Second
 type tallyKey struct{ org, detector, key string }
 
 type coldKey struct {
-	sigs   []vigil.Signal // by time
-	newest int64
-	ids    map[string]bool // the artifacts of sigs, once it holds indexFrom
+	sigs []heldSignal       // by time
+	ids  map[heldIdent]bool // the artifacts of sigs, once it holds indexFrom
 }
+
+// coldRef is a cold key: its (org, detector) pair by number, so that a
+// million keys do not each hold those two strings.
+type coldRef struct {
+	pair uint32
+	key  string
+}
+
+// newest is the time of c's newest signal, Unix nanoseconds.
+func (c *coldKey) newest() int64 {
+	if len(c.sigs) == 0 {
+		return math.MinInt64
+	}
+	return c.sigs[len(c.sigs)-1].at
+}
+
+func (t *Tally) ref(tk tallyKey) coldRef {
+	p := [2]string{tk.org, tk.detector}
+	n, ok := t.pairs[p]
+	if !ok {
+		n = uint32(len(t.pairNames))
+		t.pairs[p] = n
+		t.pairNames = append(t.pairNames, p)
+	}
+	return coldRef{n, tk.key}
+}
+
+func (t *Tally) tallyKey(r coldRef) tallyKey {
+	p := t.pairNames[r.pair]
+	return tallyKey{p[0], p[1], r.key}
+}
+
+// heldIdent tells the artifact of a held signal.
+type heldIdent struct {
+	id     heldID
+	string bool // id is a codec string's number
+}
+
+func identOf(h heldSignal) heldIdent { return heldIdent{h.id, h.flags&heldIDString != 0} }
 
 // hotKey is a key the store holds signals of: newest is the time of the
 // newest one, pending those moved from memory that no committed
@@ -102,7 +147,7 @@ func NewTally(lateness time.Duration, limit int) *Tally {
 	if limit <= 0 {
 		limit = DefaultTallyLimit
 	}
-	return &Tally{lateness: lateness, limit: limit, cold: map[tallyKey]*coldKey{}, hot: map[tallyKey]*hotKey{},
+	return &Tally{lateness: lateness, limit: limit, cold: map[coldRef]*coldKey{}, codec: newHeldCodec(), pairs: map[[2]string]uint32{}, hot: map[tallyKey]*hotKey{},
 		gone: newGoneKeys(), marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
 }
 
@@ -134,6 +179,10 @@ func (t *Tally) Stats() (s TallyStats, held, hot int) {
 type routed struct {
 	ds      []*vigil.Detection
 	pending []tallyKey
+	// spilled are the detections of ds that only record their signals: no
+	// window of theirs meets the thresholds, and the store holds no other
+	// signal of their keys that could share one.
+	spilled map[*vigil.Detection]bool
 }
 
 // route counts what it can of org's detections ds in memory and returns
@@ -159,7 +208,8 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		t.marks[m] = max(mark, newest)
 		late := seen && oldest < mark-int64(t.lateness)
 
-		c := t.cold[tk]
+		ref := t.ref(tk)
+		c := t.cold[ref]
 		h := t.hot[tk]
 		if h == nil && c == nil && t.gone.has(tk, t.marks[m], d.Span+t.lateness) {
 			h = &hotKey{newest: newest}
@@ -174,31 +224,29 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		}
 		if late {
 			t.stats.Late++
-			t.promote(&out, tk, d, c, newest)
+			t.promote(&out, tk, ref, d, c, newest)
 			continue
 		}
 		if c == nil {
 			c = &coldKey{}
-			t.cold[tk] = c
+			t.cold[ref] = c
 		}
 		// Signals past the horizon share no window with any that is not
 		// late: a busy key that never fires (a scanner of a few ports)
 		// holds its last span + lateness only.
 		t.held -= c.trim(t.marks[m] - int64(d.Span+t.lateness))
-		fresh := c.add(d.Signals)
-		t.held += len(fresh)
-		if len(fresh) == 0 {
+		fresh, lo, hi := c.add(t.codec, d.Key, d.Signals)
+		t.held += fresh
+		if fresh == 0 {
 			continue // a redelivery: nothing new
 		}
-		c.newest = max(c.newest, newest)
-		lo, hi := signalSpan(fresh)
-		if _, _, fire := findBurst(c.sigs, d.Span, d.Met, d.Order, fromNanos(lo), fromNanos(hi)); fire || len(c.sigs) >= maxColdSignals {
+		if _, _, fire := burstIn(heldList{c.sigs, t.codec.names}, d.Span, d.Met, d.Order, fromNanos(lo), fromNanos(hi)); fire || len(c.sigs) >= maxColdSignals {
 			t.stats.Promoted++
 			t.held -= len(c.sigs)
-			delete(t.cold, tk)
-			h := &hotKey{newest: c.newest, pending: c.sigs}
-			t.hot[tk] = h
-			out.add(tk, withSignals(d, c.sigs), true)
+			delete(t.cold, ref)
+			sigs := t.codec.decodeAll(tk.key, c.sigs)
+			t.hot[tk] = &hotKey{newest: max(c.newest(), newest), pending: sigs}
+			out.add(tk, withSignals(d, sigs), true)
 		}
 	}
 	if now.Sub(t.lastSweep) >= sweepEvery {
@@ -213,41 +261,49 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 
 // promote moves the cold signals of tk, if any, to the store with d's,
 // and marks tk hot.
-func (t *Tally) promote(out *routed, tk tallyKey, d *vigil.Detection, c *coldKey, newest int64) {
+func (t *Tally) promote(out *routed, tk tallyKey, ref coldRef, d *vigil.Detection, c *coldKey, newest int64) {
 	h := &hotKey{newest: newest}
 	if c != nil {
 		t.held -= len(c.sigs)
-		delete(t.cold, tk)
-		h.newest = max(h.newest, c.newest)
-		h.pending = c.sigs
+		delete(t.cold, ref)
+		h.newest = max(h.newest, c.newest())
+		h.pending = t.codec.decodeAll(tk.key, c.sigs)
 	}
 	t.hot[tk] = h
 	out.add(tk, withSignals(d, slices.Concat(h.pending, d.Signals)), h.pending != nil)
 }
 
-// spill moves cold keys of org to the store until a tenth of the limit is
-// free, as detections of the detectors of ds that record their signals
-// and cannot fire.
+// spill moves cold keys of org to the store until a hundredth of the
+// limit is free, as detections of the detectors of ds that record their
+// signals and cannot fire. It moves few keys at a time: a batch that
+// wrote a tenth of a large limit at once held the store's writer for
+// seconds.
 func (t *Tally) spill(out *routed, org string, ds []*vigil.Detection) {
 	templates := map[string]*vigil.Detection{}
 	for _, d := range ds {
 		templates[d.Detector] = d
 	}
-	for tk, c := range t.cold {
-		if t.held <= t.limit-t.limit/10 {
+	for ref, c := range t.cold {
+		if t.held <= t.limit-t.limit/100 {
 			return
 		}
+		tk := t.tallyKey(ref)
 		tmpl := templates[tk.detector]
 		if tk.org != org || tmpl == nil {
 			continue
 		}
 		t.stats.Spilled++
 		t.held -= len(c.sigs)
-		delete(t.cold, tk)
-		t.hot[tk] = &hotKey{newest: c.newest, pending: c.sigs}
+		delete(t.cold, ref)
+		sigs := t.codec.decodeAll(tk.key, c.sigs)
+		t.hot[tk] = &hotKey{newest: c.newest(), pending: sigs}
 		d := *tmpl
-		d.Key, d.Signals = tk.key, c.sigs
+		d.Key, d.Signals = tk.key, sigs
 		out.add(tk, &d, true)
+		if out.spilled == nil {
+			out.spilled = map[*vigil.Detection]bool{}
+		}
+		out.spilled[&d] = true
 	}
 }
 
@@ -258,11 +314,11 @@ func (t *Tally) sweep() {
 		span, ok := t.spans[tk.detector]
 		return ok && newest < t.marks[[2]string{tk.org, tk.detector}]-int64(span+t.lateness)
 	}
-	for tk, c := range t.cold {
-		if expired(tk, c.newest) {
+	for ref, c := range t.cold {
+		if p := t.pairNames[ref.pair]; expired(tallyKey{p[0], p[1], ref.key}, c.newest()) {
 			t.stats.Expired++
 			t.held -= len(c.sigs)
-			delete(t.cold, tk)
+			delete(t.cold, ref)
 		}
 	}
 	for tk, h := range t.hot {
@@ -274,7 +330,19 @@ func (t *Tally) sweep() {
 		span, ok := t.spans[detector]
 		return span + t.lateness, t.marks[[2]string{org, detector}], ok
 	})
+	if t.codec.size() > max(codecRebuildFrom, 4*t.held) {
+		// Most of the codec's entries serve signals no longer held.
+		t.codec = t.codec.rebuild(func(yield func([]heldSignal)) {
+			for _, c := range t.cold {
+				yield(c.sigs)
+			}
+		})
+	}
 }
+
+// codecRebuildFrom is how many entries the codec holds before the sweep
+// may renumber it.
+const codecRebuildFrom = 1 << 16
 
 // committed records that the transaction of r committed: the pending
 // signals it carried are in the store.
@@ -305,9 +373,9 @@ func (r *routed) add(tk tallyKey, d *vigil.Detection, pending bool) {
 // how many it forgot.
 func (c *coldKey) trim(horizon int64) int {
 	i := 0
-	for i < len(c.sigs) && nanos(c.sigs[i].At) < horizon {
+	for i < len(c.sigs) && c.sigs[i].at < horizon {
 		if c.ids != nil {
-			delete(c.ids, c.sigs[i].ArtifactID)
+			delete(c.ids, identOf(c.sigs[i]))
 		}
 		i++
 	}
@@ -318,20 +386,20 @@ func (c *coldKey) trim(horizon int64) int {
 }
 
 // holds reports whether c holds a signal of artifact id.
-func (c *coldKey) holds(id string) bool {
+func (c *coldKey) holds(id heldIdent) bool {
 	if c.ids != nil {
 		return c.ids[id]
 	}
-	return slices.ContainsFunc(c.sigs, func(h vigil.Signal) bool { return h.ArtifactID == id })
+	return slices.ContainsFunc(c.sigs, func(h heldSignal) bool { return identOf(h) == id })
 }
 
 // counted reports whether a signal of sg's unit within unitSpan of it
 // counts already.
-func (c *coldKey) counted(sg vigil.Signal) bool {
-	from := sg.At.Add(-unitSpan)
-	i, _ := slices.BinarySearchFunc(c.sigs, from, func(h vigil.Signal, at time.Time) int { return h.At.Compare(at) })
-	for ; i < len(c.sigs) && !c.sigs[i].At.After(sg.At.Add(unitSpan)); i++ {
-		if h := c.sigs[i]; h.Unit == sg.Unit && !h.Evidence {
+func (c *coldKey) counted(sg heldSignal) bool {
+	from := sg.at - int64(unitSpan)
+	i, _ := slices.BinarySearchFunc(c.sigs, from, func(h heldSignal, at int64) int { return cmp.Compare(h.at, at) })
+	for ; i < len(c.sigs) && c.sigs[i].at <= sg.at+int64(unitSpan); i++ {
+		if h := c.sigs[i]; h.unit == sg.unit && h.flags&heldEvidence == 0 {
 			return true
 		}
 	}
@@ -339,34 +407,50 @@ func (c *coldKey) counted(sg vigil.Signal) bool {
 }
 
 // add records the signals of sigs not held yet (by artifact), counting
-// the lines of a unit once as countUnitsOnce does, and returns them.
-func (c *coldKey) add(sigs []vigil.Signal) []vigil.Signal {
-	var fresh []vigil.Signal
-	for _, sg := range sigs {
-		if c.holds(sg.ArtifactID) {
+// the lines of a unit once as countUnitsOnce does, and returns how many
+// it recorded and the times of the oldest and newest of them.
+func (c *coldKey) add(codec *heldCodec, key string, sigs []vigil.Signal) (fresh int, oldest, newest int64) {
+	for _, s := range sigs {
+		if id, flags, ok := codec.idOf(s.ArtifactID); ok && c.holds(heldIdent{id, flags != 0}) {
 			continue
 		}
-		if sg.Unit != "" && !sg.Evidence && c.counted(sg) {
-			sg.Evidence = true
+		sg := codec.encode(key, s)
+		if sg.unit != 0 && sg.flags&heldEvidence == 0 && c.counted(sg) {
+			sg.flags |= heldEvidence
 		}
-		i, _ := slices.BinarySearchFunc(c.sigs, sg.At, func(h vigil.Signal, at time.Time) int { return h.At.Compare(at) })
+		i, _ := slices.BinarySearchFunc(c.sigs, sg.at, func(h heldSignal, at int64) int { return cmp.Compare(h.at, at) })
 		// After the signals of the same time, as the store orders them.
-		for i < len(c.sigs) && c.sigs[i].At.Equal(sg.At) {
+		for i < len(c.sigs) && c.sigs[i].at == sg.at {
 			i++
 		}
 		c.sigs = slices.Insert(c.sigs, i, sg)
-		fresh = append(fresh, sg)
+		if fresh == 0 {
+			oldest, newest = sg.at, sg.at
+		}
+		fresh, oldest, newest = fresh+1, min(oldest, sg.at), max(newest, sg.at)
 		if c.ids != nil {
-			c.ids[sg.ArtifactID] = true
+			c.ids[identOf(sg)] = true
 		} else if len(c.sigs) >= indexFrom {
-			c.ids = make(map[string]bool, 2*len(c.sigs))
+			c.ids = make(map[heldIdent]bool, 2*len(c.sigs))
 			for _, h := range c.sigs {
-				c.ids[h.ArtifactID] = true
+				c.ids[identOf(h)] = true
 			}
 		}
 	}
-	return fresh
+	return fresh, oldest, newest
 }
+
+// heldList reads held signals for burstIn, their members by number.
+type heldList struct {
+	sigs  []heldSignal
+	names []string
+}
+
+func (l heldList) len() int                    { return len(l.sigs) }
+func (l heldList) at(i int) int64              { return l.sigs[i].at }
+func (l heldList) weight(i int) int            { return l.sigs[i].weight() }
+func (l heldList) member(i int) (uint32, bool) { return l.sigs[i].member, l.sigs[i].member != 0 }
+func (l heldList) name(i int) string           { return l.names[l.sigs[i].member] }
 
 // withSignals returns a copy of d with sigs as its signals.
 func withSignals(d *vigil.Detection, sigs []vigil.Signal) *vigil.Detection {
@@ -391,18 +475,12 @@ func (t *Tally) Prune(before time.Time) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
-	for tk, c := range t.cold {
-		i := 0
-		for i < len(c.sigs) && c.sigs[i].At.Before(before) {
-			i++
-		}
-		if i == 0 {
-			continue
-		}
+	for ref, c := range t.cold {
+		i := c.trim(nanos(before))
 		n += i
 		t.held -= i
-		if c.sigs = c.sigs[i:]; len(c.sigs) == 0 {
-			delete(t.cold, tk)
+		if len(c.sigs) == 0 {
+			delete(t.cold, ref)
 		}
 	}
 	return n
@@ -422,11 +500,13 @@ func (t *Tally) Drain() []Held {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	out := make([]Held, 0, len(t.cold))
-	for tk, c := range t.cold {
-		out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: c.sigs})
-		t.hot[tk] = &hotKey{newest: c.newest}
-		delete(t.cold, tk)
+	for ref, c := range t.cold {
+		tk := t.tallyKey(ref)
+		out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: t.codec.decodeAll(tk.key, c.sigs)})
+		t.hot[tk] = &hotKey{newest: c.newest()}
+		delete(t.cold, ref)
 	}
 	t.held = 0
+	t.codec = newHeldCodec()
 	return out
 }

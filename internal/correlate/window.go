@@ -57,45 +57,70 @@ func summarize(sigs []vigil.Signal) vigil.WindowState {
 // nanoseconds. With an order, a window also needs its members in that
 // order (vigil.OrderChain).
 func findBurst(sigs []vigil.Signal, span time.Duration, met func(count, distinct int) bool, order []string, oldest, newest time.Time) (from, to int64, ok bool) {
+	return burstIn(signalList(sigs), span, met, order, oldest, newest)
+}
+
+// burstSignals are signals sorted by time as findBurst reads them: M is
+// what tells their members apart, name gives a member's text (for an
+// order).
+type burstSignals[M comparable] interface {
+	len() int
+	at(i int) int64 // Unix nanoseconds
+	weight(i int) int
+	member(i int) (M, bool) // false: no member
+	name(i int) string
+}
+
+type signalList []vigil.Signal
+
+func (s signalList) len() int                    { return len(s) }
+func (s signalList) at(i int) int64              { return nanos(s[i].At) }
+func (s signalList) weight(i int) int            { return s[i].Weight() }
+func (s signalList) member(i int) (string, bool) { return s[i].Member, s[i].Member != "" }
+func (s signalList) name(i int) string           { return s[i].Member }
+
+// burstIn is findBurst over any burstSignals.
+func burstIn[M comparable, S burstSignals[M]](sigs S, span time.Duration, met func(count, distinct int) bool, order []string, oldest, newest time.Time) (from, to int64, ok bool) {
 	sp := int64(span)
 	chain := vigil.NewOrderChain(order)
 	lo, hi := nanos(oldest), nanos(newest)
-	members := map[string]int{}
+	members := map[M]int{}
 	count := 0 // the weights of sigs[i..j]
 	end := -1
-	for i, j := 0, 0; j < len(sigs); j++ {
-		at := nanos(sigs[j].At)
+	n := sigs.len()
+	for i, j := 0, 0; j < n; j++ {
+		at := sigs.at(j)
 		if at > hi+sp {
 			break // no later window holds a new signal
 		}
-		count += sigs[j].Weight()
-		if m := sigs[j].Member; m != "" {
+		count += sigs.weight(j)
+		if m, ok := sigs.member(j); ok {
 			members[m]++
 		}
-		for nanos(sigs[i].At) < at-sp {
-			count -= sigs[i].Weight()
-			if m := sigs[i].Member; m != "" {
+		for sigs.at(i) < at-sp {
+			count -= sigs.weight(i)
+			if m, ok := sigs.member(i); ok {
 				if members[m]--; members[m] == 0 {
 					delete(members, m)
 				}
 			}
 			i++
 		}
-		inOrder := chain == nil || chain.Add(sigs[j].Member, at, sp)
+		inOrder := chain == nil || chain.Add(sigs.name(j), at, sp)
 		if at >= lo && inOrder && met(count, len(members)) {
-			from, end = nanos(sigs[i].At), j
+			from, end = sigs.at(i), j
 			break
 		}
 	}
 	if end < 0 {
 		return 0, 0, false
 	}
-	to = nanos(sigs[end].At)
-	for _, s := range sigs[end+1:] {
-		if nanos(s.At)-to > sp {
+	to = sigs.at(end)
+	for k := end + 1; k < n; k++ {
+		if sigs.at(k)-to > sp {
 			break
 		}
-		to = nanos(s.At)
+		to = sigs.at(k)
 	}
 	return from, to, true
 }
