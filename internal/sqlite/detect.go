@@ -87,7 +87,7 @@ func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from
 }
 
 func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
-	// Served by the covering index detect_signals_window alone.
+	// Served by the table itself, clustered by (org, detector, key, at).
 	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC LIMIT ?`,
 		t.org, k.Detector, k.Key, from, to, limit)
@@ -183,7 +183,7 @@ func (s *Store) Tally() *correlate.Tally { return s.tally }
 // them from before signals were counted in memory).
 func loadTally(ctx context.Context, db *sql.DB, limit int) (*correlate.Tally, error) {
 	t := correlate.NewTally(0, limit)
-	// Served by the index detect_signals_window.
+	// Served by the table itself, clustered by (org, detector, key, at).
 	rows, err := db.QueryContext(ctx, `SELECT org_id, detector, key, MAX(at) FROM detect_signals GROUP BY org_id, detector, key`)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: detection keys: %w", err)
