@@ -124,6 +124,13 @@ func (c *rawCodec) add(k dictKey, d []byte) error {
 	return nil
 }
 
+// has reports whether k has a dictionary.
+func (c *rawCodec) has(k dictKey) bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.dict[k] != nil
+}
+
 // later counts k's lines from zero again, and trains after four times as
 // many as the last time.
 func (c *rawCodec) later(k dictKey) {
@@ -217,6 +224,14 @@ func (r *rawValue) Scan(src any) error {
 // then; meanwhile the lines are stored as they came). It commits the
 // dictionary before any line uses it.
 func (s *Store) train(ctx context.Context, k dictKey) {
+	// One at a time: two workers training at once (two sources reaching
+	// their count in the same moment) took the same dictionary id, and
+	// one failed on raw_dicts' key.
+	s.trainMu.Lock()
+	defer s.trainMu.Unlock()
+	if s.raw.has(k) {
+		return // trained by another worker meanwhile
+	}
 	ok, err := s.trainDict(ctx, k)
 	if err != nil {
 		s.log.Warn("training a compression dictionary of raw lines", "source", k.source, "err", err)

@@ -2,9 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -143,3 +145,66 @@ func TestCompressedRaw(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainTwoSourcesAtOnce: two workers that bring two sources to their
+// dictionary at the same moment both get one, each under its own id,
+// and nothing is logged as failed (they once took the same id, and one
+// training failed on raw_dicts' key).
+func TestTrainTwoSourcesAtOnce(t *testing.T) {
+	ctx := context.Background()
+	var logged strings.Builder
+	var mu sync.Mutex
+	log := slog.New(slog.NewTextHandler(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logged.Write(p)
+	}), &slog.HandlerOptions{Level: slog.LevelWarn}))
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.raw.trainAfter = 1 << 30 // trained below, by hand
+	bySource := map[string][]*vigil.Artifact{}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for i, l := range datasetLines(t) {
+		if l[0] != "auth" && l[0] != "firewall" || len(bySource[l[0]]) == trainSamples {
+			continue
+		}
+		at := t0.Add(time.Duration(i) * time.Second)
+		bySource[l[0]] = append(bySource[l[0]], &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: at, CreatedAt: at})
+	}
+	for _, arts := range bySource {
+		if err := s.InsertArtifacts(ctx, "org", arts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for src := range bySource {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			s.train(ctx, dictKey{"org", src})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var n, ids int
+	if err := s.w.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT id) FROM raw_dicts`).Scan(&n, &ids); err != nil {
+		t.Fatal(err)
+	}
+	if n != 2 || ids != 2 || logged.Len() > 0 {
+		t.Fatalf("%d dictionaries under %d ids, want 2 (log: %s)", n, ids, logged.String())
+	}
+	for src := range bySource {
+		if !s.raw.has(dictKey{"org", src}) {
+			t.Errorf("%s has no dictionary", src)
+		}
+	}
+}
+
+type writerFunc func(p []byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }

@@ -17,6 +17,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -44,6 +45,7 @@ type Store struct {
 
 	applied []string // migrations applied by Open
 	raw     *rawCodec
+	trainMu sync.Mutex // one dictionary trained at a time
 	log     *slog.Logger
 	tail    *tailMark
 
