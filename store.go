@@ -3,6 +3,8 @@ package vigil
 import (
 	"context"
 	"encoding/json"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -302,11 +304,43 @@ type DetectionRuleStore interface {
 // SignalStore is the housekeeping of the detection state that
 // correlation records (signals and bursts).
 type SignalStore interface {
-	// PruneSignals forgets, in every org, detection signals older than
-	// before, bursts whose last signal is older, and the record of
-	// suppressed signals counted before it; it returns how many
-	// detection signals it forgot.
-	PruneSignals(ctx context.Context, before time.Time) (int, error)
+	// PruneSignals forgets, in every org, the detection signals r does
+	// not keep, the bursts whose last signal it does not keep, and the
+	// record of suppressed signals counted before r.Before; it returns
+	// how many detection signals it forgot.
+	PruneSignals(ctx context.Context, r SignalRetention) (int, error)
+}
+
+// SignalRetention is how far back detection signals are kept: from
+// Before, and for the detectors whose names start with one of Longer's
+// prefixes from that prefix's time if earlier (a Sigma correlation's
+// window may span days).
+type SignalRetention struct {
+	Before time.Time
+	Longer map[string]time.Time
+}
+
+// Keeps reports whether r keeps a signal of detector at t.
+func (r SignalRetention) Keeps(detector string, t time.Time) bool {
+	if !t.Before(r.Before) {
+		return true
+	}
+	for p, from := range r.Longer {
+		if strings.HasPrefix(detector, p) && !t.Before(from) {
+			return true
+		}
+	}
+	return false
+}
+
+// Prefixes returns Longer's prefixes, sorted.
+func (r SignalRetention) Prefixes() []string {
+	out := make([]string, 0, len(r.Longer))
+	for p := range r.Longer {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // APIKeyStore keeps each org's ingest API keys.

@@ -30,6 +30,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/rules"
+	"github.com/vigil-soc/vigil/internal/sigma"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 	"github.com/vigil-soc/vigil/internal/suppress"
 	"github.com/vigil-soc/vigil/internal/syslog"
@@ -331,8 +332,16 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 }
 
 // signalRetention is how long detection signals are kept: far longer than
-// any detection window.
+// any built-in detector's window. A Sigma correlation's may span up to
+// sigma.MaxTimespan: its signals (detectors named with
+// detectionrules.DetectorPrefix) are kept that long and a day more.
 const signalRetention = 24 * time.Hour
+
+// retention is what the prune at now keeps.
+func retention(now time.Time) vigil.SignalRetention {
+	return vigil.SignalRetention{Before: now.Add(-signalRetention),
+		Longer: map[string]time.Time{detectionrules.DetectorPrefix: now.Add(-sigma.MaxTimespan - signalRetention)}}
+}
 
 // pruneSignals forgets old detection signals every ten minutes until ctx
 // ends. Several processes may prune at once; the deletes are idempotent.
@@ -344,7 +353,7 @@ func pruneSignals(ctx context.Context, store vigil.SignalStore, log *slog.Logger
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if n, err := store.PruneSignals(ctx, time.Now().Add(-signalRetention)); err != nil {
+			if n, err := store.PruneSignals(ctx, retention(time.Now())); err != nil {
 				log.Warn("prune detection signals", slog.String("error", err.Error()))
 			} else if n > 0 {
 				log.Info("pruned detection signals", slog.Int("signals", n))

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -482,13 +483,19 @@ func signalSpan(sigs []vigil.Signal) (oldest, newest int64) {
 	return oldest, newest
 }
 
-// Prune forgets the held signals older than before, as the store's
+// Prune forgets the held signals r does not keep, as the store's
 // PruneSignals forgets its own, and returns how many it forgot.
-func (t *Tally) Prune(before time.Time) int {
+func (t *Tally) Prune(r vigil.SignalRetention) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
 	for ref, c := range t.cold {
+		before := r.Before
+		for p, from := range r.Longer {
+			if strings.HasPrefix(t.pairNames[ref.pair][1], p) && from.Before(before) {
+				before = from
+			}
+		}
 		i := c.trim(nanos(before))
 		n += i
 		t.held -= i

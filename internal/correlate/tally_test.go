@@ -37,3 +37,26 @@ func TestTallyForgetsPastTheHorizon(t *testing.T) {
 		t.Fatalf("the forgotten key's next signal: %d for the database, want it held alone", len(r.ds))
 	}
 }
+
+// TestTallyPruneKeepsLongWindows: Prune forgets the held signals the
+// retention does not keep, and keeps those of the detectors it keeps
+// longer.
+func TestTallyPruneKeepsLongWindows(t *testing.T) {
+	tl := NewTally(2*time.Minute, 0)
+	det := func(detector string) *vigil.Detection {
+		return &vigil.Detection{Detector: detector, Key: "k", Span: 48 * time.Hour, MinCount: 5,
+			Signals: []vigil.Signal{{ArtifactID: detector, At: t0}}}
+	}
+	tl.route("org", []*vigil.Detection{det("sigma:corr"), det("scan")}, t0)
+	keep := vigil.SignalRetention{Before: t0.Add(time.Hour), Longer: map[string]time.Time{"sigma:": t0.Add(-time.Hour)}}
+	if n := tl.Prune(keep); n != 1 {
+		t.Fatalf("Prune forgot %d signals, want scan's one", n)
+	}
+	if _, held, _ := tl.Stats(); held != 1 {
+		t.Fatalf("%d held, want the correlation's signal", held)
+	}
+	keep.Longer["sigma:"] = t0.Add(time.Minute)
+	if n := tl.Prune(keep); n != 1 {
+		t.Fatalf("Prune past the long bound forgot %d, want 1", n)
+	}
+}

@@ -3,7 +3,8 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -164,14 +165,28 @@ func (t *corrTx) ExtendBurst(_ context.Context, k correlate.DetectionKey, observ
 	return nil
 }
 
-// PruneSignals forgets signals older than before, and bursts whose last
-// signal is older. It spans every org: it is housekeeping, not a request.
-func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM detect_signals WHERE at < $1`, nanos(before))
+// PruneSignals forgets the signals r does not keep, and the bursts whose
+// last signal it does not keep. It spans every org: it is housekeeping,
+// not a request.
+func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int, error) {
+	before := r.Before
+	args := []any{nanos(before)}
+	spare := func(column string) string {
+		var b strings.Builder
+		for i, p := range r.Prefixes() {
+			fmt.Fprintf(&b, " AND NOT (starts_with(detector, $%d) AND %s >= $%d)", 2+2*i, column, 3+2*i)
+			if column == "at" {
+				args = append(args, p, nanos(r.Longer[p]))
+			}
+		}
+		return b.String()
+	}
+	signals, bursts := spare("at"), spare("last_at")
+	tag, err := s.pool.Exec(ctx, `DELETE FROM detect_signals WHERE at < $1`+signals, args...)
 	if err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM detect_bursts WHERE last_at < $1`, nanos(before)); err != nil {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM detect_bursts WHERE last_at < $1`+bursts, args...); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	// A redelivery comes within minutes: a day later the record of what a

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -152,15 +153,17 @@ func (t *corrTx) ExtendBurst(ctx context.Context, k correlate.DetectionKey, obse
 	return err
 }
 
-// PruneSignals forgets signals older than before, and bursts whose last
-// signal is older. It spans every org: it is housekeeping, not a request.
-func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.w.ExecContext(ctx, `DELETE FROM detect_signals WHERE at < ?`, nanos(before))
+// PruneSignals forgets the signals r does not keep, and the bursts whose
+// last signal it does not keep. It spans every org: it is housekeeping,
+// not a request.
+func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int, error) {
+	before := r.Before
+	res, err := s.w.ExecContext(ctx, `DELETE FROM detect_signals WHERE at < ?`+keptLonger(r, "at"), pruneArgs(r)...)
 	if err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	n, _ := res.RowsAffected()
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM detect_bursts WHERE last_at < ?`, nanos(before)); err != nil {
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM detect_bursts WHERE last_at < ?`+keptLonger(r, "last_at"), pruneArgs(r)...); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	// A redelivery comes within minutes: a day later the record of what a
@@ -169,9 +172,28 @@ func (s *Store) PruneSignals(ctx context.Context, before time.Time) (int, error)
 		return 0, wrap("PruneSignals", err)
 	}
 	if s.tally != nil {
-		n += int64(s.tally.Prune(before))
+		n += int64(s.tally.Prune(r))
 	}
 	return int(n), nil
+}
+
+// keptLonger is the condition that spares, among the rows before
+// r.Before, those of the detectors r keeps longer: one term per prefix,
+// with the arguments pruneArgs gives.
+func keptLonger(r vigil.SignalRetention, column string) string {
+	var b strings.Builder
+	for range r.Longer {
+		fmt.Fprintf(&b, " AND NOT (substr(detector, 1, ?) = ? AND %s >= ?)", column)
+	}
+	return b.String()
+}
+
+func pruneArgs(r vigil.SignalRetention) []any {
+	args := []any{nanos(r.Before)}
+	for _, p := range r.Prefixes() {
+		args = append(args, len(p), p, nanos(r.Longer[p]))
+	}
+	return args
 }
 
 // Tally returns the store's correlate.Tally, nil when every signal is

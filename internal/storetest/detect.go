@@ -19,6 +19,7 @@ func detectTests() []test {
 		{"Requires", testDetectRequires},
 		{"OrgsIndependent", testDetectOrgs},
 		{"PruneSignals", testPruneSignals},
+		{"PruneSignalsKeepsLongWindows", testPruneKeepsLongWindows},
 		{"LateSignalsJoinTheBurst", testDetectLate},
 		{"ClosedBurstSignalsNeverCountAgain", testDetectClosedNoRecount},
 		{"RequiresBurstStartedBefore", testDetectRequiresOrder},
@@ -201,7 +202,7 @@ func testDetectOrgs(t *testing.T, s Store) {
 func testPruneSignals(t *testing.T, s Store) {
 	d := bruteForce(t, s, "org-a", "203.0.113.7", base, 4)
 	mustDetect(t, s, "org-a", d)
-	n, err := s.PruneSignals(t.Context(), at(2*time.Minute))
+	n, err := s.PruneSignals(t.Context(), vigil.SignalRetention{Before: at(2 * time.Minute)})
 	if err != nil || n != 2 {
 		t.Fatalf("PruneSignals = %d, %v; want 2 signals before base+2m", n, err)
 	}
@@ -209,6 +210,28 @@ func testPruneSignals(t *testing.T, s Store) {
 	more := bruteForce(t, s, "org-a", "203.0.113.7", at(4*time.Minute), 2)
 	if ids := mustDetect(t, s, "org-a", more); len(ids) != 0 {
 		t.Fatalf("fired %v after pruning, want nothing (4 signals in window)", ids)
+	}
+}
+
+// testPruneKeepsLongWindows: the signals of a detector the retention
+// keeps longer (a Sigma correlation of days) outlive the others'; past
+// their own bound they go too. Both keys fire first, so that their
+// signals are in the store whatever a store holds in memory.
+func testPruneKeepsLongWindows(t *testing.T, s Store) {
+	long := bruteForce(t, s, "org-a", "203.0.113.8", base, 5)
+	long.Detector, long.Span = "sigma:corr", 48*time.Hour
+	short := bruteForce(t, s, "org-a", "203.0.113.9", base, 5)
+	if ids := mustDetect(t, s, "org-a", long, short); len(ids) != 2 {
+		t.Fatalf("fired %v, want both keys", ids)
+	}
+	keep := vigil.SignalRetention{Before: at(24 * time.Hour), Longer: map[string]time.Time{"sigma:": at(-time.Hour)}}
+	n, err := s.PruneSignals(t.Context(), keep)
+	if err != nil || n != 5 {
+		t.Fatalf("PruneSignals = %d, %v; want the short detector's 5 signals only", n, err)
+	}
+	keep.Before, keep.Longer["sigma:"] = at(48*time.Hour), at(40*time.Hour)
+	if n, err := s.PruneSignals(t.Context(), keep); err != nil || n != 5 {
+		t.Fatalf("PruneSignals past the long bound = %d, %v; want its 5 signals", n, err)
 	}
 }
 

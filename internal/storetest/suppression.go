@@ -257,13 +257,13 @@ func testSuppressionPrune(t *testing.T, s Store) {
 	if _, err := s.CountSuppressed(t.Context(), org, hit, at(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PruneSignals(t.Context(), at(30*time.Second)); err != nil {
+	if _, err := s.PruneSignals(t.Context(), vigil.SignalRetention{Before: at(30 * time.Second)}); err != nil {
 		t.Fatal(err)
 	}
 	if fresh, _ := s.CountSuppressed(t.Context(), org, hit, at(2*time.Minute)); len(fresh) != 0 {
 		t.Errorf("a hit newer than the prune counted again")
 	}
-	if _, err := s.PruneSignals(t.Context(), at(time.Hour)); err != nil {
+	if _, err := s.PruneSignals(t.Context(), vigil.SignalRetention{Before: at(time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	// Its record forgotten, the same signal would count again: pruning
