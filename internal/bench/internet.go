@@ -84,8 +84,9 @@ func publicAddr(i uint64) string {
 // addresses of blocks and failed logins move from 11.0.0.0/8 to another
 // /8 of two digits (12 to 99, all public), so that they stay new for 89
 // passes (17.8 M lines) instead of repeating after 200,000, when a fast
-// run would make every address of the mix a brute force. Other mixes
-// are sent as they are.
+// run would make every address of the mix a brute force. Other mixes,
+// and every mix sent --via syslog-tcp (its frames are built once), are
+// sent as they are.
 func (b *bench) renumber(body []byte, round int) []byte {
 	if b.f.Files != "internet-unique" || round%89 == 0 {
 		return body
