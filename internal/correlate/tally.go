@@ -44,6 +44,8 @@ type Tally struct {
 	held  int // signals in cold
 	cold  map[coldRef]*coldKey
 	codec *heldCodec // the strings and nodes of cold's signals
+	// codecKept is the codec's size after its last rebuild.
+	codecKept int
 	// pairs numbers the (org, detector) pairs of cold's keys.
 	pairs     map[[2]string]uint32
 	pairNames [][2]string
@@ -138,8 +140,8 @@ func (t *Tally) tallyKey(r coldRef) tallyKey {
 
 // heldIdent tells the artifact of a held signal.
 type heldIdent struct {
-	id     heldID
-	string bool // id is a codec string's number
+	id    heldID
+	named bool // id is a codec string's number
 }
 
 func identOf(h heldSignal) heldIdent { return heldIdent{h.id, h.flags&heldIDString != 0} }
@@ -344,13 +346,16 @@ func (t *Tally) sweep() {
 		span, ok := t.spans[detector]
 		return span + t.lateness, t.marks[[2]string{org, detector}], ok
 	})
-	if t.codec.size() > max(codecRebuildFrom, 4*t.held) {
-		// Most of the codec's entries serve signals no longer held.
+	if t.codec.size() > max(codecRebuildFrom, 2*t.held, 2*t.codecKept) {
+		// Most of the codec's entries serve signals no longer held (and it
+		// doubled since it was last rebuilt, so that signals whose strings
+		// are all distinct do not rebuild it at every sweep).
 		t.codec = t.codec.rebuild(func(yield func([]heldSignal)) {
 			for _, c := range t.cold {
 				yield(c.sigs)
 			}
 		})
+		t.codecKept = t.codec.size()
 	}
 }
 
