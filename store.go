@@ -320,17 +320,15 @@ type SignalRetention struct {
 	Longer map[string]time.Time
 }
 
-// Keeps reports whether r keeps a signal of detector at t.
-func (r SignalRetention) Keeps(detector string, t time.Time) bool {
-	if !t.Before(r.Before) {
-		return true
-	}
-	for p, from := range r.Longer {
-		if strings.HasPrefix(detector, p) && !t.Before(from) {
-			return true
+// From returns the time from which r keeps the signals of detector.
+func (r SignalRetention) From(detector string) time.Time {
+	from := r.Before
+	for p, t := range r.Longer {
+		if strings.HasPrefix(detector, p) && t.Before(from) {
+			from = t
 		}
 	}
-	return false
+	return from
 }
 
 // Prefixes returns Longer's prefixes, sorted.

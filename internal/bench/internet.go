@@ -86,14 +86,11 @@ func publicAddr(i uint64) string {
 // passes (17.8 M lines) instead of repeating after 200,000, when a fast
 // run would make every address of the mix a brute force. Other mixes,
 // and every mix sent --via syslog-tcp (its frames are built once), are
-// sent as they are.
-func (b *bench) renumber(body []byte, round int) []byte { return b.renumberInto(body, round, false) }
-
-// renumberInto is renumber; owned says body is the caller's own copy,
-// then edited in place (the new octet has as many digits as 11): the
-// bench's clients share the embedded server's heap, and two more copies
-// of every body were garbage the server's collector paid for.
-func (b *bench) renumberInto(body []byte, round int, owned bool) []byte {
+// sent as they are. owned says body is the caller's own copy, then
+// edited in place (the new octet has as many digits as 11): the bench's
+// clients share the embedded server's heap, and more copies of every
+// body were garbage the server's collector paid for.
+func (b *bench) renumber(body []byte, round int, owned bool) []byte {
 	if b.f.Files != "internet-unique" || round%89 == 0 {
 		return body
 	}

@@ -153,6 +153,12 @@ func (b *bench) stampPlaceholder() string {
 	return ""
 }
 
+// body returns body i as the round-th pass over the bodies sends it:
+// stamped, and renumbered (internet-unique) in the copy the stamp made.
+func (b *bench) body(i, round int) []byte {
+	return b.renumber(b.stamp(b.bodies[i]), round, b.f.Times == "live")
+}
+
 // stamp returns body with the send time in place of the placeholder
 // (--times live), or body itself.
 func (b *bench) stamp(body []byte) []byte {

@@ -92,7 +92,7 @@ func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 	b := &bench{f: Config{Files: "internet-unique"}}
 	seen := map[string]int{}
 	for round := range 3 {
-		for i, raw := range strings.Split(strings.TrimSpace(string(b.renumber(body.Bytes(), round))), "\n") {
+		for i, raw := range strings.Split(strings.TrimSpace(string(b.renumber(body.Bytes(), round, false))), "\n") {
 			var l string
 			if err := json.Unmarshal([]byte(raw), &l); err != nil {
 				t.Fatalf("round %d: line %d is no JSON string any more: %v", round, i, err)
@@ -115,11 +115,11 @@ func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 			seen[src] = round
 		}
 	}
-	if b.renumbered.Load() != true {
+	if !b.renumbered.Load() {
 		t.Error("renumbered is not set: the search phase would expect exact totals")
 	}
 	other := &bench{f: Config{Files: "internet-zipf"}}
-	if got := other.renumber(body.Bytes(), 1); !bytes.Equal(got, body.Bytes()) {
+	if got := other.renumber(body.Bytes(), 1, false); !bytes.Equal(got, body.Bytes()) {
 		t.Error("the Zipf mix was renumbered")
 	}
 }

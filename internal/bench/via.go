@@ -117,7 +117,7 @@ func (b *bench) poster() (post func(ctx context.Context, i, round int) (client.P
 	switch b.f.Via {
 	case ViaElastic:
 		return func(ctx context.Context, i, round int) (client.PostResult, error) {
-			return b.api.PostElasticBulk(ctx, b.renumberInto(b.stamp(b.bodies[i]), round, b.f.Times == "live"))
+			return b.api.PostElasticBulk(ctx, b.body(i, round))
 		}, func() {}
 	case ViaSyslog:
 		conns := map[string]net.Conn{}
@@ -148,7 +148,7 @@ func (b *bench) poster() (post func(ctx context.Context, i, round int) (client.P
 			}
 	default:
 		return func(ctx context.Context, i, round int) (client.PostResult, error) {
-			return b.api.PostArtifactsJSON(ctx, b.renumberInto(b.stamp(b.bodies[i]), round, b.f.Times == "live"))
+			return b.api.PostArtifactsJSON(ctx, b.body(i, round))
 		}, func() {}
 	}
 }

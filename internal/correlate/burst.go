@@ -47,12 +47,7 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 		}
 		for _, d := range ds {
 			if r.spilled[d] {
-				k := DetectionKey{d.Detector, d.Key}
-				batch, err := countUnitsOnce(ctx, tx, k, d.Signals)
-				if err != nil {
-					return err
-				}
-				if _, err := tx.RecordSignals(ctx, k, batch); err != nil {
+				if _, err := record(ctx, tx, DetectionKey{d.Detector, d.Key}, d.Signals); err != nil {
 					return err
 				}
 				continue
@@ -119,11 +114,7 @@ func detectionKeys(ds []*vigil.Detection) []DetectionKey {
 // or grew, if any.
 func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string, error) {
 	k := DetectionKey{d.Detector, d.Key}
-	batch, err := countUnitsOnce(ctx, tx, k, d.Signals)
-	if err != nil {
-		return "", err
-	}
-	fresh, err := tx.RecordSignals(ctx, k, batch)
+	fresh, err := record(ctx, tx, k, d.Signals)
 	if err != nil || len(fresh) == 0 {
 		return "", err // nothing new: a redelivery
 	}
@@ -181,6 +172,16 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 		st = summarize(newestSigs)
 	}
 	return e.fire(ctx, tx, d, st, from, to, now)
+}
+
+// record records the signals of k, the lines of a unit counting once,
+// and returns those not recorded before.
+func record(ctx context.Context, tx Tx, k DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error) {
+	batch, err := countUnitsOnce(ctx, tx, k, sigs)
+	if err != nil {
+		return nil, err
+	}
+	return tx.RecordSignals(ctx, k, batch)
 }
 
 // unitSpan is how far apart the lines of one unit may be: BIND writes a

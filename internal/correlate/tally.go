@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"math"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -341,7 +340,7 @@ func (t *Tally) sweep() {
 		return ok && newest < t.marks[[2]string{tk.org, tk.detector}]-int64(span+t.lateness)
 	}
 	for ref, c := range t.cold {
-		if p := t.pairNames[ref.pair]; expired(tallyKey{p[0], p[1], ref.key}, c.newest()) {
+		if expired(t.tallyKey(ref), c.newest()) {
 			t.stats.Expired++
 			t.held -= len(c.sigs)
 			delete(t.cold, ref)
@@ -440,7 +439,7 @@ func (c *coldKey) counted(sg heldSignal) bool {
 // it recorded and the times of the oldest and newest of them.
 func (c *coldKey) add(codec *heldCodec, key string, sigs []vigil.Signal) (fresh int, oldest, newest int64) {
 	for _, s := range sigs {
-		if id, flags, ok := codec.idOf(s.ArtifactID); ok && c.holds(heldIdent{id, flags != 0}) {
+		if id, ok := codec.idOf(s.ArtifactID); ok && c.holds(id) {
 			continue
 		}
 		sg := codec.encode(key, s)
@@ -504,14 +503,12 @@ func (t *Tally) Prune(r vigil.SignalRetention) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	n := 0
+	from := make([]int64, len(t.pairNames)) // by pair
+	for i, p := range t.pairNames {
+		from[i] = nanos(r.From(p[1]))
+	}
 	for ref, c := range t.cold {
-		before := r.Before
-		for p, from := range r.Longer {
-			if strings.HasPrefix(t.pairNames[ref.pair][1], p) && from.Before(before) {
-				before = from
-			}
-		}
-		i := c.trim(nanos(before))
+		i := c.trim(from[ref.pair])
 		n += i
 		t.held -= i
 		if len(c.sigs) == 0 {

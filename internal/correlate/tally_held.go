@@ -2,9 +2,10 @@ package correlate
 
 import (
 	"encoding/binary"
-	"encoding/hex"
 	"math"
 	"strings"
+
+	"github.com/google/uuid"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -108,12 +109,12 @@ func (c *heldCodec) encode(key string, sg vigil.Signal) heldSignal {
 
 // idOf returns the held form of artifact id, false when no held signal
 // can have it.
-func (c *heldCodec) idOf(id string) (heldID, uint8, bool) {
+func (c *heldCodec) idOf(id string) (heldIdent, bool) {
 	if b, ok := uuidBytes(id); ok {
-		return b, 0, true
+		return heldIdent{id: b}, true
 	}
 	n, ok := c.strs[id]
-	return stringID(n), heldIDString, ok
+	return heldIdent{id: stringID(n), named: true}, ok
 }
 
 func stringID(n uint32) heldID {
@@ -280,47 +281,11 @@ func (c *heldCodec) rebuild(each func(yield func(hs []heldSignal))) *heldCodec {
 // (lower-case, as vigil.NewID writes it), the only form uuidString gives
 // back unchanged.
 func uuidBytes(id string) (heldID, bool) {
-	var b heldID
-	if len(id) != 36 || id[8] != '-' || id[13] != '-' || id[18] != '-' || id[23] != '-' {
-		return b, false
+	if len(id) != 36 || strings.ToLower(id) != id {
+		return heldID{}, false
 	}
-	j := 0
-	for i := 0; i < 36; i += 2 {
-		if id[i] == '-' {
-			i--
-			continue
-		}
-		hi, ok1 := lowerHex(id[i])
-		lo, ok2 := lowerHex(id[i+1])
-		if !ok1 || !ok2 {
-			return b, false
-		}
-		b[j] = hi<<4 | lo
-		j++
-	}
-	return b, true
+	u, err := uuid.Parse(id)
+	return heldID(u), err == nil
 }
 
-func lowerHex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
-}
-
-func uuidString(b heldID) string {
-	var s [36]byte
-	hex.Encode(s[0:8], b[0:4])
-	s[8] = '-'
-	hex.Encode(s[9:13], b[4:6])
-	s[13] = '-'
-	hex.Encode(s[14:18], b[6:8])
-	s[18] = '-'
-	hex.Encode(s[19:23], b[8:10])
-	s[23] = '-'
-	hex.Encode(s[24:], b[10:])
-	return string(s[:])
-}
+func uuidString(b heldID) string { return uuid.UUID(b).String() }

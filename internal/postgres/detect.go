@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -169,30 +168,32 @@ func (t *corrTx) ExtendBurst(_ context.Context, k correlate.DetectionKey, observ
 // last signal it does not keep. It spans every org: it is housekeeping,
 // not a request.
 func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int, error) {
-	before := r.Before
-	args := []any{nanos(before)}
-	spare := func(column string) string {
-		var b strings.Builder
-		for i, p := range r.Prefixes() {
-			fmt.Fprintf(&b, " AND NOT (starts_with(detector, $%d) AND %s >= $%d)", 2+2*i, column, 3+2*i)
-			if column == "at" {
-				args = append(args, p, nanos(r.Longer[p]))
-			}
-		}
-		return b.String()
-	}
-	signals, bursts := spare("at"), spare("last_at")
-	tag, err := s.pool.Exec(ctx, `DELETE FROM detect_signals WHERE at < $1`+signals, args...)
+	cond, args := pruned(r, "at")
+	tag, err := s.pool.Exec(ctx, `DELETE FROM detect_signals WHERE `+cond, args...)
 	if err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
-	if _, err := s.pool.Exec(ctx, `DELETE FROM detect_bursts WHERE last_at < $1`+bursts, args...); err != nil {
+	cond, args = pruned(r, "last_at")
+	if _, err := s.pool.Exec(ctx, `DELETE FROM detect_bursts WHERE `+cond, args...); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	// A redelivery comes within minutes: a day later the record of what a
 	// suppression swallowed has nothing left to deduplicate.
-	if _, err := s.pool.Exec(ctx, `DELETE FROM suppressed_signals WHERE at < $1`, nanos(before)); err != nil {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM suppressed_signals WHERE at < $1`, nanos(r.Before)); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	return int(tag.RowsAffected()), nil
+}
+
+// pruned is the condition on the rows r does not keep, column their
+// time, and its arguments: before r.Before, and not of a detector r
+// keeps longer within its own time.
+func pruned(r vigil.SignalRetention, column string) (string, []any) {
+	cond := column + " < $1"
+	args := []any{nanos(r.Before)}
+	for _, p := range r.Prefixes() {
+		args = append(args, p, nanos(r.Longer[p]))
+		cond += fmt.Sprintf(" AND NOT (starts_with(detector, $%d) AND %s >= $%d)", len(args)-1, column, len(args))
+	}
+	return cond, args
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -157,18 +156,19 @@ func (t *corrTx) ExtendBurst(ctx context.Context, k correlate.DetectionKey, obse
 // last signal it does not keep. It spans every org: it is housekeeping,
 // not a request.
 func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int, error) {
-	before := r.Before
-	res, err := s.w.ExecContext(ctx, `DELETE FROM detect_signals WHERE at < ?`+keptLonger(r, "at"), pruneArgs(r)...)
+	cond, args := pruned(r, "at")
+	res, err := s.w.ExecContext(ctx, `DELETE FROM detect_signals WHERE `+cond, args...)
 	if err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	n, _ := res.RowsAffected()
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM detect_bursts WHERE last_at < ?`+keptLonger(r, "last_at"), pruneArgs(r)...); err != nil {
+	cond, args = pruned(r, "last_at")
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM detect_bursts WHERE `+cond, args...); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	// A redelivery comes within minutes: a day later the record of what a
 	// suppression swallowed has nothing left to deduplicate.
-	if _, err := s.w.ExecContext(ctx, `DELETE FROM suppressed_signals WHERE at < ?`, nanos(before)); err != nil {
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM suppressed_signals WHERE at < ?`, nanos(r.Before)); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	if s.tally != nil {
@@ -177,23 +177,17 @@ func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int,
 	return int(n), nil
 }
 
-// keptLonger is the condition that spares, among the rows before
-// r.Before, those of the detectors r keeps longer: one term per prefix,
-// with the arguments pruneArgs gives.
-func keptLonger(r vigil.SignalRetention, column string) string {
-	var b strings.Builder
-	for range r.Longer {
-		fmt.Fprintf(&b, " AND NOT (substr(detector, 1, ?) = ? AND %s >= ?)", column)
-	}
-	return b.String()
-}
-
-func pruneArgs(r vigil.SignalRetention) []any {
+// pruned is the condition on the rows r does not keep, column their
+// time, and its arguments: before r.Before, and not of a detector r
+// keeps longer within its own time.
+func pruned(r vigil.SignalRetention, column string) (string, []any) {
+	cond := column + " < ?"
 	args := []any{nanos(r.Before)}
 	for _, p := range r.Prefixes() {
+		cond += " AND NOT (substr(detector, 1, ?) = ? AND " + column + " >= ?)"
 		args = append(args, len(p), p, nanos(r.Longer[p]))
 	}
-	return args
+	return cond, args
 }
 
 // Tally returns the store's correlate.Tally, nil when every signal is
