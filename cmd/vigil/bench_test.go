@@ -51,6 +51,11 @@ func TestBenchEmbedded(t *testing.T) {
 	if l.RSSMaxBytes <= 0 {
 		t.Errorf("RSS not measured")
 	}
+	// The embedded server's collector works to its own limit: the clients'
+	// lines and bodies, in the same process, are added to it.
+	if rep.Settings.ClientHeapBytes <= 0 {
+		t.Errorf("the clients' heap (%v bytes) was not added to the embedded server's memory limit", rep.Settings.ClientHeapBytes)
+	}
 	if l.Errors != 0 || l.Rejected != 0 || len(rep.Problems) != 0 {
 		t.Errorf("errors %d, rejected %d, problems %q", l.Errors, l.Rejected, rep.Problems)
 	}

@@ -61,6 +61,10 @@ type Settings struct {
 	AvgLineBytes  float64        `json:"avg_line_bytes"`
 	AvgBodyBytes  float64        `json:"avg_body_bytes"`
 	StarterRules  bool           `json:"starter_rules"`
+	// ClientHeapBytes is the bench clients' own heap (the lines and the
+	// encoded bodies) by which the embedded server's Go memory limit was
+	// raised, so that the server keeps its --memory-limit for itself.
+	ClientHeapBytes float64 `json:"client_heap_bytes,omitempty"`
 }
 
 // LoadReport is the load phase: the clients' counts and latencies, the
@@ -315,7 +319,7 @@ func (b *bench) writeText(w io.Writer) {
 			}
 		}
 		if b.f.URL == "" {
-			p("  (embedded: RSS and CPU are of this process, the bench clients included)")
+			p("  (embedded: RSS and CPU are of this process, the bench clients included; the Go memory limit raised by the clients' %s)", mib(r.Settings.ClientHeapBytes))
 		}
 	}
 	if s := r.Storage; s != nil {

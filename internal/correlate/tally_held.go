@@ -178,7 +178,7 @@ func appendTemplate(b []byte, t nodeTemplate) []byte {
 }
 
 // keyPart is where value lies in key: wholeKey, the number (from 1) of
-// the '|' field it equals, or 0 for neither.
+// the '|' field it equals (below memberPart), or 0 for neither.
 func keyPart(key, value string) uint8 {
 	if value == "" {
 		return 0
@@ -191,7 +191,7 @@ func keyPart(key, value string) uint8 {
 		if f == value {
 			return i
 		}
-		if i++; i == wholeKey {
+		if i++; i == memberPart {
 			break
 		}
 	}
@@ -214,16 +214,7 @@ func (c *heldCodec) decode(key string, h heldSignal) vigil.Signal {
 		sg.Nodes = make([]vigil.NodeRef, len(t))
 		var parts []string
 		for i, n := range t {
-			v := n.Value
-			switch {
-			case n.part == wholeKey:
-				v = key
-			case n.part > 0:
-				if parts == nil {
-					parts = strings.Split(key, "|")
-				}
-				v = parts[n.part-1]
-			}
+			v, _ := n.value(key, "", &parts) // the codec's templates name fields of key
 			sg.Nodes[i] = vigil.NodeRef{Type: n.Type, Value: v, Key: n.Key}
 		}
 	}

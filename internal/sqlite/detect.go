@@ -16,14 +16,14 @@ import (
 
 // RecordSignals records the signals one prepared statement each (a JSON
 // array cost more than it saved for the few signals of a detection); a
-// signal repeated within sigs counts once, the first.
+// signal repeated within sigs counts once, the first. Their nodes are
+// kept in correlate's stored form (rows written before hold JSON).
 func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, sigs []vigil.Signal) ([]vigil.Signal, error) {
 	var fresh []vigil.Signal
 	for _, sg := range sigs {
 		var nodes, unit any // NULL
 		if len(sg.Nodes) > 0 {
-			b, _ := json.Marshal(sg.Nodes)
-			nodes = string(b)
+			nodes = correlate.AppendStoredNodes(nil, k.Key, sg.Member, sg.Nodes)
 		}
 		if sg.Unit != "" {
 			unit = sg.Unit
@@ -124,15 +124,17 @@ func (t *corrTx) WindowSignals(ctx context.Context, k correlate.DetectionKey, fr
 	for rows.Next() {
 		var sg vigil.Signal
 		var at int64
-		var nodes sql.NullString
+		var nodes []byte
 		if err := rows.Scan(&sg.ArtifactID, &at, &sg.Member, &nodes, &sg.Count); err != nil {
 			return nil, err
 		}
 		sg.At, sg.Evidence = fromNanos(at), sg.Count == 0
-		if nodes.Valid {
-			// Written by RecordSignals from []vigil.NodeRef; a row that
-			// does not decode contributes no nodes.
-			_ = json.Unmarshal([]byte(nodes.String), &sg.Nodes)
+		// Written by RecordSignals; a row that does not decode
+		// contributes no nodes.
+		if correlate.IsStoredNodes(nodes) {
+			sg.Nodes, _ = correlate.StoredNodes(k.Key, sg.Member, nodes)
+		} else if len(nodes) > 0 {
+			_ = json.Unmarshal(nodes, &sg.Nodes) // a row from before the stored form
 		}
 		out = append(out, sg)
 	}

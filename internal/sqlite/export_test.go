@@ -44,3 +44,28 @@ var IncidentReads = map[string]string{"nodes": incidentNodesSQL, "observations":
 // SetDrivenHook makes every count of a search that reads its matching
 // rows tell hook the rowids [lo, hi] it read them among.
 func SetDrivenHook(s *Store, hook func(lo, hi int64)) { s.drivenHook = hook }
+
+// ExecSQL runs query on the store's writer, as an older build's rows or
+// an operator's edit would leave the database.
+func ExecSQL(ctx context.Context, s *Store, query string, args ...any) error {
+	_, err := s.w.ExecContext(ctx, query, args...)
+	return err
+}
+
+// QueryStrings returns the first column of query's rows as text.
+func QueryStrings(ctx context.Context, s *Store, query string, args ...any) ([]string, error) {
+	rows, err := s.r.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
