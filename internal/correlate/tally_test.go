@@ -32,8 +32,8 @@ func TestTallyForgetsPastTheHorizon(t *testing.T) {
 		t.Fatalf("tally %+v, %d held; want the key 3 minutes past the horizon forgotten, the other two held", st, held)
 	}
 	// The forgotten key's next signal is no late one: it starts anew.
-	if r := route(det("old", t0.Add(10*time.Minute))); len(r.ds) != 0 || tl.cold[coldRef{tl.pairs[[2]string{"org", "scan"}], "old"}] == nil ||
-		len(tl.cold[coldRef{tl.pairs[[2]string{"org", "scan"}], "old"}].sigs) != 1 {
+	if r := route(det("old", t0.Add(10*time.Minute))); len(r.ds) != 0 || tl.cold[coldRef{tl.pairs[[2]string{"org", "scan"}], "old"}].c == nil ||
+		len(tl.cold[coldRef{tl.pairs[[2]string{"org", "scan"}], "old"}].c.sigs) != 1 {
 		t.Fatalf("the forgotten key's next signal: %d for the database, want it held alone", len(r.ds))
 	}
 }
