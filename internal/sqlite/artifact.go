@@ -17,7 +17,19 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if len(arts) == 0 {
 		return nil
 	}
+	// The lines are compressed before the writer is taken: the workers
+	// compress theirs at once, and the writer, which every worker waits
+	// for, only writes.
 	var train []dictKey // sources that just reached trainAfter lines without a dictionary
+	raws := make([]any, len(arts))
+	zbuf := make([]byte, 0, 128*len(arts))
+	for i, a := range arts {
+		var full bool
+		raws[i], zbuf, full = s.raw.encode(dictKey{org, a.Source}, a.Raw, zbuf)
+		if full {
+			train = append(train, dictKey{org, a.Source})
+		}
+	}
 	err := s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
@@ -31,20 +43,12 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		}
 		defer fts.Close()
 		rowids := make([]int64, len(arts))
-		train = nil
-		var zbuf []byte
 		for i, a := range arts {
 			meta := a.Metadata
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")
 			}
-			var raw any
-			var full bool
-			raw, zbuf, full = s.raw.encode(dictKey{org, a.Source}, a.Raw, zbuf)
-			if full {
-				train = append(train, dictKey{org, a.Source})
-			}
-			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, raw, nanos(a.Timestamp), string(meta), nanos(a.CreatedAt),
+			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, raws[i], nanos(a.Timestamp), string(meta), nanos(a.CreatedAt),
 				nullJSON(a.Event), nullJSON(a.Enrichment))
 			if err != nil {
 				return err

@@ -39,9 +39,10 @@ const (
 	trainSamples = 2000
 	// dictBytes is the largest dictionary trained.
 	dictBytes = 16 << 10
-	// maxEncoders bounds the encoders kept (about half a MiB each, their
-	// tables): one of a source whose lines come while as many others are
-	// kept is made again from its dictionary.
+	// maxEncoders bounds the encoders kept (about half a MiB for each of
+	// the two lines one may compress at once, their tables): one of a
+	// source whose lines come while as many others are kept is made
+	// again from its dictionary.
 	maxEncoders = 64
 )
 
@@ -104,7 +105,7 @@ func (c *rawCodec) load(ctx context.Context, db *sql.DB) error {
 // (RawSizes reads it).
 func newEncoder(d []byte) (*zstd.Encoder, error) {
 	return zstd.NewWriter(nil, zstd.WithEncoderDict(d), zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1), zstd.WithNoEntropyCompression(true),
+		zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(2), zstd.WithNoEntropyCompression(true),
 		zstd.WithSingleSegment(true))
 }
 
@@ -142,12 +143,12 @@ func (c *rawCodec) later(k dictKey) {
 
 // encode returns what to store as the raw column for line of k: the
 // compressed frame, or line itself when k has no dictionary yet or
-// compressing does not make it smaller. The frame is written into buf,
-// returned for the next line (the driver copies a value when it binds
-// it): no allocation per line, which in a process holding a large heap
+// compressing does not make it smaller. The frame is appended to buf,
+// returned for the next line, so that a batch's frames share a few
+// arrays: an allocation per line, in a process holding a large heap,
 // costs more garbage collection than the compressing itself. train
 // reports a k that just reached the lines without a dictionary it is
-// trained after.
+// trained after. It may run in several goroutines at once.
 func (c *rawCodec) encode(k dictKey, line string, buf []byte) (v any, next []byte, train bool) {
 	c.mu.RLock()
 	d, enc := c.dict[k], c.enc[k]
@@ -174,12 +175,16 @@ func (c *rawCodec) encode(k dictKey, line string, buf []byte) (v any, next []byt
 		c.enc[k] = enc
 		c.mu.Unlock()
 	}
-	// EncodeAll only reads its input: the line's bytes, not a copy.
-	buf = enc.EncodeAll(unsafe.Slice(unsafe.StringData(line), len(line)), buf[:0])
-	if len(buf)-len(zstdMagic) >= len(line) {
-		return line, buf, false
+	// EncodeAll only reads its input: the line's bytes, not a copy. It
+	// appends the frame; the frames before it stay where they are, in
+	// this array or the one it outgrew.
+	start := len(buf)
+	buf = enc.EncodeAll(unsafe.Slice(unsafe.StringData(line), len(line)), buf)
+	frame := buf[start:len(buf):len(buf)]
+	if len(frame)-len(zstdMagic) >= len(line) {
+		return line, buf[:start], false
 	}
-	return buf[len(zstdMagic):], buf, false
+	return frame[len(zstdMagic):], buf, false
 }
 
 // decode returns the line stored as v (a raw column: TEXT or a BLOB).

@@ -208,3 +208,89 @@ func TestTrainTwoSourcesAtOnce(t *testing.T) {
 type writerFunc func(p []byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// TestCompressWhileOthersDo: the workers compress their batches before
+// they take the writer, several at once with the same dictionaries; every
+// line reads back as it was sent.
+func TestCompressWhileOthersDo(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.raw.trainAfter = 300
+	lines := datasetLines(t)
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	batch := func(from, n int) []*vigil.Artifact {
+		var arts []*vigil.Artifact
+		for i := from; i < from+n; i++ {
+			l := lines[i%len(lines)]
+			at := t0.Add(time.Duration(i) * time.Millisecond)
+			arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: at, CreatedAt: at})
+		}
+		return arts
+	}
+	// Enough lines of every source for its dictionary first.
+	if err := s.InsertArtifacts(ctx, "org", batch(0, 4000)); err != nil {
+		t.Fatal(err)
+	}
+	var trained int
+	for _, src := range []string{"auth", "dns", "firewall", "suricata"} {
+		if s.raw.has(dictKey{"org", src}) {
+			trained++
+		}
+	}
+	if trained < 2 {
+		t.Fatalf("%d sources have a dictionary after 4,000 lines, want at least 2", trained)
+	}
+	const workers, batches, size = 4, 5, 400
+	sent := make([][]*vigil.Artifact, workers)
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range batches {
+				arts := batch(4000+(w*batches+b)*size, size)
+				sent[w] = append(sent[w], arts...)
+				if err := s.InsertArtifacts(ctx, "org", arts); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	var compressed int
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts WHERE typeof(raw) = 'blob'`).Scan(&compressed); err != nil {
+		t.Fatal(err)
+	}
+	if compressed < workers*batches*size/2 {
+		t.Fatalf("%d lines stored compressed, want most of the %d sent at once", compressed, workers*batches*size)
+	}
+	for _, arts := range sent {
+		ids := make([]string, len(arts))
+		want := map[string]string{}
+		for i, a := range arts {
+			ids[i], want[a.ID] = a.ID, a.Raw
+		}
+		got, err := s.GetArtifacts(ctx, "org", ids)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(arts) {
+			t.Fatalf("%d of %d artifacts read back", len(got), len(arts))
+		}
+		for _, a := range got {
+			if a.Raw != want[a.ID] {
+				t.Fatalf("artifact %s reads back %q, sent %q", a.ID, a.Raw, want[a.ID])
+			}
+		}
+	}
+}
