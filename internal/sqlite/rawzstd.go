@@ -39,10 +39,11 @@ const (
 	trainSamples = 2000
 	// dictBytes is the largest dictionary trained.
 	dictBytes = 16 << 10
-	// maxEncoders bounds the encoders kept (about half a MiB for each of
-	// the two lines one may compress at once, their tables): one of a
-	// source whose lines come while as many others are kept is made
-	// again from its dictionary.
+	// maxEncoders bounds the encoders kept (about half a MiB each, their
+	// tables): one of a source whose lines come while as many others are
+	// kept is made again from its dictionary. An encoder compresses one
+	// line at a time: letting two workers use it at once was 4 % faster
+	// end to end and took 30 MiB more (docs/benchmarks.md).
 	maxEncoders = 64
 )
 
@@ -105,7 +106,7 @@ func (c *rawCodec) load(ctx context.Context, db *sql.DB) error {
 // (RawSizes reads it).
 func newEncoder(d []byte) (*zstd.Encoder, error) {
 	return zstd.NewWriter(nil, zstd.WithEncoderDict(d), zstd.WithEncoderLevel(zstd.SpeedFastest),
-		zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(2), zstd.WithNoEntropyCompression(true),
+		zstd.WithEncoderCRC(false), zstd.WithEncoderConcurrency(1), zstd.WithNoEntropyCompression(true),
 		zstd.WithSingleSegment(true))
 }
 
@@ -148,7 +149,8 @@ func (c *rawCodec) later(k dictKey) {
 // arrays: an allocation per line, in a process holding a large heap,
 // costs more garbage collection than the compressing itself. train
 // reports a k that just reached the lines without a dictionary it is
-// trained after. It may run in several goroutines at once.
+// trained after. It may run in several goroutines at once; those that
+// compress lines of the same source take turns.
 func (c *rawCodec) encode(k dictKey, line string, buf []byte) (v any, next []byte, train bool) {
 	c.mu.RLock()
 	d, enc := c.dict[k], c.enc[k]
