@@ -93,7 +93,9 @@ func (e *Enricher) cacheGet(ctx context.Context, provider, key string, f freshne
 	}
 	ent, err := e.store.CacheGet(ctx, provider, key)
 	if err != nil {
-		e.log.Warn("enrichment cache read failed", slog.String("provider", provider), slog.Any("error", err))
+		if ctx.Err() == nil { // a stopping server's queued look-ups are no failure
+			e.log.Warn("enrichment cache read failed", slog.String("provider", provider), slog.Any("error", err))
+		}
 		return nil, false
 	}
 	if ent == nil {
