@@ -54,18 +54,5 @@ func ExecSQL(ctx context.Context, s *Store, query string, args ...any) error {
 
 // QueryStrings returns the first column of query's rows as text.
 func QueryStrings(ctx context.Context, s *Store, query string, args ...any) ([]string, error) {
-	rows, err := s.r.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []string
-	for rows.Next() {
-		var v string
-		if err := rows.Scan(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return queryStrings(ctx, s.r, query, args...)
 }
