@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
@@ -30,8 +31,17 @@ func natsServers(t *testing.T) map[string]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The server's warnings say why it refused what it answers with a
+	// bare "error creating store for stream": shown when the test fails.
+	logs := &lockedBuffer{}
+	ns.SetLogger(serverLog{slog.New(slog.NewTextHandler(logs, nil))}, false, false)
 	ns.Start()
-	t.Cleanup(ns.Shutdown)
+	t.Cleanup(func() {
+		ns.Shutdown()
+		if t.Failed() {
+			t.Logf("the test's nats-server logged:\n%s", logs.String())
+		}
+	})
 	if !ns.ReadyForConnections(testWait) {
 		t.Fatal("test NATS server did not start")
 	}
@@ -40,6 +50,24 @@ func natsServers(t *testing.T) map[string]string {
 		out["external"] = u
 	}
 	return out
+}
+
+// lockedBuffer is a log the server's goroutines may write at once.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // testQueueName returns a queue name of the test's own and deletes its
