@@ -33,7 +33,7 @@ func natsServers(t *testing.T) map[string]string {
 	}
 	// The server's warnings say why it refused what it answers with a
 	// bare "error creating store for stream": shown when the test fails.
-	logs := &lockedBuffer{}
+	logs := &syncBuffer{}
 	ns.SetLogger(serverLog{slog.New(slog.NewTextHandler(logs, nil))}, false, false)
 	ns.Start()
 	t.Cleanup(func() {
@@ -50,24 +50,6 @@ func natsServers(t *testing.T) map[string]string {
 		out["external"] = u
 	}
 	return out
-}
-
-// lockedBuffer is a log the server's goroutines may write at once.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // testQueueName returns a queue name of the test's own and deletes its
