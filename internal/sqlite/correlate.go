@@ -19,8 +19,12 @@ var _ correlate.Store = (*Store)(nil)
 // detections never run at once: the locks of correlate.Tx are no-ops.
 func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx) error) error {
 	return wrap("Correlate", s.tx(ctx, func(tx *wtx) error {
-		return fn(&corrTx{tx: tx, org: org})
+		return fn(s.corrTx(tx, org))
 	}))
+}
+
+func (s *Store) corrTx(tx *wtx, org string) *corrTx {
+	return &corrTx{tx: tx, org: org, newest: s.newest}
 }
 
 // corrTx is correlate.Tx on a write transaction. Every statement that
@@ -30,8 +34,9 @@ func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx)
 // observations). Those child rows are inserted under an incident or
 // observation this transaction found in the org or wrote for it.
 type corrTx struct {
-	tx  *wtx
-	org string
+	tx     *wtx
+	org    string
+	newest *newestCache
 }
 
 var _ correlate.Tx = (*corrTx)(nil)
@@ -117,7 +122,7 @@ func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.
 			return err
 		}
 	}
-	return t.refresh(ctx, into, now, false, -1)
+	return t.refresh(ctx, into, now, false, recount)
 }
 
 func (t *corrTx) RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error {
@@ -140,18 +145,19 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 			return err
 		}
 	}
-	return t.refresh(ctx, id, now, false, -1)
+	return t.refresh(ctx, id, now, false, recount)
 }
 
 // refresh recomputes an incident's node count and headline: its title
 // and computed severity are those of its observation of the highest rank
 // (the newest on ties; a headline without a title keeps the incident's),
-// and its severity follows unless a rule decided it. Its artifact count
-// grows by added, or is recounted when added < 0. With activity it is
+// and its severity follows unless a rule decided it. Its node and
+// artifact counts grow by added, or are recounted when added is recount.
+// With activity it is
 // marked active at now, unless it was already active later: an
 // observation recorded late must not move the last activity back and
 // close the correlation window early.
-func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity bool, added int) error {
+func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity bool, added addedRefs) error {
 	// The headline, read first: an UPDATE … FROM was slower.
 	sev, title := vigil.SeverityLow, ""
 	err := t.tx.QueryRowContext(ctx, `SELECT severity, title FROM observations WHERE incident_id = ? AND +org_id = ? `+headlineOrder+` LIMIT 1`,
@@ -160,7 +166,7 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 		return err
 	}
 	q := `UPDATE incidents SET
-		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = ?1),
+		node_count = CASE WHEN ?7 < 0 THEN (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = ?1) ELSE node_count + ?7 END,
 		artifact_count = CASE WHEN ?5 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?5 END,
 		computed_severity = ?3,
 		severity = CASE WHEN classified_by_id IS NULL THEN ?3 ELSE severity END,
@@ -169,9 +175,15 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 	if activity {
 		q += `, last_activity_at = MAX(last_activity_at, ?4)`
 	}
-	_, err = t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, sev, nanos(now), added, title)
+	_, err = t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, sev, nanos(now), added.artifacts, title, added.nodes)
 	return err
 }
+
+// addedRefs counts the nodes and artifacts a statement added to an
+// incident; -1 has them counted again.
+type addedRefs struct{ nodes, artifacts int }
+
+var recount = addedRefs{-1, -1}
 
 // headlineOrder puts an incident's headline observation first; the index
 // observations_incident_rank serves it.
@@ -179,8 +191,8 @@ const headlineOrder = `ORDER BY title_rank DESC, created_at DESC, id DESC`
 
 func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool) error {
 	if _, err := t.tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at,
-		title, specificity, title_rank) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, t.org, o.Type, o.Description, o.Severity,
-		nanos(o.CreatedAt), nanos(o.UpdatedAt), o.Title, o.Specificity, rank); err != nil {
+		title, specificity, title_rank, artifact_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, t.org, o.Type, o.Description, o.Severity,
+		nanos(o.CreatedAt), nanos(o.UpdatedAt), o.Title, o.Specificity, rank, len(o.ArtifactIDs)); err != nil {
 		return err
 	}
 	return t.insertRefs(ctx, o.ID, o.NodeIDs, keys, o.ArtifactIDs)
@@ -222,23 +234,34 @@ func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Obs
 }
 
 // addToIncident adds nodes (a key stays a key) and artifacts to an
-// incident and returns how many of the artifacts were new to it.
-func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) (int, error) {
+// incident and returns how many of each were new to it. A node or
+// artifact it has already costs a look-up, not a write: a growing burst
+// brings the same few nodes at every batch.
+func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) (addedRefs, error) {
+	var added addedRefs
 	for _, id := range nodeIDs {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key) VALUES (?, ?, ?)
-			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, incident, id, keys[id]); err != nil {
-			return 0, err
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+			incident, id, keys[id])
+		if err != nil {
+			return added, err
+		}
+		if n, _ := res.RowsAffected(); n > 0 {
+			added.nodes++
+		} else if keys[id] {
+			if _, err := t.tx.ExecContext(ctx, `UPDATE incident_nodes SET key = 1 WHERE incident_id = ? AND node_id = ? AND key = 0`,
+				incident, id); err != nil {
+				return added, err
+			}
 		}
 	}
-	added := 0
 	for _, id := range artifactIDs {
 		res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
 			incident, id)
 		if err != nil {
-			return 0, err
+			return added, err
 		}
 		n, _ := res.RowsAffected()
-		added += int(n)
+		added.artifacts += int(n)
 	}
 	return added, nil
 }
@@ -248,8 +271,13 @@ func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observa
 }
 
 func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool, refs bool) error {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, title_rank = ?, updated_at = ?
-		WHERE id = ? AND +org_id = ?`, o.Type, o.Description, o.Severity, rank, nanos(o.UpdatedAt), o.ID, t.org); err != nil {
+	var count any // NULL: the artifacts stay as they are
+	if refs {
+		count = len(o.ArtifactIDs)
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET type = ?, description = ?, severity = ?, title_rank = ?, updated_at = ?,
+		artifact_count = COALESCE(?, artifact_count) WHERE id = ? AND +org_id = ?`,
+		o.Type, o.Description, o.Severity, rank, nanos(o.UpdatedAt), count, o.ID, t.org); err != nil {
 		return err
 	}
 	if !refs {
@@ -273,20 +301,25 @@ func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
 }
 
 func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error {
-	// New nodes go after the observation's, in order.
-	for _, id := range g.NodeIDs {
-		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key)
-			VALUES (?1, ?2, (SELECT COALESCE(MAX(pos), -1) + 1 FROM observation_nodes WHERE observation_id = ?1), ?3)
-			ON CONFLICT DO UPDATE SET key = MAX(key, excluded.key)`, g.ObservationID, id, g.Keys[id]); err != nil {
-			return err
-		}
+	if err := t.growNodes(ctx, g); err != nil {
+		return err
 	}
 	// The observation lists at most MaxObservationArtifacts artifacts, in
-	// the order they came; the incident takes them all.
-	var have int
-	if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`,
-		g.ObservationID).Scan(&have); err != nil {
+	// the order they came; the incident takes them all. How many it has
+	// is kept with it (counted once for an observation of an older
+	// build): counting up to 5,000 rows at every batch of a long burst
+	// took a tenth of its growth.
+	var count sql.NullInt64
+	if err := t.tx.QueryRowContext(ctx, `SELECT artifact_count FROM observations WHERE id = ? AND +org_id = ?`,
+		g.ObservationID, t.org).Scan(&count); err != nil {
 		return err
+	}
+	have := int(count.Int64)
+	if !count.Valid {
+		if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`,
+			g.ObservationID).Scan(&have); err != nil {
+			return err
+		}
 	}
 	for _, id := range g.ArtifactIDs {
 		if have >= vigil.MaxObservationArtifacts {
@@ -305,11 +338,49 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 	if err != nil {
 		return err
 	}
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, title_rank = ?, updated_at = ? WHERE id = ? AND +org_id = ?`,
-		g.Description, g.Severity, g.TitleRank, nanos(g.Now), g.ObservationID, t.org); err != nil {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, title_rank = ?, updated_at = ?, artifact_count = ?
+		WHERE id = ? AND +org_id = ?`,
+		g.Description, g.Severity, g.TitleRank, nanos(g.Now), have, g.ObservationID, t.org); err != nil {
 		return err
 	}
 	return t.refresh(ctx, g.IncidentID, g.Now, true, added)
+}
+
+// growNodes adds the nodes of g new to its observation after the ones it
+// has, in order, and makes a key of a node it has that g names as one.
+// A node it has costs a look-up: a growing burst brings the same few
+// nodes at every batch.
+func (t *corrTx) growNodes(ctx context.Context, g correlate.Growth) error {
+	next := -1 // the next position, read when a node is new
+	for _, id := range g.NodeIDs {
+		var key bool
+		err := t.tx.QueryRowContext(ctx, `SELECT key FROM observation_nodes WHERE observation_id = ? AND node_id = ?`,
+			g.ObservationID, id).Scan(&key)
+		switch {
+		case err == nil:
+			if g.Keys[id] && !key {
+				if _, err := t.tx.ExecContext(ctx, `UPDATE observation_nodes SET key = 1 WHERE observation_id = ? AND node_id = ?`,
+					g.ObservationID, id); err != nil {
+					return err
+				}
+			}
+			continue
+		case !errors.Is(err, sql.ErrNoRows):
+			return err
+		}
+		if next < 0 {
+			if err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(pos), -1) + 1 FROM observation_nodes WHERE observation_id = ?`,
+				g.ObservationID).Scan(&next); err != nil {
+				return err
+			}
+		}
+		if _, err := t.tx.ExecContext(ctx, `INSERT INTO observation_nodes (observation_id, node_id, pos, key) VALUES (?, ?, ?, ?)`,
+			g.ObservationID, id, next, g.Keys[id]); err != nil {
+			return err
+		}
+		next++
+	}
+	return nil
 }
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {

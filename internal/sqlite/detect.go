@@ -37,6 +37,11 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 			fresh = append(fresh, sg)
 		}
 	}
+	if len(fresh) > 0 {
+		sk := signalKey{t.org, k}
+		t.tx.cached = append(t.tx.cached, sk)
+		t.newest.add(sk, fresh)
+	}
 	return fresh, nil
 }
 
@@ -87,11 +92,42 @@ func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from
 }
 
 func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
-	// Served by the table itself, clustered by (org, detector, key, at).
-	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
-		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC LIMIT ?`,
-		t.org, k.Detector, k.Key, from, to, limit)
+	sk := signalKey{t.org, k}
+	if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
+		return sigs, nil
+	}
+	// The key's newest signals from from on, kept for the next batch.
+	// Served by the table itself, clustered by (org, detector, key, at,
+	// artifact).
+	rows, err := t.tx.QueryContext(ctx, `SELECT at, artifact_id, member, weight FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at DESC, artifact_id DESC LIMIT ?`,
+		t.org, k.Detector, k.Key, from, newestRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var read []cachedSignal
+	for rows.Next() {
+		var s cachedSignal
+		if err := rows.Scan(&s.at, &s.artifact, &s.member, &s.weight); err != nil {
+			return nil, err
+		}
+		read = append(read, s)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	t.tx.cached = append(t.tx.cached, sk)
+	t.newest.fill(sk, from, read, newestRows)
+	if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
+		return sigs, nil
+	}
+	return t.points(ctx, newestSQL, t.org, k.Detector, k.Key, from, to, limit)
 }
+
+// newestSQL reads the newest signals of a key in a window.
+const newestSQL = `SELECT at, member, weight FROM detect_signals
+	WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC, artifact_id DESC LIMIT ?`
 
 func (t *corrTx) points(ctx context.Context, q string, args ...any) ([]vigil.Signal, error) {
 	rows, err := t.tx.QueryContext(ctx, q, args...)
@@ -158,6 +194,10 @@ func (t *corrTx) ExtendBurst(ctx context.Context, k correlate.DetectionKey, obse
 // last signal it does not keep. It spans every org: it is housekeeping,
 // not a request.
 func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int, error) {
+	// The cached signals go too, in step with the table.
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	defer s.newest.clear()
 	cond, args := pruned(r, "at")
 	res, err := s.w.ExecContext(ctx, `DELETE FROM detect_signals WHERE `+cond, args...)
 	if err != nil {
@@ -232,7 +272,7 @@ func (s *Store) saveTally() error {
 	defer cancel()
 	return wrap("save detection signals", s.tx(ctx, func(tx *wtx) error {
 		for _, h := range held {
-			if _, err := (&corrTx{tx: tx, org: h.Org}).RecordSignals(ctx, h.Key, h.Signals); err != nil {
+			if _, err := s.corrTx(tx, h.Org).RecordSignals(ctx, h.Key, h.Signals); err != nil {
 				return err
 			}
 		}

@@ -27,9 +27,15 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 			return nil, vigil.InvalidField("nodes", "unknown node type "+r.Type)
 		}
 		n := vigil.Node{OrgID: org, Type: r.Type, Value: r.Value}
-		err := tx.QueryRowContext(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at) VALUES (?, ?, ?, ?, ?)
-			ON CONFLICT (org_id, type, value) DO UPDATE SET type = excluded.type RETURNING id`,
-			vigil.NewID(), org, r.Type, r.Value, now.UnixNano()).Scan(&n.ID)
+		// Most nodes exist (a growing burst names the same ones at every
+		// batch): a look-up first, which writes no page.
+		err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE org_id = ? AND type = ? AND value = ?`,
+			org, r.Type, r.Value).Scan(&n.ID)
+		if errors.Is(err, sql.ErrNoRows) {
+			err = tx.QueryRowContext(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at) VALUES (?, ?, ?, ?, ?)
+				ON CONFLICT (org_id, type, value) DO UPDATE SET type = excluded.type RETURNING id`,
+				vigil.NewID(), org, r.Type, r.Value, now.UnixNano()).Scan(&n.ID)
+		}
 		if err != nil {
 			return nil, err
 		}

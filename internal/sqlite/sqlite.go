@@ -55,6 +55,11 @@ type Store struct {
 	// tally counts detection signals in memory until they may fire: one
 	// process alone writes this database (its data directory's lock).
 	tally *correlate.Tally
+	// newest caches the newest signals of growing bursts; wmu holds
+	// write transactions one at a time from begin to commit, so that it
+	// changes in their order.
+	newest *newestCache
+	wmu    sync.Mutex
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -122,7 +127,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
+	s := &Store{w: w, newest: newNewestCache(), plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
 		raw: newRawCodec(), log: opt.Log}
 	if s.log == nil {
 		s.log = slog.Default()
@@ -294,20 +299,27 @@ func (s *Store) migrate(ctx context.Context) ([]string, error) {
 func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 	trail := vigil.AuditTrailFrom(ctx)
 	trail.Begin()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	sqlTx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	tx := &wtx{Tx: sqlTx}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
+	err = fn(tx)
+	if err == nil {
+		err = insertAudit(ctx, tx, trail.Take())
 	}
-	if err := insertAudit(ctx, tx, trail.Take()); err != nil {
+	if err == nil {
+		err = tx.Commit()
+	} else {
 		tx.Rollback()
-		return err
 	}
-	return tx.Commit()
+	if err != nil {
+		// What the transaction put in the cache did not happen.
+		s.newest.forget(tx.cached)
+	}
+	return err
 }
 
 // wrap gives an error from the driver its Vigil code and the operation's

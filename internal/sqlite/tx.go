@@ -10,7 +10,8 @@ import (
 // preparing them each time cost ≈ 5 % of the writer's time.
 type wtx struct {
 	*sql.Tx
-	stmts map[string]*sql.Stmt
+	stmts  map[string]*sql.Stmt
+	cached []signalKey // the newestCache entries it read or changed
 }
 
 // stmt returns q prepared in the transaction (closed when it ends).

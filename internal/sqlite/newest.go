@@ -1,0 +1,170 @@
+package sqlite
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
+)
+
+// newestCache keeps the newest signals of the (detector, key)s whose
+// bursts grow, so that a burst growing at every batch is described from
+// memory: reading its newest thousand signals again at every batch was a
+// third of the growth's cost (docs/benchmarks.md, issue 18).
+//
+// An entry holds every signal of its key at or after its lo: it is
+// filled by a read of the table and kept whole by RecordSignals, which
+// adds each signal it records. That holds because this process alone
+// writes the database (its data directory's lock) and every write of
+// detect_signals goes through a transaction of Store.tx, which a reader
+// of the cache is in too: the cache changes with the transactions in
+// the order they commit. A transaction that does not commit drops every
+// entry it read or changed; a prune drops them all.
+type newestCache struct {
+	mu      sync.Mutex
+	entries map[signalKey]*newestEntry
+	clock   uint64 // for least recently used
+}
+
+type signalKey struct {
+	org string
+	correlate.DetectionKey
+}
+
+type newestEntry struct {
+	lo   int64          // every signal at or after lo is in sigs
+	sigs []cachedSignal // sorted by (at, artifact)
+	used uint64
+}
+
+type cachedSignal struct {
+	at       int64
+	artifact string
+	member   string
+	weight   int
+}
+
+const (
+	// newestKeys bounds the keys cached: the bursts growing at once.
+	newestKeys = 64
+	// newestRows bounds the signals an entry holds, its oldest dropped
+	// first; it must exceed what a grow reads (correlate's maxGrowScan,
+	// 1,000) for the cache to answer a burst of more signals.
+	newestRows = 1536
+)
+
+func newNewestCache() *newestCache {
+	return &newestCache{entries: map[signalKey]*newestEntry{}}
+}
+
+// newest returns the newest limit signals of k in [from, to], newest
+// first, as the table would (equal times: the greater artifact id
+// first), and false when the entry cannot tell them all.
+func (c *newestCache) newest(k signalKey, from, to int64, limit int) ([]vigil.Signal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[k]
+	if e == nil {
+		return nil, false
+	}
+	c.clock++
+	e.used = c.clock
+	// sigs[lo:hi] are the entry's signals in [max(from, e.lo), to].
+	hi, _ := slices.BinarySearchFunc(e.sigs, to+1, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
+	lo, _ := slices.BinarySearchFunc(e.sigs, max(from, e.lo), func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
+	if lo > hi {
+		lo = hi
+	}
+	if e.lo > from && hi-lo < limit {
+		return nil, false // signals before e.lo would be among them
+	}
+	lo = max(lo, hi-limit)
+	out := make([]vigil.Signal, 0, hi-lo)
+	for i := hi - 1; i >= lo; i-- {
+		s := e.sigs[i]
+		out = append(out, vigil.Signal{At: fromNanos(s.at), Member: s.member, Count: s.weight, Evidence: s.weight == 0})
+	}
+	return out, true
+}
+
+// fill makes the entry of k from rows read in one transaction: the
+// newest signals of k at or after from, newest first, at most limit of
+// them.
+func (c *newestCache) fill(k signalKey, from int64, rows []cachedSignal, limit int) {
+	e := &newestEntry{lo: from, sigs: rows}
+	slices.Reverse(e.sigs)
+	if len(e.sigs) > 0 && len(e.sigs) >= limit {
+		// Signals at the oldest time read may go on below the limit.
+		e.drop(e.sigs[0].at)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.clock++
+	e.used = c.clock
+	c.entries[k] = e
+	if len(c.entries) > newestKeys {
+		var old signalKey
+		oldest := c.clock
+		for k, e := range c.entries {
+			if e.used < oldest {
+				old, oldest = k, e.used
+			}
+		}
+		delete(c.entries, old)
+	}
+}
+
+// add records signals of k that the table now holds, when k is cached.
+func (c *newestCache) add(k signalKey, sigs []vigil.Signal) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[k]
+	if e == nil {
+		return
+	}
+	n := len(e.sigs)
+	for _, sg := range sigs {
+		if s := (cachedSignal{at: nanos(sg.At), artifact: sg.ArtifactID, member: sg.Member, weight: sg.Weight()}); s.at >= e.lo {
+			e.sigs = append(e.sigs, s)
+		}
+	}
+	// A growing burst's signals mostly come after the ones it has.
+	if !slices.IsSortedFunc(e.sigs[max(n-1, 0):], compareCached) {
+		slices.SortFunc(e.sigs, compareCached)
+	}
+	if n := len(e.sigs) - newestRows; n > 0 {
+		e.drop(e.sigs[n-1].at)
+	}
+}
+
+// drop forgets the signals at or before at.
+func (e *newestEntry) drop(at int64) {
+	i, _ := slices.BinarySearchFunc(e.sigs, at+1, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
+	e.sigs = slices.Delete(e.sigs, 0, i)
+	e.lo = at + 1
+}
+
+func compareCached(a, b cachedSignal) int {
+	if c := cmp.Compare(a.at, b.at); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.artifact, b.artifact)
+}
+
+// forget drops the entries of keys.
+func (c *newestCache) forget(keys []signalKey) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, k := range keys {
+		delete(c.entries, k)
+	}
+}
+
+// clear drops every entry.
+func (c *newestCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	clear(c.entries)
+}

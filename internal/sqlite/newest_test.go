@@ -1,0 +1,93 @@
+package sqlite
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/correlate"
+)
+
+// TestNewestCacheAnswersAsTheTable records signals of a few keys in many
+// transactions, some rolled back, late and out of order, with times
+// shared, past what the cache holds of a key, with prunes between, and
+// checks that every NewestSignals answers what the table holds.
+func TestNewestCacheAnswersAsTheTable(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{DetectionMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := time.Now().Add(-time.Hour).Truncate(time.Second)
+	keys := []correlate.DetectionKey{{Detector: "brute", Key: "198.51.100.1"}, {Detector: "brute", Key: "198.51.100.2"}, {Detector: "scan", Key: "198.51.100.1"}}
+	members := []string{"", "root", "admin", "oracle", "test"}
+	errRollback := errors.New("roll back")
+	n, hits := 0, 0
+	for round := range 300 {
+		rollback := round%7 == 3
+		err := s.Correlate(ctx, "org", func(tx correlate.Tx) error {
+			ct := tx.(*corrTx)
+			k := keys[rng.IntN(len(keys))]
+			var sigs []vigil.Signal
+			for range rng.IntN(120) {
+				n++
+				// 300 times in all, so that many signals share one.
+				sigs = append(sigs, vigil.Signal{ArtifactID: fmt.Sprintf("0190a000-0000-7000-8000-%012d", n),
+					At: base.Add(time.Duration(rng.IntN(300)) * 4 * time.Second), Member: members[rng.IntN(len(members))],
+					Count: rng.IntN(3), Evidence: rng.IntN(10) == 0})
+			}
+			if rng.IntN(10) == 0 && n > 10 { // a redelivery: recorded once
+				sigs = append(sigs, vigil.Signal{ArtifactID: fmt.Sprintf("0190a000-0000-7000-8000-%012d", n-5), At: base})
+			}
+			if _, err := tx.RecordSignals(ctx, k, sigs); err != nil {
+				return err
+			}
+			for range 3 {
+				k := keys[rng.IntN(len(keys))]
+				from := nanos(base.Add(time.Duration(rng.IntN(300)) * 4 * time.Second))
+				to := from + int64(rng.IntN(900))*int64(time.Second)
+				limit := []int{1, 7, 1000}[rng.IntN(3)]
+				_, cached := ct.newest.newest(signalKey{"org", k}, from, to, limit)
+				got, err := tx.NewestSignals(ctx, k, from, to, limit)
+				if err != nil {
+					return err
+				}
+				want, err := ct.points(ctx, newestSQL, "org", k.Detector, k.Key, from, to, limit)
+				if err != nil {
+					return err
+				}
+				if !slices.EqualFunc(got, want, func(a, b vigil.Signal) bool {
+					return a.At.Equal(b.At) && a.Member == b.Member && a.Count == b.Count && a.Evidence == b.Evidence
+				}) {
+					return fmt.Errorf("round %d, %v [%d, %d] limit %d (cached before: %v): %d signals, the table %d", round, k, from, to, limit, cached, len(got), len(want))
+				}
+				if cached {
+					hits++
+				}
+			}
+			if rollback {
+				return errRollback
+			}
+			return nil
+		})
+		if err != nil && !(rollback && errors.Is(err, errRollback)) {
+			t.Fatal(err)
+		}
+		if round%50 == 49 {
+			if _, err := s.PruneSignals(ctx, vigil.SignalRetention{Before: base.Add(10 * time.Minute)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Logf("cache answered %d of 900 reads", hits)
+	if hits < 300 {
+		t.Errorf("the cache answered %d of 900 reads; it should answer most", hits)
+	}
+}
