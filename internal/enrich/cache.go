@@ -109,7 +109,7 @@ func (e *Enricher) cacheGet(ctx context.Context, provider, key string, f freshne
 // logged: the result is still used for the artifacts waiting for it.
 func (e *Enricher) cachePut(ctx context.Context, ent *vigil.CacheEntry) {
 	e.mem.put(ent)
-	if err := e.store.CachePut(ctx, ent); err != nil {
+	if err := e.store.CachePut(ctx, ent); err != nil && ctx.Err() == nil {
 		e.log.Warn("enrichment cache write failed", slog.String("provider", ent.Provider), slog.Any("error", err))
 	}
 }

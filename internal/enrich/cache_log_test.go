@@ -7,15 +7,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
-// TestCacheReadLogsFailuresOnly: a cache read that fails warns, but one
-// cut short by a stopping server does not (a stop with a full look-up
-// queue once logged 1,755 warnings).
+// TestCacheReadLogsFailuresOnly: a cache read or write that fails warns,
+// but one cut short by a stopping server does not (a stop with a full
+// look-up queue once logged 1,755 warnings).
 func TestCacheReadLogsFailuresOnly(t *testing.T) {
 	st, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "v.db"), sqlite.Options{})
 	if err != nil {
@@ -37,6 +39,11 @@ func TestCacheReadLogsFailuresOnly(t *testing.T) {
 	if logs.Len() != 0 {
 		t.Fatalf("a read cut short by the stop logged: %s", logs.String())
 	}
+	ent := &vigil.CacheEntry{Provider: ProviderDNS, Key: "203.0.113.9", FetchedAt: time.Now()}
+	e.cachePut(stopping, ent)
+	if logs.Len() != 0 {
+		t.Fatalf("a write cut short by the stop logged: %s", logs.String())
+	}
 
 	st.Close() // now every read fails
 	if _, fresh := e.cacheGet(context.Background(), ProviderDNS, "203.0.113.8", f); fresh {
@@ -44,5 +51,9 @@ func TestCacheReadLogsFailuresOnly(t *testing.T) {
 	}
 	if !strings.Contains(logs.String(), "enrichment cache read failed") {
 		t.Fatalf("a failed read logged nothing: %q", logs.String())
+	}
+	e.cachePut(context.Background(), ent)
+	if !strings.Contains(logs.String(), "enrichment cache write failed") {
+		t.Fatalf("a failed write logged nothing: %q", logs.String())
 	}
 }
