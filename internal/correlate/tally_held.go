@@ -271,12 +271,17 @@ func (c *heldCodec) rebuild(each func(yield func(hs []heldSignal))) *heldCodec {
 // uuidBytes returns the bytes of id when it is a UUID in canonical form
 // (lower-case, as vigil.NewID writes it), the only form uuidString gives
 // back unchanged.
-func uuidBytes(id string) (heldID, bool) {
+func uuidBytes(id string) (heldID, bool) { return CanonicalUUID(id) }
+
+// CanonicalUUID returns the bytes of id when it is a UUID in its
+// canonical form (36 characters, lower case), whose byte order is its
+// text's.
+func CanonicalUUID(id string) ([16]byte, bool) {
 	if len(id) != 36 || strings.ToLower(id) != id {
-		return heldID{}, false
+		return [16]byte{}, false
 	}
 	u, err := uuid.Parse(id)
-	return heldID(u), err == nil
+	return u, err == nil
 }
 
 func uuidString(b heldID) string { return uuid.UUID(b).String() }

@@ -107,20 +107,27 @@ func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, fr
 	}
 	defer rows.Close()
 	var read []cachedSignal
+	cacheable := true
 	for rows.Next() {
-		var s cachedSignal
-		if err := rows.Scan(&s.at, &s.artifact, &s.member, &s.weight); err != nil {
+		var at int64
+		var artifact, member string
+		var weight int
+		if err := rows.Scan(&at, &artifact, &member, &weight); err != nil {
 			return nil, err
 		}
+		s, ok := cachedOf(at, artifact, member, weight)
 		read = append(read, s)
+		cacheable = cacheable && ok
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	t.tx.cached = append(t.tx.cached, sk)
-	t.newest.fill(sk, from, read, newestRows)
-	if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
-		return sigs, nil
+	if cacheable {
+		t.tx.cached = append(t.tx.cached, sk)
+		t.newest.fill(sk, from, read, newestRows)
+		if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
+			return sigs, nil
+		}
 	}
 	return t.points(ctx, newestSQL, t.org, k.Detector, k.Key, from, to, limit)
 }

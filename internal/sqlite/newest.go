@@ -1,9 +1,12 @@
 package sqlite
 
 import (
+	"bytes"
 	"cmp"
+	"math"
 	"slices"
 	"sync"
+	"unique"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
@@ -25,6 +28,8 @@ import (
 type newestCache struct {
 	mu      sync.Mutex
 	entries map[signalKey]*newestEntry
+	rows    int    // the signals of all entries
+	total   int    // at most this many
 	clock   uint64 // for least recently used
 }
 
@@ -39,24 +44,36 @@ type newestEntry struct {
 	used uint64
 }
 
+// cachedSignal is a signal in 40 bytes: its artifact id is a canonical
+// UUID's bytes (a key with any other id is not cached) and its member
+// shared by every signal that names it.
 type cachedSignal struct {
 	at       int64
-	artifact string
-	member   string
-	weight   int
+	artifact [16]byte
+	member   unique.Handle[string]
+	weight   int32
+}
+
+// cachedOf returns sg as cached, false when its id is not a canonical
+// UUID.
+func cachedOf(at int64, artifact, member string, weight int) (cachedSignal, bool) {
+	id, ok := correlate.CanonicalUUID(artifact)
+	return cachedSignal{at: at, artifact: id, member: unique.Make(member), weight: int32(min(max(weight, math.MinInt32), math.MaxInt32))}, ok
 }
 
 const (
-	// newestKeys bounds the keys cached: the bursts growing at once.
-	newestKeys = 64
+	// newestTotal bounds the signals cached, about 70 bytes each: the
+	// least recently used keys go first. The dataset replay grows about
+	// a thousand bursts at once, most of a few signals.
+	newestTotal = 1 << 17
 	// newestRows bounds the signals an entry holds, its oldest dropped
 	// first; it must exceed what a grow reads (correlate's maxGrowScan,
 	// 1,000) for the cache to answer a burst of more signals.
 	newestRows = 1536
 )
 
-func newNewestCache() *newestCache {
-	return &newestCache{entries: map[signalKey]*newestEntry{}}
+func newNewestCache(total int) *newestCache {
+	return &newestCache{entries: map[signalKey]*newestEntry{}, total: total}
 }
 
 // newest returns the newest limit signals of k in [from, to], newest
@@ -84,7 +101,7 @@ func (c *newestCache) newest(k signalKey, from, to int64, limit int) ([]vigil.Si
 	out := make([]vigil.Signal, 0, hi-lo)
 	for i := hi - 1; i >= lo; i-- {
 		s := e.sigs[i]
-		out = append(out, vigil.Signal{At: fromNanos(s.at), Member: s.member, Count: s.weight, Evidence: s.weight == 0})
+		out = append(out, vigil.Signal{At: fromNanos(s.at), Member: s.member.Value(), Count: int(s.weight), Evidence: s.weight == 0})
 	}
 	return out, true
 }
@@ -103,16 +120,38 @@ func (c *newestCache) fill(k signalKey, from int64, rows []cachedSignal, limit i
 	defer c.mu.Unlock()
 	c.clock++
 	e.used = c.clock
+	c.put(k, e)
+}
+
+// put sets the entry of k, and keeps the signals within c.total.
+func (c *newestCache) put(k signalKey, e *newestEntry) {
+	if old := c.entries[k]; old != nil {
+		c.rows -= len(old.sigs)
+	}
 	c.entries[k] = e
-	if len(c.entries) > newestKeys {
-		var old signalKey
-		oldest := c.clock
-		for k, e := range c.entries {
-			if e.used < oldest {
-				old, oldest = k, e.used
-			}
+	c.rows += len(e.sigs)
+	c.shrink()
+}
+
+// shrink drops the least recently used entries while the signals exceed
+// c.total.
+func (c *newestCache) shrink() {
+	if c.rows <= c.total {
+		return
+	}
+	// The least recently used eighth of the keys go at once, so that
+	// keeping within the bound costs little per entry made.
+	used := make([]uint64, 0, len(c.entries))
+	for _, e := range c.entries {
+		used = append(used, e.used)
+	}
+	slices.Sort(used)
+	before := used[len(used)/8]
+	for k, e := range c.entries {
+		if e.used <= before || c.rows > c.total && e.used < c.clock {
+			c.rows -= len(e.sigs)
+			delete(c.entries, k)
 		}
-		delete(c.entries, old)
 	}
 }
 
@@ -125,8 +164,20 @@ func (c *newestCache) add(k signalKey, sigs []vigil.Signal) {
 		return
 	}
 	n := len(e.sigs)
+	c.clock++
+	e.used = c.clock
+	defer func() {
+		c.rows += len(e.sigs) - n
+		c.shrink()
+	}()
 	for _, sg := range sigs {
-		if s := (cachedSignal{at: nanos(sg.At), artifact: sg.ArtifactID, member: sg.Member, weight: sg.Weight()}); s.at >= e.lo {
+		s, ok := cachedOf(nanos(sg.At), sg.ArtifactID, sg.Member, sg.Weight())
+		if !ok {
+			e.sigs = e.sigs[:0] // counted out by the deferred function
+			delete(c.entries, k)
+			return
+		}
+		if s.at >= e.lo {
 			e.sigs = append(e.sigs, s)
 		}
 	}
@@ -150,7 +201,7 @@ func compareCached(a, b cachedSignal) int {
 	if c := cmp.Compare(a.at, b.at); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.artifact, b.artifact)
+	return bytes.Compare(a.artifact[:], b.artifact[:])
 }
 
 // forget drops the entries of keys.
@@ -158,7 +209,10 @@ func (c *newestCache) forget(keys []signalKey) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, k := range keys {
-		delete(c.entries, k)
+		if e := c.entries[k]; e != nil {
+			c.rows -= len(e.sigs)
+			delete(c.entries, k)
+		}
 	}
 }
 
@@ -167,4 +221,5 @@ func (c *newestCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	clear(c.entries)
+	c.rows = 0
 }

@@ -24,6 +24,8 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	// Less than the three keys' signals: entries are dropped to make room.
+	s.newest = newNewestCache(2 * newestRows)
 	rng := rand.New(rand.NewPCG(1, 2))
 	base := time.Now().Add(-time.Hour).Truncate(time.Second)
 	keys := []correlate.DetectionKey{{Detector: "brute", Key: "198.51.100.1"}, {Detector: "brute", Key: "198.51.100.2"}, {Detector: "scan", Key: "198.51.100.1"}}
@@ -38,8 +40,12 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 			var sigs []vigil.Signal
 			for range rng.IntN(120) {
 				n++
+				id := fmt.Sprintf("0190a000-0000-7000-8000-%012d", n)
+				if k == keys[2] && n%50 == 0 {
+					id = fmt.Sprintf("sensor-%d", n) // an id that is no UUID: not cached
+				}
 				// 300 times in all, so that many signals share one.
-				sigs = append(sigs, vigil.Signal{ArtifactID: fmt.Sprintf("0190a000-0000-7000-8000-%012d", n),
+				sigs = append(sigs, vigil.Signal{ArtifactID: id,
 					At: base.Add(time.Duration(rng.IntN(300)) * 4 * time.Second), Member: members[rng.IntN(len(members))],
 					Count: rng.IntN(3), Evidence: rng.IntN(10) == 0})
 			}
@@ -79,6 +85,13 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 		})
 		if err != nil && !(rollback && errors.Is(err, errRollback)) {
 			t.Fatal(err)
+		}
+		rows := 0
+		for _, e := range s.newest.entries {
+			rows += len(e.sigs)
+		}
+		if rows != s.newest.rows || rows > s.newest.total {
+			t.Fatalf("round %d: the cache holds %d signals and counts %d (at most %d)", round, rows, s.newest.rows, s.newest.total)
 		}
 		if round%50 == 49 {
 			if _, err := s.PruneSignals(ctx, vigil.SignalRetention{Before: base.Add(10 * time.Minute)}); err != nil {

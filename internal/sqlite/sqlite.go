@@ -127,7 +127,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxOpenConns(1)
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
-	s := &Store{w: w, newest: newNewestCache(), plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
+	s := &Store{w: w, newest: newNewestCache(newestTotal), plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
 		raw: newRawCodec(), log: opt.Log}
 	if s.log == nil {
 		s.log = slog.Default()
