@@ -85,10 +85,23 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 	return out, rows.Err()
 }
 
+// SignalsFrom and NewestSignals answer from the store's cache of the
+// key's newest signals when it holds them all, else fill it (one read of
+// what the next batches of a busy key need) and ask again, else read
+// the table. The table is clustered by (org, detector, key, at,
+// artifact), which serves every read here.
 func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.Signal, error) {
-	return t.points(ctx, `SELECT at, member, weight FROM detect_signals
-		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at LIMIT ?`,
-		t.org, k.Detector, k.Key, from, limit)
+	sk := signalKey{t.org, k}
+	if sigs, ok := t.newest.oldest(sk, from, limit); ok {
+		return sigs, nil
+	}
+	if err := t.fillNewest(ctx, sk, from); err != nil {
+		return nil, err
+	}
+	if sigs, ok := t.newest.oldest(sk, from, limit); ok {
+		return sigs, nil
+	}
+	return t.points(ctx, oldestSQL, t.org, k.Detector, k.Key, from, limit)
 }
 
 func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, from, to int64, limit int) ([]vigil.Signal, error) {
@@ -96,45 +109,54 @@ func (t *corrTx) NewestSignals(ctx context.Context, k correlate.DetectionKey, fr
 	if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
 		return sigs, nil
 	}
-	// The key's newest signals from from on, kept for the next batch.
-	// Served by the table itself, clustered by (org, detector, key, at,
-	// artifact).
+	if err := t.fillNewest(ctx, sk, from); err != nil {
+		return nil, err
+	}
+	if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
+		return sigs, nil
+	}
+	return t.points(ctx, newestSQL, t.org, k.Detector, k.Key, from, to, limit)
+}
+
+const (
+	oldestSQL = `SELECT at, member, weight FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at, artifact_id LIMIT ?`
+	newestSQL = `SELECT at, member, weight FROM detect_signals
+		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC, artifact_id DESC LIMIT ?`
+)
+
+// fillNewest caches the newest signals of sk from from on, at most
+// newestRows of them; a key with an artifact id that is no canonical
+// UUID is not cached.
+func (t *corrTx) fillNewest(ctx context.Context, sk signalKey, from int64) error {
 	rows, err := t.tx.QueryContext(ctx, `SELECT at, artifact_id, member, weight FROM detect_signals
 		WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? ORDER BY at DESC, artifact_id DESC LIMIT ?`,
-		t.org, k.Detector, k.Key, from, newestRows)
+		t.org, sk.Detector, sk.Key, from, newestRows)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
 	var read []cachedSignal
-	cacheable := true
 	for rows.Next() {
 		var at int64
 		var artifact, member string
 		var weight int
 		if err := rows.Scan(&at, &artifact, &member, &weight); err != nil {
-			return nil, err
+			return err
 		}
 		s, ok := cachedOf(at, artifact, member, weight)
+		if !ok {
+			return nil
+		}
 		read = append(read, s)
-		cacheable = cacheable && ok
 	}
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return err
 	}
-	if cacheable {
-		t.tx.cached = append(t.tx.cached, sk)
-		t.newest.fill(sk, from, read, newestRows)
-		if sigs, ok := t.newest.newest(sk, from, to, limit); ok {
-			return sigs, nil
-		}
-	}
-	return t.points(ctx, newestSQL, t.org, k.Detector, k.Key, from, to, limit)
+	t.tx.cached = append(t.tx.cached, sk)
+	t.newest.fill(sk, from, read, newestRows)
+	return nil
 }
-
-// newestSQL reads the newest signals of a key in a window.
-const newestSQL = `SELECT at, member, weight FROM detect_signals
-	WHERE org_id = ? AND detector = ? AND key = ? AND at >= ? AND at <= ? ORDER BY at DESC, artifact_id DESC LIMIT ?`
 
 func (t *corrTx) points(ctx context.Context, q string, args ...any) ([]vigil.Signal, error) {
 	rows, err := t.tx.QueryContext(ctx, q, args...)

@@ -100,10 +100,34 @@ func (c *newestCache) newest(k signalKey, from, to int64, limit int) ([]vigil.Si
 	lo = max(lo, hi-limit)
 	out := make([]vigil.Signal, 0, hi-lo)
 	for i := hi - 1; i >= lo; i-- {
-		s := e.sigs[i]
-		out = append(out, vigil.Signal{At: fromNanos(s.at), Member: s.member.Value(), Count: int(s.weight), Evidence: s.weight == 0})
+		out = append(out, e.sigs[i].signal())
 	}
 	return out, true
+}
+
+// oldest returns the oldest limit signals of k at or after from, oldest
+// first, as the table would (equal times: the smaller artifact id
+// first), and false when the entry cannot tell them all.
+func (c *newestCache) oldest(k signalKey, from int64, limit int) ([]vigil.Signal, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.entries[k]
+	if e == nil || e.lo > from {
+		return nil, false
+	}
+	c.clock++
+	e.used = c.clock
+	lo, _ := slices.BinarySearchFunc(e.sigs, from, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
+	hi := min(len(e.sigs), lo+limit)
+	out := make([]vigil.Signal, 0, hi-lo)
+	for _, s := range e.sigs[lo:hi] {
+		out = append(out, s.signal())
+	}
+	return out, true
+}
+
+func (s cachedSignal) signal() vigil.Signal {
+	return vigil.Signal{At: fromNanos(s.at), Member: s.member.Value(), Count: int(s.weight), Evidence: s.weight == 0}
 }
 
 // fill makes the entry of k from rows read in one transaction: the

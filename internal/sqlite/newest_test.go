@@ -16,7 +16,8 @@ import (
 // TestNewestCacheAnswersAsTheTable records signals of a few keys in many
 // transactions, some rolled back, late and out of order, with times
 // shared, past what the cache holds of a key, with prunes between, and
-// checks that every NewestSignals answers what the table holds.
+// checks that every NewestSignals and SignalsFrom answers what the table
+// holds.
 func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 	ctx := t.Context()
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{DetectionMemory: -1})
@@ -31,7 +32,7 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 	keys := []correlate.DetectionKey{{Detector: "brute", Key: "198.51.100.1"}, {Detector: "brute", Key: "198.51.100.2"}, {Detector: "scan", Key: "198.51.100.1"}}
 	members := []string{"", "root", "admin", "oracle", "test"}
 	errRollback := errors.New("roll back")
-	n, hits := 0, 0
+	n, hits, oldHits := 0, 0, 0
 	for round := range 300 {
 		rollback := round%7 == 3
 		err := s.Correlate(ctx, "org", func(tx correlate.Tx) error {
@@ -69,13 +70,26 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				if !slices.EqualFunc(got, want, func(a, b vigil.Signal) bool {
-					return a.At.Equal(b.At) && a.Member == b.Member && a.Count == b.Count && a.Evidence == b.Evidence
-				}) {
+				if !slices.EqualFunc(got, want, sameSignal) {
 					return fmt.Errorf("round %d, %v [%d, %d] limit %d (cached before: %v): %d signals, the table %d", round, k, from, to, limit, cached, len(got), len(want))
 				}
 				if cached {
 					hits++
+				}
+				_, cached = ct.newest.oldest(signalKey{"org", k}, from, limit)
+				got, err = tx.SignalsFrom(ctx, k, from, limit)
+				if err != nil {
+					return err
+				}
+				want, err = ct.points(ctx, oldestSQL, "org", k.Detector, k.Key, from, limit)
+				if err != nil {
+					return err
+				}
+				if !slices.EqualFunc(got, want, sameSignal) {
+					return fmt.Errorf("round %d, %v from %d limit %d (cached before: %v): %d signals, the table %d", round, k, from, limit, cached, len(got), len(want))
+				}
+				if cached {
+					oldHits++
 				}
 			}
 			if rollback {
@@ -99,8 +113,12 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("cache answered %d of 900 reads", hits)
-	if hits < 300 {
-		t.Errorf("the cache answered %d of 900 reads; it should answer most", hits)
+	t.Logf("the cache answered %d of 900 reads of the newest signals, %d of 900 of the oldest", hits, oldHits)
+	if hits < 300 || oldHits < 300 {
+		t.Errorf("the cache answered %d and %d of 900 reads; it should answer most", hits, oldHits)
 	}
+}
+
+func sameSignal(a, b vigil.Signal) bool {
+	return a.At.Equal(b.At) && a.Member == b.Member && a.Count == b.Count && a.Evidence == b.Evidence
 }
