@@ -76,6 +76,17 @@ func TestFullDisk(t *testing.T) {
 	}
 	depth, _ := metric(ctx, p1, "vigil_queue_depth")
 	ready := readyz(t, ctx, p1)
+	// The process may give space back after the filler (a checkpoint that
+	// shrinks its write-ahead log; a CI run read /readyz 200 with every
+	// check ok): the filler takes that too, while there is any.
+	for i := 0; i < 5 && !strings.HasPrefix(ready, "503 "); i++ {
+		took := fillDisk(t, fmt.Sprintf("%s-again-%d", filler, i))
+		t.Logf("/readyz %s after the filler; it took %d KiB given back since", ready, took>>10)
+		if took == 0 {
+			break // the disk stayed full: the answer stands
+		}
+		ready = readyz(t, ctx, p1)
+	}
 	held := p1.logs.count("database disk is full")
 	t.Logf("on the full disk: queue depth %v, /readyz %s; %d log lines of workers holding messages on SQLITE_FULL", depth, ready, held)
 	if !strings.HasPrefix(ready, "503 ") || !strings.Contains(ready, "disk") {
