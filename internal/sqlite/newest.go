@@ -17,9 +17,10 @@ import (
 // memory: reading its newest thousand signals again at every batch was a
 // third of the growth's cost (docs/benchmarks.md, issue 18).
 //
-// An entry holds every signal of its key at or after its lo: it is
-// filled by a read of the table and kept whole by RecordSignals, which
-// adds each signal it records. That holds because this process alone
+// An entry holds every signal of its key from its bound on, in the
+// table's order (time, then artifact): it is filled by a read of the
+// table and kept whole by RecordSignals, which adds each signal it
+// records. That holds because this process alone
 // writes the database (its data directory's lock) and every write of
 // detect_signals goes through a transaction of Store.tx, which a reader
 // of the cache is in too: the cache changes with the transactions in
@@ -39,9 +40,18 @@ type signalKey struct {
 }
 
 type newestEntry struct {
-	lo   int64          // every signal at or after lo is in sigs
-	sigs []cachedSignal // sorted by (at, artifact)
-	used uint64
+	// bound: every signal of the key from bound on (by compareCached) is
+	// in sigs. Its at and artifact only count: a bound within one time
+	// keeps a burst of thousands of signals a second (a fast scan)
+	// cached, where a bound on times alone would drop them all.
+	bound cachedSignal
+	sigs  []cachedSignal // sorted by compareCached, none before bound
+	used  uint64
+}
+
+// whole reports whether e holds every signal of its key at or after at.
+func (e *newestEntry) whole(at int64) bool {
+	return e.bound.at < at || e.bound.at == at && e.bound.artifact == [16]byte{}
 }
 
 // cachedSignal is a signal in 40 bytes: its artifact id is a canonical
@@ -88,14 +98,11 @@ func (c *newestCache) newest(k signalKey, from, to int64, limit int) ([]vigil.Si
 	}
 	c.clock++
 	e.used = c.clock
-	// sigs[lo:hi] are the entry's signals in [max(from, e.lo), to].
-	hi, _ := slices.BinarySearchFunc(e.sigs, to+1, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
-	lo, _ := slices.BinarySearchFunc(e.sigs, max(from, e.lo), func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
-	if lo > hi {
-		lo = hi
-	}
-	if e.lo > from && hi-lo < limit {
-		return nil, false // signals before e.lo would be among them
+	// sigs[lo:hi] are the entry's signals in [from, to].
+	hi := atOrAfter(e.sigs, to+1)
+	lo := min(atOrAfter(e.sigs, from), hi)
+	if !e.whole(from) && hi-lo < limit {
+		return nil, false // signals before the bound would be among them
 	}
 	lo = max(lo, hi-limit)
 	out := make([]vigil.Signal, 0, hi-lo)
@@ -112,12 +119,12 @@ func (c *newestCache) oldest(k signalKey, from int64, limit int) ([]vigil.Signal
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[k]
-	if e == nil || e.lo > from {
+	if e == nil || !e.whole(from) {
 		return nil, false
 	}
 	c.clock++
 	e.used = c.clock
-	lo, _ := slices.BinarySearchFunc(e.sigs, from, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
+	lo := atOrAfter(e.sigs, from)
 	hi := min(len(e.sigs), lo+limit)
 	out := make([]vigil.Signal, 0, hi-lo)
 	for _, s := range e.sigs[lo:hi] {
@@ -134,11 +141,10 @@ func (s cachedSignal) signal() vigil.Signal {
 // newest signals of k at or after from, newest first, at most limit of
 // them.
 func (c *newestCache) fill(k signalKey, from int64, rows []cachedSignal, limit int) {
-	e := &newestEntry{lo: from, sigs: rows}
+	e := &newestEntry{bound: cachedSignal{at: from}, sigs: rows}
 	slices.Reverse(e.sigs)
 	if len(e.sigs) > 0 && len(e.sigs) >= limit {
-		// Signals at the oldest time read may go on below the limit.
-		e.drop(e.sigs[0].at)
+		e.bound = e.sigs[0] // older signals may go on below the limit
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -201,7 +207,7 @@ func (c *newestCache) add(k signalKey, sigs []vigil.Signal) {
 			delete(c.entries, k)
 			return
 		}
-		if s.at >= e.lo {
+		if compareCached(s, e.bound) >= 0 {
 			e.sigs = append(e.sigs, s)
 		}
 	}
@@ -210,15 +216,15 @@ func (c *newestCache) add(k signalKey, sigs []vigil.Signal) {
 		slices.SortFunc(e.sigs, compareCached)
 	}
 	if n := len(e.sigs) - newestRows; n > 0 {
-		e.drop(e.sigs[n-1].at)
+		e.sigs = slices.Delete(e.sigs, 0, n)
+		e.bound = e.sigs[0]
 	}
 }
 
-// drop forgets the signals at or before at.
-func (e *newestEntry) drop(at int64) {
-	i, _ := slices.BinarySearchFunc(e.sigs, at+1, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
-	e.sigs = slices.Delete(e.sigs, 0, i)
-	e.lo = at + 1
+// atOrAfter returns the index of the first of sigs at or after at.
+func atOrAfter(sigs []cachedSignal, at int64) int {
+	i, _ := slices.BinarySearchFunc(sigs, at, func(s cachedSignal, at int64) int { return cmp.Compare(s.at, at) })
+	return i
 }
 
 func compareCached(a, b cachedSignal) int {

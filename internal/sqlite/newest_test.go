@@ -122,3 +122,51 @@ func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 func sameSignal(a, b vigil.Signal) bool {
 	return a.At.Equal(b.At) && a.Member == b.Member && a.Count == b.Count && a.Evidence == b.Evidence
 }
+
+// TestNewestCacheHoldsABurstOfOneTime: a fast scan logs thousands of
+// packets within one second, each signal at the same time. The cache
+// still answers its grows, as the table does.
+func TestNewestCacheHoldsABurstOfOneTime(t *testing.T) {
+	ctx := t.Context()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{DetectionMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	k := correlate.DetectionKey{Detector: "scan", Key: "198.51.100.9"}
+	at := time.Now().Truncate(time.Second)
+	n := 0
+	for batch := range 4 {
+		err := s.Correlate(ctx, "org", func(tx correlate.Tx) error {
+			ct := tx.(*corrTx)
+			var sigs []vigil.Signal
+			for range 1000 {
+				n++
+				sigs = append(sigs, vigil.Signal{ArtifactID: fmt.Sprintf("0190a000-0000-7000-8000-%012d", (n*7919)%100000),
+					At: at, Member: fmt.Sprint(n % 1024)})
+			}
+			if _, err := tx.RecordSignals(ctx, k, sigs); err != nil {
+				return err
+			}
+			_, cached := ct.newest.newest(signalKey{"org", k}, nanos(at), nanos(at), 1000)
+			got, err := tx.NewestSignals(ctx, k, nanos(at), nanos(at), 1000)
+			if err != nil {
+				return err
+			}
+			want, err := ct.points(ctx, newestSQL, "org", k.Detector, k.Key, nanos(at), nanos(at), 1000)
+			if err != nil {
+				return err
+			}
+			if !slices.EqualFunc(got, want, sameSignal) {
+				return fmt.Errorf("batch %d: the cache's %d newest signals are not the table's %d", batch, len(got), len(want))
+			}
+			if batch > 0 && !cached {
+				return fmt.Errorf("batch %d: the burst's signals, all at one time, were read again", batch)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
