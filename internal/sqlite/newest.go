@@ -72,8 +72,8 @@ func cachedOf(at int64, artifact, member string, weight int) (cachedSignal, bool
 }
 
 const (
-	// newestTotal bounds the signals cached, about 70 bytes each: the
-	// least recently used keys go first. The dataset replay grows about
+	// newestTotal bounds the signals cached, 40 bytes each (about 64 with
+	// the slices' room to grow): the least recently used keys go first. The dataset replay grows about
 	// a thousand bursts at once, most of a few signals.
 	newestTotal = 1 << 17
 	// newestRows bounds the signals an entry holds, its oldest dropped
