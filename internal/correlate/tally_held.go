@@ -97,7 +97,7 @@ func (c *heldCodec) encode(key string, sg vigil.Signal) heldSignal {
 	if sg.EngineEvent {
 		h.flags |= heldEngineEvent
 	}
-	if id, ok := uuidBytes(sg.ArtifactID); ok {
+	if id, ok := CanonicalUUID(sg.ArtifactID); ok {
 		h.id = id
 	} else {
 		h.flags |= heldIDString
@@ -110,7 +110,7 @@ func (c *heldCodec) encode(key string, sg vigil.Signal) heldSignal {
 // idOf returns the held form of artifact id, false when no held signal
 // can have it.
 func (c *heldCodec) idOf(id string) (heldIdent, bool) {
-	if b, ok := uuidBytes(id); ok {
+	if b, ok := CanonicalUUID(id); ok {
 		return heldIdent{id: b}, true
 	}
 	n, ok := c.strs[id]
@@ -268,14 +268,10 @@ func (c *heldCodec) rebuild(each func(yield func(hs []heldSignal))) *heldCodec {
 	return n
 }
 
-// uuidBytes returns the bytes of id when it is a UUID in canonical form
-// (lower-case, as vigil.NewID writes it), the only form uuidString gives
-// back unchanged.
-func uuidBytes(id string) (heldID, bool) { return CanonicalUUID(id) }
-
 // CanonicalUUID returns the bytes of id when it is a UUID in its
-// canonical form (36 characters, lower case), whose byte order is its
-// text's.
+// canonical form (36 characters, lower case, as vigil.NewID writes it):
+// the only form uuidString gives back unchanged, and one whose byte
+// order is its text's.
 func CanonicalUUID(id string) ([16]byte, bool) {
 	if len(id) != 36 || strings.ToLower(id) != id {
 		return [16]byte{}, false

@@ -153,10 +153,9 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 // (the newest on ties; a headline without a title keeps the incident's),
 // and its severity follows unless a rule decided it. Its node and
 // artifact counts grow by added, or are recounted when added is recount.
-// With activity it is
-// marked active at now, unless it was already active later: an
-// observation recorded late must not move the last activity back and
-// close the correlation window early.
+// With activity it is marked active at now, unless it was already active
+// later: an observation recorded late must not move the last activity
+// back and close the correlation window early.
 func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity bool, added addedRefs) error {
 	// The headline, read first: an UPDATE … FROM was slower.
 	sev, title := vigil.SeverityLow, ""

@@ -37,10 +37,8 @@ func (t *corrTx) RecordSignals(ctx context.Context, k correlate.DetectionKey, si
 			fresh = append(fresh, sg)
 		}
 	}
-	if len(fresh) > 0 {
-		sk := signalKey{t.org, k}
+	if sk := (signalKey{t.org, k}); len(fresh) > 0 && t.newest.add(sk, fresh) {
 		t.tx.cached = append(t.tx.cached, sk)
-		t.newest.add(sk, fresh)
 	}
 	return fresh, nil
 }
@@ -86,19 +84,13 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 }
 
 // SignalsFrom and NewestSignals answer from the store's cache of the
-// key's newest signals when it holds them all, else fill it (one read of
-// what the next batches of a busy key need) and ask again, else read
-// the table. The table is clustered by (org, detector, key, at,
-// artifact), which serves every read here.
+// key's newest signals when it holds them all, else read the table,
+// which is clustered by (org, detector, key, at, artifact) and serves
+// every read here. Only NewestSignals, which a growing burst asks at
+// every batch, fills the cache on a miss: SignalsFrom asks for keys
+// that mostly never fire.
 func (t *corrTx) SignalsFrom(ctx context.Context, k correlate.DetectionKey, from int64, limit int) ([]vigil.Signal, error) {
-	sk := signalKey{t.org, k}
-	if sigs, ok := t.newest.oldest(sk, from, limit); ok {
-		return sigs, nil
-	}
-	if err := t.fillNewest(ctx, sk, from); err != nil {
-		return nil, err
-	}
-	if sigs, ok := t.newest.oldest(sk, from, limit); ok {
+	if sigs, ok := t.newest.oldest(signalKey{t.org, k}, from, limit); ok {
 		return sigs, nil
 	}
 	return t.points(ctx, oldestSQL, t.org, k.Detector, k.Key, from, limit)
@@ -154,7 +146,7 @@ func (t *corrTx) fillNewest(ctx context.Context, sk signalKey, from int64) error
 		return err
 	}
 	t.tx.cached = append(t.tx.cached, sk)
-	t.newest.fill(sk, from, read, newestRows)
+	t.newest.fill(sk, from, read)
 	return nil
 }
 

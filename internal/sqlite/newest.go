@@ -138,12 +138,12 @@ func (s cachedSignal) signal() vigil.Signal {
 }
 
 // fill makes the entry of k from rows read in one transaction: the
-// newest signals of k at or after from, newest first, at most limit of
-// them.
-func (c *newestCache) fill(k signalKey, from int64, rows []cachedSignal, limit int) {
+// newest signals of k at or after from, newest first, at most newestRows
+// of them.
+func (c *newestCache) fill(k signalKey, from int64, rows []cachedSignal) {
 	e := &newestEntry{bound: cachedSignal{at: from}, sigs: rows}
 	slices.Reverse(e.sigs)
-	if len(e.sigs) > 0 && len(e.sigs) >= limit {
+	if len(e.sigs) > 0 && len(e.sigs) >= newestRows {
 		e.bound = e.sigs[0] // older signals may go on below the limit
 	}
 	c.mu.Lock()
@@ -185,27 +185,24 @@ func (c *newestCache) shrink() {
 	}
 }
 
-// add records signals of k that the table now holds, when k is cached.
-func (c *newestCache) add(k signalKey, sigs []vigil.Signal) {
+// add records signals of k that the table now holds, when k is cached,
+// and reports whether it was.
+func (c *newestCache) add(k signalKey, sigs []vigil.Signal) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.entries[k]
 	if e == nil {
-		return
+		return false
 	}
 	n := len(e.sigs)
 	c.clock++
 	e.used = c.clock
-	defer func() {
-		c.rows += len(e.sigs) - n
-		c.shrink()
-	}()
 	for _, sg := range sigs {
 		s, ok := cachedOf(nanos(sg.At), sg.ArtifactID, sg.Member, sg.Weight())
-		if !ok {
-			e.sigs = e.sigs[:0] // counted out by the deferred function
+		if !ok { // a key with an id that is no UUID is not cached
+			c.rows -= n
 			delete(c.entries, k)
-			return
+			return true
 		}
 		if compareCached(s, e.bound) >= 0 {
 			e.sigs = append(e.sigs, s)
@@ -215,10 +212,13 @@ func (c *newestCache) add(k signalKey, sigs []vigil.Signal) {
 	if !slices.IsSortedFunc(e.sigs[max(n-1, 0):], compareCached) {
 		slices.SortFunc(e.sigs, compareCached)
 	}
-	if n := len(e.sigs) - newestRows; n > 0 {
-		e.sigs = slices.Delete(e.sigs, 0, n)
+	if over := len(e.sigs) - newestRows; over > 0 {
+		e.sigs = slices.Delete(e.sigs, 0, over)
 		e.bound = e.sigs[0]
 	}
+	c.rows += len(e.sigs) - n
+	c.shrink()
+	return true
 }
 
 // atOrAfter returns the index of the first of sigs at or after at.

@@ -20,11 +20,7 @@ import (
 // holds.
 func TestNewestCacheAnswersAsTheTable(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{DetectionMemory: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSignalStore(t)
 	// Less than the three keys' signals: entries are dropped to make room.
 	s.newest = newNewestCache(2 * newestRows)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -128,11 +124,7 @@ func sameSignal(a, b vigil.Signal) bool {
 // still answers its grows, as the table does.
 func TestNewestCacheHoldsABurstOfOneTime(t *testing.T) {
 	ctx := t.Context()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "v.db"), Options{DetectionMemory: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSignalStore(t)
 	k := correlate.DetectionKey{Detector: "scan", Key: "198.51.100.9"}
 	at := time.Now().Truncate(time.Second)
 	n := 0
@@ -169,4 +161,16 @@ func TestNewestCacheHoldsABurstOfOneTime(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// openSignalStore opens a store that writes every signal to its table,
+// none held in memory.
+func openSignalStore(t *testing.T) *Store {
+	t.Helper()
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "v.db"), Options{DetectionMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
 }

@@ -28,13 +28,14 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 		}
 		n := vigil.Node{OrgID: org, Type: r.Type, Value: r.Value}
 		// Most nodes exist (a growing burst names the same ones at every
-		// batch): a look-up first, which writes no page.
+		// batch): a look-up first, which writes no page. The one writer
+		// holds the transaction: a node it did not find is new.
 		err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE org_id = ? AND type = ? AND value = ?`,
 			org, r.Type, r.Value).Scan(&n.ID)
 		if errors.Is(err, sql.ErrNoRows) {
-			err = tx.QueryRowContext(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at) VALUES (?, ?, ?, ?, ?)
-				ON CONFLICT (org_id, type, value) DO UPDATE SET type = excluded.type RETURNING id`,
-				vigil.NewID(), org, r.Type, r.Value, now.UnixNano()).Scan(&n.ID)
+			n.ID = vigil.NewID()
+			_, err = tx.ExecContext(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at) VALUES (?, ?, ?, ?, ?)`,
+				n.ID, org, r.Type, r.Value, now.UnixNano())
 		}
 		if err != nil {
 			return nil, err
