@@ -149,6 +149,10 @@ type bench struct {
 	serverLog   *logCounter
 	dataDir     string    // the embedded server's
 	since       time.Time // --times live: what total counts from
+	// --search: the totals before the load of the classes that are
+	// checked, and the org's (all it held, whatever total counts).
+	classBefore map[string]int64
+	orgBefore   int64
 }
 
 // run is the load phase, then the storage limit and the search phase if
@@ -165,6 +169,11 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	rep := &LoadReport{TotalBefore: before, ErrorKinds: map[string]int64{}}
 	b.rep.Load = rep
+	if b.f.Search {
+		if err := b.readBefore(ctx); err != nil {
+			return fmt.Errorf("search: %w", err)
+		}
+	}
 	b.logf("%d lines (%s), %d clients × %d artifacts %s against %s",
 		len(b.lines), sourcesSummary(b.rep.Settings.LinesBySource), b.f.Clients, b.f.Batch, b.f.loadSpan(), b.api.BaseURL())
 

@@ -153,6 +153,7 @@ type SearchClass struct {
 	MaxMs     float64 `json:"max_ms"`
 	Total     int64   `json:"total"`
 	Estimated bool    `json:"total_estimated"`
+	Before    *int64  `json:"total_before,omitempty"`
 	Expected  *int64  `json:"expected_total,omitempty"`
 	Stable    bool    `json:"total_stable"`
 }
@@ -342,17 +343,19 @@ func (b *bench) writeText(w io.Writer) {
 			p("  preload         %d more in %.1fs (%.0f/s end to end)", s.PreloadAdded, s.PreloadSeconds, s.PreloadRate)
 		}
 		p("  RSS max         %s", mib(s.RSSMaxBytes))
-		p("  %-22s %9s %9s %9s %10s %10s  %s", "class", "p50 ms", "p99 ms", "max ms", "total", "expected", "params")
-		for _, c := range s.Classes {
-			exp := "-"
-			if c.Expected != nil {
-				exp = strconv.FormatInt(*c.Expected, 10)
+		p("  %-22s %9s %9s %9s %10s %10s %10s  %s", "class", "p50 ms", "p99 ms", "max ms", "total", "before", "expected", "params")
+		orDash := func(n *int64) string {
+			if n == nil {
+				return "-"
 			}
+			return strconv.FormatInt(*n, 10)
+		}
+		for _, c := range s.Classes {
 			tot := strconv.FormatInt(c.Total, 10)
 			if c.Estimated {
 				tot = "~" + tot // an estimate
 			}
-			p("  %-22s %9.1f %9.1f %9.1f %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, tot, exp, c.Params)
+			p("  %-22s %9.1f %9.1f %9.1f %10s %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, tot, orDash(c.Before), orDash(c.Expected), c.Params)
 		}
 	}
 	b.writeFillDisk(p)

@@ -75,11 +75,14 @@ func (b *bench) searchPhase(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var filled int64 // with --times live, total counts this run's artifacts only
-	if f := b.rep.Fill; f != nil && !b.since.IsZero() {
-		filled = f.Before + f.Added
+	// With --times live, total counts the artifacts stamped since the run
+	// started (this run's, and another's stamped as late): held is what
+	// else the org held before.
+	var held int64
+	if !b.since.IsZero() {
+		held = b.orgBefore - b.rep.Load.TotalBefore
 	}
-	if need := int64(b.f.SearchArtifacts) - filled - have; need > 0 {
+	if need := int64(b.f.SearchArtifacts) - held - have; need > 0 {
 		b.logf("search phase: posting %d more artifacts to reach %d", need, b.f.SearchArtifacts)
 		t0 := time.Now()
 		st := b.ingest(ctx, t0, time.Time{}, need, true)
@@ -94,11 +97,12 @@ func (b *bench) searchPhase(ctx context.Context) error {
 		}
 		have = got
 	}
-	r.Stored = filled + have
+	r.Stored = held + have
 	b.logf("search phase: %d artifacts stored; %d requests per class", r.Stored, b.f.SearchRequests)
-	// Expected totals are known when this run stored every artifact of
-	// the org and every accepted batch was accepted whole.
-	exact := b.rep.Load.TotalBefore == 0 && !b.partial.Load() && !b.renumbered.Load() && b.rep.Fill == nil && b.f.DataDir == ""
+	// Expected totals are known when every accepted batch was accepted
+	// whole: a class's total before the load, plus the artifacts posted
+	// since that match.
+	exact := !b.partial.Load() && !b.renumbered.Load()
 	for _, q := range b.searchQueries() {
 		if !b.searchClassWanted(q.name) {
 			continue
@@ -107,11 +111,12 @@ func (b *bench) searchPhase(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if exact && q.window == 0 {
-			if want, err := b.expectedTotal(q); err == nil {
-				c.Expected = &want
+		if before, ok := b.classBefore[q.name]; ok && exact {
+			if posted, err := b.expectedTotal(q); err == nil {
+				want := before + posted
+				c.Before, c.Expected = &before, &want
 				if want != c.Total && !c.Estimated {
-					b.problem("search %s: total %d, but %d of the artifacts posted match", q.name, c.Total, want)
+					b.problem("search %s: total %d, want %d: %d before the run, and %d of the artifacts it posted match", q.name, c.Total, want, before, posted)
 				}
 			}
 		}
@@ -123,6 +128,47 @@ func (b *bench) searchPhase(ctx context.Context) error {
 	for _, s := range smp.stop() {
 		r.RSSMaxBytes = math.Max(r.RSSMaxBytes, s.rss)
 	}
+	return nil
+}
+
+// readBefore reads, before the load, what the search phase compares
+// with: the total of each class it will check (those without a time
+// window, whose expected total is known) and, with --times live, the
+// org's, so that a store that already holds artifacts (a server given by
+// --url, a reused --data-dir, a fill) is expected to hold those plus what
+// this run posts. A class whose total is not read exactly (an error, an
+// estimate) is not checked.
+func (b *bench) readBefore(ctx context.Context) error {
+	b.classBefore = map[string]int64{}
+	org := int64(-1)
+	if f := b.rep.Fill; f != nil {
+		org = f.Before + f.Added
+	}
+	for _, q := range b.searchQueries() {
+		if q.window > 0 || !b.searchClassWanted(q.name) {
+			continue
+		}
+		p, err := b.api.Artifacts(ctx, client.ArtifactQuery{Query: q.query, Source: q.source, Limit: 1})
+		switch {
+		case err != nil:
+			b.logf("search %s: its total before the load not read (%v): not checked", q.name, err)
+		case p.TotalEstimated:
+			b.logf("search %s: its total before the load is an estimate (%d): not checked", q.name, p.Total)
+		default:
+			b.classBefore[q.name] = int64(p.Total)
+		}
+		if err == nil && q.query == "" && q.source == "" {
+			org = int64(p.Total)
+		}
+	}
+	if !b.since.IsZero() && org < 0 {
+		n, err := b.api.ArtifactTotal(ctx)
+		if err != nil {
+			return fmt.Errorf("the org's total before the load: %w", err)
+		}
+		org = int64(n)
+	}
+	b.orgBefore = max(org, 0)
 	return nil
 }
 

@@ -17,18 +17,25 @@ import (
 )
 
 // TestElasticRealShippers: two shippers nobody on the project wrote ship
-// the auth and firewall datasets (10,993 lines) into the Elasticsearch
+// the auth and firewall datasets (10,994 lines) into the Elasticsearch
 // bulk endpoint with an ingest API key, at once, into a vigil serve whose
-// queue is kept full (--max-pending 1), and every line arrives exactly
-// once (the search total, and each line as often as the files hold it):
+// queue is kept full (--max-pending 1), each through a proxy that loses
+// the reply to some of the requests Vigil took, and every line arrives
+// exactly once (the search total, and each line as often as the files
+// hold it). Each runs the configuration docs/ingest.md shows, read from
+// there (only the addresses, the key and the paths replaced):
 //
-//   - Debian's rsyslog 8.2302 with omelasticsearch (imfile, four action
-//     workers, Basic auth with the key), whose bulk URL carries
-//     ?timeout=1m: refused requests wait in Vigil for room, since this
-//     rsyslog reads no HTTP status and drops what a 429 refuses;
+//   - Debian's rsyslog 8.2302 with omelasticsearch (imfile), whose bulk
+//     URL carries ?timeout=1m: refused requests wait in Vigil for room,
+//     since this rsyslog reads no HTTP status and drops what a 429
+//     refuses;
 //   - Debian's syslog-ng 3.38 with elasticsearch-http() (a file source
-//     with flow control, four workers), which is answered 429 and
-//     retries with its own retries() and time-reopen().
+//     with flow control), which is answered 429 and retries with its own
+//     retries() and time-reopen().
+//
+// Both send a batch whose reply was lost again, as they must; the _id
+// each document carries (the file's name and the line's offset for
+// rsyslog, syslog-ng's $UNIQID) is what keeps the second copy out.
 //
 // The programs must be installed (.ci/run installs rsyslog-elasticsearch,
 // and unpacks syslog-ng beside rsyslog, with which Debian's package
@@ -57,20 +64,29 @@ func TestElasticRealShippers(t *testing.T) {
 		all.Write(b)
 	}
 	writeFile(t, both, all.String())
-	base := p.base + "/v1/ingest/elastic/"
+	const docURL = "http://vigil.example:8080/v1/ingest/elastic/"
 
-	// rsyslog, into org acme.
+	// rsyslog, into org acme: the snippet is a file of /etc/rsyslog.d,
+	// whose main configuration would name the work directory.
+	rsProxy := startLossyProxy(t, p.base, 7, 3)
 	rsKey := createAPIKey(t, ctx, p, mintToken(t, data, "acme", "admin"), "rsyslog")
 	rsConf := filepath.Join(dir, "rsyslog.conf")
-	writeFile(t, rsConf, fmt.Sprintf(omelasticsearchConf, dir, both, base, rsKey, filepath.Join(dir, "es-errors.json")))
+	writeFile(t, rsConf, fmt.Sprintf("global(workDirectory=%q)\n", dir)+docSnippet(t, "rsyslog (omelasticsearch)",
+		docURL, rsProxy.base+"/v1/ingest/elastic/", "vgk_…", rsKey, "/var/log/auth.log", both,
+		"/var/log/rsyslog-vigil-errors.json", filepath.Join(dir, "es-errors.json")))
 	rs := exec.Command(rsyslogd, "-n", "-f", rsConf, "-i", filepath.Join(dir, "rsyslogd.pid"))
 	var rsOut bytes.Buffer
 	rs.Stdout, rs.Stderr = &rsOut, &rsOut
 
-	// syslog-ng, into org globex.
+	// syslog-ng, into org globex: the snippet is a whole configuration;
+	// include-path points scl.conf at the unpacked package.
+	ngProxy := startLossyProxy(t, p.base, 7, 3)
 	sngKey := createAPIKey(t, ctx, p, mintToken(t, data, "globex", "admin"), "syslog-ng")
 	sngConf := filepath.Join(dir, "syslog-ng.conf")
-	writeFile(t, sngConf, fmt.Sprintf(elasticsearchHTTPConf, sng.version, sng.scl, both, base, sngKey))
+	writeFile(t, sngConf, docSnippet(t, "syslog-ng (elasticsearch-http)",
+		"@version: 3.38", "@version: "+sng.version,
+		`@include "scl.conf"`, fmt.Sprintf("@define include-path %q\n@include \"scl.conf\"", sng.includePath()),
+		docURL, ngProxy.base+"/v1/ingest/elastic/", "vgk_…", sngKey, "/var/log/auth.log", both))
 	ng := sng.command(sngConf, dir)
 	var ngOut bytes.Buffer
 	ng.Stdout, ng.Stderr = &ngOut, &ngOut
@@ -94,7 +110,14 @@ func TestElasticRealShippers(t *testing.T) {
 	t.Logf("waiting for %d lines in acme (rsyslog) and in globex (syslog-ng)", len(lines))
 	awaitTotal(t, ctx, acme, len(lines), "rsyslog's lines in acme")
 	awaitTotal(t, ctx, globex, len(lines), "syslog-ng's lines in globex")
-	time.Sleep(2 * time.Second) // a duplicate would come late
+	// Every batch whose reply was lost sent again and taken, and the
+	// queue drained: a second copy would be stored by now.
+	awaitResent(t, ctx, p, rsProxy, "rsyslog")
+	awaitResent(t, ctx, p, ngProxy, "syslog-ng")
+	pollUntil(t, time.Minute, "empty queue", func() (float64, bool) {
+		d, err := metric(ctx, p, "vigil_queue_depth")
+		return d, err == nil && d == 0
+	})
 	awaitTotal(t, ctx, acme, len(lines), "no more in acme")
 	awaitTotal(t, ctx, globex, len(lines), "no more in globex")
 
@@ -136,48 +159,65 @@ func TestElasticRealShippers(t *testing.T) {
 	}
 }
 
-// omelasticsearchConf: imfile reads a file, each line as it is (rawmsg)
-// in a document's message, to the bulk endpoint through omelasticsearch,
-// four workers at once; its arguments: work dir, the file, the endpoint's
-// URL, the API key and the error file.
-const omelasticsearchConf = `
-global(workDirectory="%s")
-module(load="imfile")
-module(load="omelasticsearch")
-template(name="vigil-doc" type="list" option.jsonf="on") {
-  property(outname="message" name="rawmsg" format="jsonf")
+// awaitResent waits until the shipper behind lp has sent again every
+// batch whose reply the proxy lost, and Vigil took it; it fails the test
+// if no reply was lost (the shipper sent too few requests to exercise a
+// resend).
+func awaitResent(t *testing.T, ctx context.Context, p *proc, lp *lossyProxy, name string) {
+	t.Helper()
+	for {
+		lost, resent := lp.resent()
+		if lost == 0 {
+			t.Fatalf("%s: no reply lost (%v): the test did not exercise a resend", name, lp)
+		}
+		if resent == lost {
+			t.Logf("%s: %v; every lost batch sent again", name, lp)
+			return
+		}
+		select {
+		case <-lp.resentCh:
+		case <-p.exited:
+			t.Fatalf("%s exited: %v", p.name, p.err)
+		case <-ctx.Done():
+			t.Fatalf("%s: not every batch whose reply was lost was sent again: %v", name, lp)
+		}
+	}
 }
-input(type="imfile" File="%s" Tag="files" ruleset="to-vigil")
-ruleset(name="to-vigil") {
-  action(type="omelasticsearch" server="%s" searchIndex="syslog" template="vigil-doc"
-         bulkmode="on" esVersion.major="8" timeout="1m"
-         uid="rsyslog" pwd="%s" errorFile="%s"
-         action.resumeRetryCount="-1" action.resumeInterval="1"
-         queue.type="LinkedList" queue.size="100000" queue.dequeueBatchSize="200"
-         queue.workerThreads="4" queue.workerThreadMinimumMessages="100")
-}
-`
 
-// elasticsearchHTTPConf: a file source, each line as it is in a
-// document's message, to the bulk endpoint through elasticsearch-http(),
-// with flow control (the file is read as fast as the destination takes
-// it) and retries enough to outlast the full queue; its arguments:
-// syslog-ng's version, its SCL directory, the file, the endpoint's URL
-// and the API key.
-const elasticsearchHTTPConf = `@version: %s
-@include "%s/elasticsearch/elastic-http.conf"
-source s_file { file("%s" flags(no-parse) follow-freq(0.2)); };
-destination d_vigil {
-  elasticsearch-http(
-    url("%s_bulk")
-    index("syslog") type("")
-    user("syslog-ng") password("%s")
-    template("$(format-json message=$MESSAGE)")
-    workers(4) batch-lines(200) retries(1000) time-reopen(1)
-  );
-};
-log { source(s_file); destination(d_vigil); flags(flow-control); };
-`
+// docSnippet returns the first code block under the heading "### "+heading
+// of docs/ingest.md, with each pair of strings in repl replaced: each
+// must occur exactly once, so that the test fails when the documentation
+// changes under it.
+func docSnippet(t *testing.T, heading string, repl ...string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../docs/ingest.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "\n### "+heading+"\n")
+	if i < 0 {
+		t.Fatalf("docs/ingest.md has no section %q", heading)
+	}
+	text = text[i:]
+	start := strings.Index(text, "\n```\n")
+	if start < 0 {
+		t.Fatalf("docs/ingest.md: no code block under %q", heading)
+	}
+	text = text[start+5:]
+	end := strings.Index(text, "\n```\n")
+	if end < 0 {
+		t.Fatalf("docs/ingest.md: the code block under %q does not end", heading)
+	}
+	text = text[:end+1]
+	for i := 0; i+1 < len(repl); i += 2 {
+		if n := strings.Count(text, repl[i]); n != 1 {
+			t.Fatalf("docs/ingest.md, %q: %q occurs %d times in the snippet, want once", heading, repl[i], n)
+		}
+		text = strings.Replace(text, repl[i], repl[i+1], 1)
+	}
+	return text
+}
 
 // syslogNG is a syslog-ng installation: Debian's package, or its files
 // unpacked under a root of their own (.ci/run does that, as Debian's
@@ -210,10 +250,20 @@ func findSyslogNG(t *testing.T) *syslogNG {
 		if _, err := os.Stat(filepath.Join(s.scl, "elasticsearch", "elastic-http.conf")); err != nil {
 			continue
 		}
+		if _, err := os.Stat(filepath.Join(root, "etc/syslog-ng/scl.conf")); err != nil {
+			continue
+		}
 		return s
 	}
 	t.Fatalf("syslog-ng with its http module and SCL is not found under %v (Debian: syslog-ng-core, syslog-ng-mod-http, syslog-ng-scl); .ci/run unpacks them into /opt/vigil-ci/syslog-ng", roots)
 	return nil
+}
+
+// includePath is where its configuration's @include looks: scl.conf in
+// etc/syslog-ng, the SCL under usr/share/syslog-ng/include (syslog-ng's
+// own default, under the root).
+func (s *syslogNG) includePath() string {
+	return filepath.Join(s.root, "etc/syslog-ng") + ":" + filepath.Join(s.root, "usr/share/syslog-ng/include")
 }
 
 // command runs syslog-ng in the foreground on conf, its state in dir.
