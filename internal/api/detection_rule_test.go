@@ -96,8 +96,8 @@ detection:
 // and a filter naming the rule leave new lines alone.
 func TestDetectionRuleObservations(t *testing.T) {
 	e := newDetectingEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:write", "incidents:read", "observations:read")
-	other := e.token("org-b", "signals:read", "signals:write", "incidents:read", "observations:read")
+	tok := e.token("org-a", "signals:manage", "incidents:read", "observations:read")
+	other := e.token("org-b", "signals:manage", "incidents:read", "observations:read")
 	rule := postRule(t, e, tok, noIdentRule)
 	lines := datasetLines(t, "auth/integrations-test-auth.log", "auth", "2026-02-19T15:30:04Z")
 
@@ -193,7 +193,7 @@ correlation:
 // addresses the built-in brute force does, each burst one observation.
 func TestSigmaBruteForceCorrelation(t *testing.T) {
 	e := newDetectingEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:write", "incidents:read", "observations:read")
+	tok := e.token("org-a", "signals:manage", "incidents:read", "observations:read")
 	base := postRule(t, e, tok, sshAttemptRule)
 	must(t, call(t, e, "POST", "/v1/detection-rules/"+base["id"].(string)+"/disable", tok, nil), http.StatusOK)
 	postRule(t, e, tok, sshBruteForceCorrelation)
@@ -256,7 +256,7 @@ func mapsEqual(a, b map[string]int) bool {
 // twice, is a 400 naming the field.
 func TestTemporalOrderedAccepted(t *testing.T) {
 	e := newDetectingEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:write")
+	tok := e.token("org-a", "signals:manage")
 	postRule(t, e, tok, sshAttemptRule)
 	postRule(t, e, tok, "title: SSH login accepted\nname: ssh_accepted\nlogsource:\n    product: linux\n    service: sshd\n"+
 		"detection:\n    ok:\n        event.outcome: success\n    condition: ok\n")

@@ -500,7 +500,7 @@ func TestRulesEndpoints(t *testing.T) {
 	for _, p := range prefixes {
 		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
-			tok := e.token("org-a", "signals:read", "signals:write", "signals:manage")
+			tok := e.token("org-a", "signals:manage")
 			cond := map[string]any{"all": []any{map[string]any{"field": "incident.severity", "op": "eq", "value": "high"}}}
 			post := func(body map[string]any) map[string]any {
 				t.Helper()
@@ -658,7 +658,7 @@ func TestEnrichmentSettingsEndpoints(t *testing.T) {
 	for _, p := range prefixes {
 		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
-			tok := e.token("org-a", "signals:read", "signals:manage")
+			tok := e.token("org-a", "signals:manage")
 			check := func(what string, got map[string]any, want map[string]any, nets []string) {
 				t.Helper()
 				for k, v := range want {

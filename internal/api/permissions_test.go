@@ -154,8 +154,9 @@ func probe(t testing.TB, e *env, method, path, tok string, body any) resp {
 }
 
 // TestNegativeImplications names the implications that do not hold
-// (nothing is implied beyond admin and observer:read: least privilege),
-// and checks that a refused request changed nothing.
+// (least privilege: nothing is implied beyond admin, observer:read and a
+// resource's manage; write does not imply read), checks the one of manage
+// that does, and that a refused request changed nothing.
 func TestNegativeImplications(t *testing.T) {
 	e := newEnv(t)
 	admin := e.token("org-a", "admin")
@@ -195,10 +196,17 @@ func TestNegativeImplications(t *testing.T) {
 			t.Errorf("rate_limit = %v after a refused PUT", got["rate_limit"])
 		}
 	})
-	t.Run("signals:manage neither reads nor writes", func(t *testing.T) {
+	// Who manages the rules reads and edits them (manage ⊇ write, read).
+	t.Run("signals:manage reads and writes rules", func(t *testing.T) {
 		manage := e.token("org-a", "signals:manage")
-		wantError(t, call(t, e, "GET", "/v1/enrichment-settings", manage, nil), http.StatusForbidden, "")
-		wantError(t, call(t, e, "POST", "/v1/artifacts", manage, map[string]any{"artifacts": []any{map[string]any{"source": "custom", "raw": "hello"}}}), http.StatusForbidden, "")
+		must(t, call(t, e, "PUT", "/v1/classification-rules/"+ruleID, manage, map[string]any{"priority": 3}), http.StatusOK)
+		got := must(t, call(t, e, "GET", "/v1/classification-rules/"+ruleID, manage, nil), http.StatusOK).data()
+		if got["priority"] != float64(3) {
+			t.Errorf("priority = %v after signals:manage's PUT of 3", got["priority"])
+		}
+		created := must(t, call(t, e, "POST", "/v1/classification-rules", manage, map[string]any{"name": "managed", "priority": 5, "severity": "low"}), http.StatusCreated).data()
+		must(t, call(t, e, "GET", "/v1/classification-rules/"+created["id"].(string), manage, nil), http.StatusOK)
+		must(t, call(t, e, "GET", "/v1/enrichment-settings", manage, nil), http.StatusOK)
 		must(t, call(t, e, "PUT", "/v1/enrichment-settings", manage, map[string]any{"rate_limit": 60}), http.StatusOK)
 	})
 	t.Run("signals:manage cannot read roles", func(t *testing.T) {
@@ -283,7 +291,7 @@ func TestPermissionsViaRoles(t *testing.T) {
 		check(t, tok, "DELETE", "/v1/classification-rules/"+createRule(t, e, admin, map[string]any{"name": "r", "priority": 0, "severity": "low"})["id"].(string), nil, 200)
 		check(t, tok, "GET", "/v1/roles", nil, 403)
 		check(t, tok, "POST", "/v1/observations", obsBody, 403)
-		check(t, tok, "POST", "/v1/classification-rules", map[string]any{"name": "m", "priority": 0, "severity": "low"}, 403)
+		check(t, tok, "POST", "/v1/classification-rules", map[string]any{"name": "m", "priority": 0, "severity": "low"}, 201)
 	})
 	t.Run("claims and roles are united", func(t *testing.T) {
 		both := mintFull(t, auth.Claims{Subject: "u", OrgID: "org-a", Permissions: []string{"incidents:write"}, Roles: []string{"triage"}})

@@ -209,17 +209,16 @@ var catalog = []string{
 }
 
 // grantedBy lists, per required permission, every catalog permission that
-// grants it (docs/api.md, least privilege): itself, admin, and
-// observer:read for every *:read. No action of a resource grants another:
-// write does not grant read (a sensor's credential reads nothing), manage
-// grants neither.
+// grants it (docs/api.md, least privilege): itself, admin, the resource's
+// manage for its write and read, and observer:read for every *:read.
+// Write does not grant read: a sensor's credential reads nothing.
 var grantedBy = map[string][]string{
-	"observations:read":  {"observations:read", "observer:read", "admin"},
-	"observations:write": {"observations:write", "admin"},
-	"incidents:read":     {"incidents:read", "observer:read", "admin"},
-	"incidents:write":    {"incidents:write", "admin"},
-	"signals:read":       {"signals:read", "observer:read", "admin"},
-	"signals:write":      {"signals:write", "admin"},
+	"observations:read":  {"observations:read", "observations:manage", "observer:read", "admin"},
+	"observations:write": {"observations:write", "observations:manage", "admin"},
+	"incidents:read":     {"incidents:read", "incidents:manage", "observer:read", "admin"},
+	"incidents:write":    {"incidents:write", "incidents:manage", "admin"},
+	"signals:read":       {"signals:read", "signals:manage", "observer:read", "admin"},
+	"signals:write":      {"signals:write", "signals:manage", "admin"},
 	"signals:manage":     {"signals:manage", "admin"},
 	"admin":              {"admin"},
 }

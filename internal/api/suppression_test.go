@@ -71,7 +71,7 @@ func metric(t testing.TB, e *env, name, labels string) float64 {
 // fires at once.
 func TestSuppressedBruteForce(t *testing.T) {
 	e := newDetectingEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:write", "signals:manage", "incidents:read", "observations:read")
+	tok := e.token("org-a", "signals:manage", "incidents:read", "observations:read")
 	sup := createSuppression(t, e, tok, map[string]any{"name": "vulnerability scanner", "reason": "our own weekly scan",
 		"conditions": map[string]any{"all": []any{leaf("signal.detector", "eq", "ssh_bruteforce"), leaf("signal.source_ip", "cidr", "203.0.113.0/28")}}})
 	id := sup["id"].(string)
@@ -115,7 +115,7 @@ func TestSuppressedBruteForce(t *testing.T) {
 // again at once.
 func TestSuppressionExpiry(t *testing.T) {
 	e := newDetectingEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:write", "signals:manage", "incidents:read")
+	tok := e.token("org-a", "signals:manage", "incidents:read")
 	now := time.Now().UTC().Truncate(time.Second)
 	sup := createSuppression(t, e, tok, map[string]any{"name": "maintenance window",
 		"conditions": leaf("signal.source_ip", "eq", "203.0.113.7"), "expires_at": now.Add(-time.Minute).Format(time.RFC3339)})
@@ -147,8 +147,8 @@ func TestSuppressionExpiry(t *testing.T) {
 // every method, never listed, and never applies to this org's signals.
 func TestSuppressionsTenancy(t *testing.T) {
 	e := newDetectingEnv(t)
-	a := e.token("org-a", "signals:read", "signals:write", "signals:manage", "incidents:read")
-	b := e.token("org-b", "signals:read", "signals:write", "signals:manage", "incidents:read")
+	a := e.token("org-a", "signals:manage", "incidents:read")
+	b := e.token("org-b", "signals:manage", "incidents:read")
 	sup := createSuppression(t, e, a, map[string]any{"name": "a's", "conditions": leaf("signal.source_ip", "eq", "203.0.113.7")})
 	id := sup["id"].(string)
 	if sup["org_id"] != "org-a" {
@@ -187,7 +187,7 @@ func TestSuppressionsPermissions(t *testing.T) {
 		{"observer:read", true, false},
 		{"signals:write", false, false},
 		{"incidents:write", false, false},
-		{"signals:manage", false, true},
+		{"signals:manage", true, true},
 		{"admin", true, true},
 	} {
 		tok := e.token("org-a", c.perm)
@@ -217,7 +217,7 @@ func TestSuppressionsPermissions(t *testing.T) {
 // its bad part, on create and update; nothing is stored.
 func TestSuppressionsBadConditions(t *testing.T) {
 	e := newEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:manage")
+	tok := e.token("org-a", "signals:manage")
 	id := createSuppression(t, e, tok, map[string]any{"name": "x", "conditions": leaf("signal.user", "eq", "backup")})["id"].(string)
 	for _, c := range []struct {
 		name  string
@@ -257,7 +257,7 @@ func TestEngineEventsPromotedPerOrg(t *testing.T) {
 		noise = append(noise, eve(now.Add(time.Duration(i)*time.Second), 2200074, "SURICATA TCPv4 invalid checksum", 3))
 	}
 	for _, org := range []string{"org-default", "org-promoted"} {
-		tok := e.token(org, "signals:read", "signals:write", "signals:manage", "incidents:read")
+		tok := e.token(org, "signals:manage", "incidents:read")
 		if org == "org-promoted" {
 			s := must(t, call(t, e, "PUT", "/v1/enrichment-settings", tok, map[string]any{"suricata_engine_events": true}), http.StatusOK).data()
 			if s["suricata_engine_events"] != true {

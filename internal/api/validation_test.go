@@ -358,7 +358,7 @@ func TestArtifactBatchAllRejected(t *testing.T) {
 
 func TestRuleValidation(t *testing.T) {
 	e := newEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:write")
+	tok := e.token("org-a", "signals:manage")
 	rule := createRule(t, e, tok, map[string]any{"name": "keep", "priority": 4, "severity": "low"})
 	RP := "/v1/classification-rules/" + rule["id"].(string)
 	ok := func(extra map[string]any) map[string]any {
@@ -474,7 +474,7 @@ func TestRoleValidation(t *testing.T) {
 
 func TestSettingsValidation(t *testing.T) {
 	e := newEnv(t)
-	tok := e.token("org-a", "signals:read", "signals:manage")
+	tok := e.token("org-a", "signals:manage")
 	P := "/v1/enrichment-settings"
 	runBad(t, e, tok, []badCase{
 		{"rate_limit -1", "PUT", P, map[string]any{"rate_limit": -1}, "rate_limit"},

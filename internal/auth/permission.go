@@ -11,11 +11,12 @@ import (
 // least privilege:
 //   - a permission grants itself;
 //   - admin grants everything;
-//   - observer:read grants every "*:read".
+//   - observer:read grants every "*:read";
+//   - X:manage grants X:write and X:read (who manages a resource's rules
+//     reads and edits them, as DESIGN.md's manage ⊇ write has it).
 //
-// Nothing else is implied: within one resource no action grants another
-// (signals:write, a sensor's permission, does not grant signals:read;
-// manage grants neither write nor read). Names are compared exactly,
+// Nothing else is implied: write does not grant read (signals:write, a
+// sensor's permission, reads nothing). Names are compared exactly,
 // without case folding. An empty required permission is granted by
 // nothing, so that a missing requirement fails closed.
 func Implies(granted, required string) bool {
@@ -26,7 +27,13 @@ func Implies(granted, required string) bool {
 		return true
 	}
 	rRes, rAct, ok := strings.Cut(required, ":")
-	return granted == vigil.PermObserverRead && ok && rRes != "" && rAct == "read"
+	if !ok || rRes == "" {
+		return false
+	}
+	if granted == vigil.PermObserverRead && rAct == "read" {
+		return true
+	}
+	return granted == rRes+":manage" && (rAct == "write" || rAct == "read")
 }
 
 // Allowed reports whether any of the granted permissions implies required.

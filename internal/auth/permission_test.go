@@ -20,21 +20,29 @@ func TestImplies(t *testing.T) {
 		{vigil.PermAdmin, vigil.PermObserverRead, true},
 		{vigil.PermAdmin, "anything:else", true},
 
-		// Least privilege: within one resource no action grants another.
+		// Within one resource manage grants write and read; write does not
+		// grant read (least privilege: a sensor reads nothing).
 		{vigil.PermSignalsManage, vigil.PermSignalsManage, true},
-		{vigil.PermSignalsManage, vigil.PermSignalsWrite, false},
-		{vigil.PermSignalsManage, vigil.PermSignalsRead, false},
+		{vigil.PermSignalsManage, vigil.PermSignalsWrite, true},
+		{vigil.PermSignalsManage, vigil.PermSignalsRead, true},
 		{vigil.PermSignalsWrite, vigil.PermSignalsWrite, true},
 		{vigil.PermSignalsWrite, vigil.PermSignalsRead, false}, // a sensor reads nothing
 		{vigil.PermSignalsWrite, vigil.PermSignalsManage, false},
 		{vigil.PermSignalsRead, vigil.PermSignalsWrite, false},
 		{vigil.PermSignalsRead, vigil.PermSignalsManage, false},
+		{vigil.PermIncidentsManage, vigil.PermIncidentsWrite, true},
+		{vigil.PermIncidentsManage, vigil.PermIncidentsRead, true},
 		{vigil.PermIncidentsWrite, vigil.PermIncidentsRead, false},
-		{vigil.PermIncidentsManage, vigil.PermIncidentsWrite, false},
+		{vigil.PermIncidentsWrite, vigil.PermIncidentsManage, false},
 		{vigil.PermIncidentsRead, vigil.PermIncidentsWrite, false},
+		{vigil.PermObservationsManage, vigil.PermObservationsWrite, true},
+		{vigil.PermObservationsManage, vigil.PermObservationsRead, true},
 		{vigil.PermObservationsWrite, vigil.PermObservationsRead, false},
-		{vigil.PermObservationsManage, vigil.PermObservationsRead, false},
 		{vigil.PermObservationsRead, vigil.PermObservationsWrite, false},
+		{"rules:manage", "rules:write", true},
+		{"rules:manage", "rules:read", true},
+		{"rules:manage", "rules:delete", false}, // manage grants only write and read
+		{"rules:write", "rules:read", false},
 
 		// Not across resources.
 		{vigil.PermSignalsManage, vigil.PermIncidentsRead, false},
@@ -93,13 +101,13 @@ func TestImpliesCatalog(t *testing.T) {
 	grants := map[string][]string{
 		vigil.PermAdmin:              vigil.Catalog,
 		vigil.PermObserverRead:       {vigil.PermObserverRead, vigil.PermObservationsRead, vigil.PermIncidentsRead, vigil.PermSignalsRead},
-		vigil.PermObservationsManage: {vigil.PermObservationsManage},
+		vigil.PermObservationsManage: {vigil.PermObservationsManage, vigil.PermObservationsWrite, vigil.PermObservationsRead},
 		vigil.PermObservationsWrite:  {vigil.PermObservationsWrite},
 		vigil.PermObservationsRead:   {vigil.PermObservationsRead},
-		vigil.PermIncidentsManage:    {vigil.PermIncidentsManage},
+		vigil.PermIncidentsManage:    {vigil.PermIncidentsManage, vigil.PermIncidentsWrite, vigil.PermIncidentsRead},
 		vigil.PermIncidentsWrite:     {vigil.PermIncidentsWrite},
 		vigil.PermIncidentsRead:      {vigil.PermIncidentsRead},
-		vigil.PermSignalsManage:      {vigil.PermSignalsManage},
+		vigil.PermSignalsManage:      {vigil.PermSignalsManage, vigil.PermSignalsWrite, vigil.PermSignalsRead},
 		vigil.PermSignalsWrite:       {vigil.PermSignalsWrite},
 		vigil.PermSignalsRead:        {vigil.PermSignalsRead},
 	}
@@ -129,7 +137,9 @@ func TestAllowed(t *testing.T) {
 		{"exact", []string{vigil.PermIncidentsRead, vigil.PermSignalsRead}, vigil.PermSignalsRead, true},
 		{"write and read held apart", []string{vigil.PermSignalsWrite, vigil.PermSignalsRead}, vigil.PermSignalsRead, true},
 		{"write is not read", []string{vigil.PermIncidentsRead, vigil.PermSignalsWrite}, vigil.PermSignalsRead, false},
-		{"manage is not write", []string{vigil.PermSignalsManage}, vigil.PermSignalsWrite, false},
+		{"manage writes", []string{vigil.PermSignalsManage}, vigil.PermSignalsWrite, true},
+		{"manage reads", []string{vigil.PermIncidentsRead, vigil.PermSignalsManage}, vigil.PermSignalsRead, true},
+		{"manage of another resource", []string{vigil.PermIncidentsManage}, vigil.PermSignalsRead, false},
 		{"admin among others", []string{"nonsense", vigil.PermAdmin}, vigil.PermIncidentsWrite, true},
 		{"observer reads", []string{vigil.PermObserverRead}, vigil.PermIncidentsRead, true},
 		{"observer does not write", []string{vigil.PermObserverRead}, vigil.PermIncidentsWrite, false},
