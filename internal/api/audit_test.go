@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-soc/vigil/internal/api"
 )
 
@@ -159,9 +158,7 @@ var notAudited = map[string]string{
 func writeRoutes(t *testing.T, e *env) []string {
 	t.Helper()
 	set := map[string]bool{}
-	cfg := e.cfg
-	cfg.Registry, cfg.Reclassify = prometheus.NewRegistry(), nil
-	for _, r := range api.RouteTable(api.New(cfg)) {
+	for _, r := range api.RouteTable(e.router()) {
 		if !strings.HasPrefix(r, "GET ") {
 			set[r] = true
 		}

@@ -25,24 +25,33 @@ const ElasticPath = "/ingest/elastic"
 // their protocol by its major version.
 const ElasticVersion = "8.19.0"
 
-// elasticRoutes registers the endpoint: the bulk API, and what shippers
-// read before they send (GET /, /_license); every other path under it
-// (template, ILM, pipeline and node set-up) answers {}, so that a
-// shipper's set-up steps succeed without doing anything.
+// elasticRoutes registers the endpoint's routes (elasticTable) under /v1
+// and /api/v1, each marked as Elasticsearch's and open to API keys.
 func (s *Server) elasticRoutes() {
 	for _, prefix := range []string{"/v1", "/api/v1"} {
-		p := prefix + ElasticPath
-		h := func(fn http.HandlerFunc) http.Handler {
-			return elasticProduct(s.authorize(vigil.PermSignalsWrite, true, s.limitBody(fn)))
+		for _, rt := range s.elasticTable() {
+			pattern := strings.TrimSpace(rt.method + " " + prefix + rt.path)
+			s.mux.Handle(pattern, elasticProduct(s.authorize(rt.perm, true, s.limitBody(rt.h))))
 		}
-		for _, m := range []string{"POST", "PUT"} {
-			s.mux.Handle(m+" "+p+"/_bulk", h(s.elasticBulk))
-			s.mux.Handle(m+" "+p+"/{index}/_bulk", h(s.elasticBulk))
-		}
-		s.mux.Handle("GET "+p+"/{$}", h(s.elasticInfo))
-		s.mux.Handle("GET "+p, h(s.elasticInfo))
-		s.mux.Handle("GET "+p+"/_license", h(s.elasticLicense))
-		s.mux.Handle(p+"/", h(s.elasticEmpty))
+	}
+}
+
+// elasticTable is the endpoint: the bulk API, and what shippers read
+// before they send (GET /, /_license); every other path under it
+// (template, ILM, pipeline and node set-up), whatever the method (""),
+// answers {}, so that a shipper's set-up steps succeed without doing
+// anything. Every route takes what ingest takes: signals:write.
+func (s *Server) elasticTable() []route {
+	p := ElasticPath
+	return []route{
+		{"POST", p + "/_bulk", vigil.PermSignalsWrite, s.elasticBulk},
+		{"PUT", p + "/_bulk", vigil.PermSignalsWrite, s.elasticBulk},
+		{"POST", p + "/{index}/_bulk", vigil.PermSignalsWrite, s.elasticBulk},
+		{"PUT", p + "/{index}/_bulk", vigil.PermSignalsWrite, s.elasticBulk},
+		{"GET", p + "/{$}", vigil.PermSignalsWrite, s.elasticInfo},
+		{"GET", p, vigil.PermSignalsWrite, s.elasticInfo},
+		{"GET", p + "/_license", vigil.PermSignalsWrite, s.elasticLicense},
+		{"", p + "/", vigil.PermSignalsWrite, s.elasticEmpty},
 	}
 }
 

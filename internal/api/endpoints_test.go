@@ -19,7 +19,7 @@ func TestObservationsEndpoints(t *testing.T) {
 	for _, p := range prefixes {
 		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
-			tok := e.token("org-a", "observations:write")
+			tok := e.token("org-a", "observations:read", "observations:write")
 			create := func(body map[string]any) map[string]any {
 				t.Helper()
 				r := must(t, call(t, e, "POST", p+"/observations", tok, body), http.StatusCreated)
@@ -139,7 +139,7 @@ func TestIncidentsEndpoints(t *testing.T) {
 		t.Run(strings.TrimPrefix(p, "/"), func(t *testing.T) {
 			e := newEnv(t)
 			obsTok := e.token("org-a", "observations:write")
-			tok := e.token("org-a", "incidents:write")
+			tok := e.token("org-a", "incidents:read", "incidents:write")
 			low := createObs(t, e, obsTok, map[string]any{"type": "network", "description": "odd flow", "severity": "low"})
 			time.Sleep(3 * time.Millisecond)
 			crit := createObs(t, e, obsTok, map[string]any{"type": "malware", "description": "ransomware note", "severity": "critical"})
@@ -242,7 +242,7 @@ func TestIncidentsEndpoints(t *testing.T) {
 func TestIncidentStatusEachTarget(t *testing.T) {
 	e := newEnv(t)
 	obsTok := e.token("org-a", "observations:write")
-	tok := e.token("org-a", "incidents:write")
+	tok := e.token("org-a", "incidents:read", "incidents:write")
 	cases := []struct {
 		status         int
 		name           string
@@ -294,7 +294,7 @@ func TestIncidentStatusEachTarget(t *testing.T) {
 func TestIncidentStatusSequence(t *testing.T) {
 	e := newEnv(t)
 	obsTok := e.token("org-a", "observations:write")
-	tok, err := auth.Mint(testSecret, auth.Claims{Subject: "jane.doe", OrgID: "org-a", Permissions: []string{"incidents:write"}}, time.Hour, time.Now())
+	tok, err := auth.Mint(testSecret, auth.Claims{Subject: "jane.doe", OrgID: "org-a", Permissions: []string{"incidents:read", "incidents:write"}}, time.Hour, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -130,6 +130,14 @@ func (e *env) sibling() *env {
 	return &env{t: e.t, srv: srv, store: e.store, cfg: cfg}
 }
 
+// router returns another Server of e's configuration, not serving: for
+// tests that read its route table.
+func (e *env) router() *api.Server {
+	cfg := e.cfg
+	cfg.Registry, cfg.Reclassify = prometheus.NewRegistry(), nil
+	return api.New(cfg)
+}
+
 // queuedIngester starts an in-process JetStream queue and one worker
 // running proc, stopped when the test ends. Replies wait for the worker,
 // so a test reading right after a POST sees its artifacts.

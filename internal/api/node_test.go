@@ -414,10 +414,10 @@ func TestNodesEndpoints(t *testing.T) {
 	t.Run("permissions", func(t *testing.T) {
 		id := findNode(t, e, admin, "Domain", "evil.example.com")
 		for _, path := range []string{"/v1/nodes", "/v1/nodes/" + id} {
-			for _, perm := range []string{"observations:read", "observations:write", "observer:read", "admin"} {
+			for _, perm := range []string{"observations:read", "observations:manage", "observer:read", "admin"} {
 				must(t, call(t, e, "GET", path, e.token("org-a", perm), nil), http.StatusOK)
 			}
-			for _, perm := range []string{"incidents:read", "signals:manage"} {
+			for _, perm := range []string{"observations:write", "incidents:read", "signals:manage"} {
 				wantError(t, call(t, e, "GET", path, e.token("org-a", perm), nil), http.StatusForbidden, "")
 			}
 			wantError(t, call(t, e, "GET", path, "", nil), http.StatusUnauthorized, "")

@@ -130,10 +130,11 @@ func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 		t.Fatalf("openapi = %q, want 3.1.0", doc.OpenAPI)
 	}
 	type opInfo struct {
-		Permission string             `json:"x-permission"`
-		Security   []map[string][]any `json:"security"`
-		Responses  map[string]any     `json:"responses"`
-		Summary    string             `json:"summary"`
+		Permission  string             `json:"x-permission"`
+		Security    []map[string][]any `json:"security"`
+		Responses   map[string]any     `json:"responses"`
+		Summary     string             `json:"summary"`
+		Description string             `json:"description"`
 	}
 	operation := func(path, method string) (opInfo, bool) {
 		raw, ok := doc.Paths[path][strings.ToLower(method)]
@@ -163,6 +164,9 @@ func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 		}
 		if o.Summary == "" {
 			t.Errorf("%s %s: no summary", rt.method, p)
+		}
+		if want := permissionText(rt.perm); !strings.Contains(o.Description, want) {
+			t.Errorf("%s %s: description %q does not say %q", rt.method, p, o.Description, want)
 		}
 		for _, st := range []string{"401", "403", "500"} {
 			if o.Responses[st] == nil {
@@ -204,6 +208,25 @@ func TestOpenAPIDocumentServedAndComplete(t *testing.T) {
 	if !bytes.Equal(alias.Raw, r.Raw) {
 		t.Errorf("/api/v1/openapi.json differs from /v1/openapi.json")
 	}
+}
+
+// permissionText is how an operation's description states the permission
+// it requires and what else grants it (grantedBy).
+func permissionText(perm string) string {
+	var others []string
+	for _, g := range grantedBy[perm] {
+		if g != perm {
+			others = append(others, g)
+		}
+	}
+	if len(others) == 0 {
+		return "Requires permission `" + perm + "`."
+	}
+	list := others[len(others)-1]
+	if len(others) > 1 {
+		list = strings.Join(others[:len(others)-1], ", ") + " and " + list
+	}
+	return "Requires permission `" + perm + "` (also granted by " + list + ")"
 }
 
 // oas validates real responses against the document the server serves.
@@ -1205,7 +1228,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("DELETE", "/v1/detection-rules/"+drID, admin, nil, http.StatusNotFound)
 
 	// Roles.
-	role := o.ok("POST", "/v1/roles", admin, map[string]any{"name": "analyst", "permissions": []string{"observations:write", "incidents:read", "incidents:read"}}, http.StatusCreated).data()
+	role := o.ok("POST", "/v1/roles", admin, map[string]any{"name": "analyst", "permissions": []string{"observations:read", "incidents:read", "incidents:read"}}, http.StatusCreated).data()
 	if ps := role["permissions"].([]any); len(ps) != 2 {
 		t.Errorf("role permissions = %v", ps)
 	}

@@ -185,7 +185,7 @@ func TestSuppressionsPermissions(t *testing.T) {
 	}{
 		{"signals:read", true, false},
 		{"observer:read", true, false},
-		{"signals:write", true, false},
+		{"signals:write", false, false},
 		{"incidents:write", false, false},
 		{"signals:manage", true, true},
 		{"admin", true, true},

@@ -218,7 +218,7 @@ func TestIncidentStatusValidation(t *testing.T) {
 
 func TestArtifactBatchValidation(t *testing.T) {
 	e := newEnv(t)
-	tok := e.token("org-a", "signals:write")
+	tok := e.token("org-a", "signals:read", "signals:write")
 	P := "/v1/artifacts"
 	item := `{"source":"s","raw":"x"}`
 	runBad(t, e, tok, []badCase{

@@ -6,25 +6,19 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
-// Actions of a "resource:action" permission, weakest first: within one
-// resource a stronger action grants the weaker ones.
-var actionRank = map[string]int{"read": 1, "write": 2, "manage": 3}
-
-// observerResource names the resource whose read permission,
-// vigil.PermObserverRead, grants read on every resource.
-const observerResource = "observer"
-
 // Implies reports whether holding the permission granted also grants
-// required (docs/api.md, Authentication and permissions):
-//   - equal permissions imply each other;
+// required (docs/api.md, Authentication and permissions). The model is
+// least privilege:
+//   - a permission grants itself;
 //   - admin grants everything;
-//   - within one resource, manage grants write and read, write grants read;
-//   - observer:read grants every "*:read" (and what grants observer:read,
-//     such as a hypothetical observer:manage, grants them too).
+//   - observer:read grants every "*:read";
+//   - X:manage grants X:write and X:read (who manages a resource's rules
+//     reads and edits them, as DESIGN.md's manage ⊇ write has it).
 //
-// Nothing else is implied; names are compared exactly, without case
-// folding. An empty required permission is granted by nothing, so that a
-// missing requirement fails closed.
+// Nothing else is implied: write does not grant read (signals:write, a
+// sensor's permission, reads nothing). Names are compared exactly,
+// without case folding. An empty required permission is granted by
+// nothing, so that a missing requirement fails closed.
 func Implies(granted, required string) bool {
 	if required == "" {
 		return false
@@ -32,18 +26,14 @@ func Implies(granted, required string) bool {
 	if granted == required || granted == vigil.PermAdmin {
 		return true
 	}
-	gRes, gAct, ok := strings.Cut(granted, ":")
-	if !ok || gRes == "" || actionRank[gAct] == 0 {
-		return false
-	}
 	rRes, rAct, ok := strings.Cut(required, ":")
-	if !ok || rRes == "" || actionRank[rAct] == 0 {
+	if !ok || rRes == "" {
 		return false
 	}
-	if gRes == rRes {
-		return actionRank[gAct] >= actionRank[rAct]
+	if granted == vigil.PermObserverRead && rAct == "read" {
+		return true
 	}
-	return gRes == observerResource && rAct == "read"
+	return granted == rRes+":manage" && (rAct == "write" || rAct == "read")
 }
 
 // Allowed reports whether any of the granted permissions implies required.

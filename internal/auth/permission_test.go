@@ -20,19 +20,29 @@ func TestImplies(t *testing.T) {
 		{vigil.PermAdmin, vigil.PermObserverRead, true},
 		{vigil.PermAdmin, "anything:else", true},
 
-		// manage ⊇ write ⊇ read within one resource.
+		// Within one resource manage grants write and read; write does not
+		// grant read (least privilege: a sensor reads nothing).
 		{vigil.PermSignalsManage, vigil.PermSignalsManage, true},
 		{vigil.PermSignalsManage, vigil.PermSignalsWrite, true},
 		{vigil.PermSignalsManage, vigil.PermSignalsRead, true},
 		{vigil.PermSignalsWrite, vigil.PermSignalsWrite, true},
-		{vigil.PermSignalsWrite, vigil.PermSignalsRead, true},
+		{vigil.PermSignalsWrite, vigil.PermSignalsRead, false}, // a sensor reads nothing
 		{vigil.PermSignalsWrite, vigil.PermSignalsManage, false},
 		{vigil.PermSignalsRead, vigil.PermSignalsWrite, false},
 		{vigil.PermSignalsRead, vigil.PermSignalsManage, false},
-		{vigil.PermIncidentsWrite, vigil.PermIncidentsRead, true},
+		{vigil.PermIncidentsManage, vigil.PermIncidentsWrite, true},
+		{vigil.PermIncidentsManage, vigil.PermIncidentsRead, true},
+		{vigil.PermIncidentsWrite, vigil.PermIncidentsRead, false},
+		{vigil.PermIncidentsWrite, vigil.PermIncidentsManage, false},
 		{vigil.PermIncidentsRead, vigil.PermIncidentsWrite, false},
-		{vigil.PermObservationsWrite, vigil.PermObservationsRead, true},
+		{vigil.PermObservationsManage, vigil.PermObservationsWrite, true},
+		{vigil.PermObservationsManage, vigil.PermObservationsRead, true},
+		{vigil.PermObservationsWrite, vigil.PermObservationsRead, false},
 		{vigil.PermObservationsRead, vigil.PermObservationsWrite, false},
+		{"rules:manage", "rules:write", true},
+		{"rules:manage", "rules:read", true},
+		{"rules:manage", "rules:delete", false}, // manage grants only write and read
+		{"rules:write", "rules:read", false},
 
 		// Not across resources.
 		{vigil.PermSignalsManage, vigil.PermIncidentsRead, false},
@@ -46,6 +56,9 @@ func TestImplies(t *testing.T) {
 		{vigil.PermObserverRead, vigil.PermSignalsRead, true},
 		{vigil.PermObserverRead, vigil.PermObservationsRead, true},
 		{vigil.PermObserverRead, "rules:read", true},
+		{vigil.PermObserverRead, "signals:read:x", false},
+		{"observer:manage", vigil.PermSignalsRead, false},
+		{"observer:write", vigil.PermObserverRead, false},
 		{vigil.PermObserverRead, vigil.PermSignalsWrite, false},
 		{vigil.PermObserverRead, vigil.PermIncidentsWrite, false},
 		{vigil.PermObserverRead, vigil.PermSignalsManage, false},
@@ -89,13 +102,13 @@ func TestImpliesCatalog(t *testing.T) {
 		vigil.PermAdmin:              vigil.Catalog,
 		vigil.PermObserverRead:       {vigil.PermObserverRead, vigil.PermObservationsRead, vigil.PermIncidentsRead, vigil.PermSignalsRead},
 		vigil.PermObservationsManage: {vigil.PermObservationsManage, vigil.PermObservationsWrite, vigil.PermObservationsRead},
-		vigil.PermObservationsWrite:  {vigil.PermObservationsWrite, vigil.PermObservationsRead},
+		vigil.PermObservationsWrite:  {vigil.PermObservationsWrite},
 		vigil.PermObservationsRead:   {vigil.PermObservationsRead},
 		vigil.PermIncidentsManage:    {vigil.PermIncidentsManage, vigil.PermIncidentsWrite, vigil.PermIncidentsRead},
-		vigil.PermIncidentsWrite:     {vigil.PermIncidentsWrite, vigil.PermIncidentsRead},
+		vigil.PermIncidentsWrite:     {vigil.PermIncidentsWrite},
 		vigil.PermIncidentsRead:      {vigil.PermIncidentsRead},
 		vigil.PermSignalsManage:      {vigil.PermSignalsManage, vigil.PermSignalsWrite, vigil.PermSignalsRead},
-		vigil.PermSignalsWrite:       {vigil.PermSignalsWrite, vigil.PermSignalsRead},
+		vigil.PermSignalsWrite:       {vigil.PermSignalsWrite},
 		vigil.PermSignalsRead:        {vigil.PermSignalsRead},
 	}
 	for _, g := range vigil.Catalog {
@@ -122,7 +135,11 @@ func TestAllowed(t *testing.T) {
 		{"nil", nil, vigil.PermSignalsRead, false},
 		{"empty", []string{}, vigil.PermSignalsRead, false},
 		{"exact", []string{vigil.PermIncidentsRead, vigil.PermSignalsRead}, vigil.PermSignalsRead, true},
-		{"implied", []string{vigil.PermIncidentsRead, vigil.PermSignalsManage}, vigil.PermSignalsWrite, true},
+		{"write and read held apart", []string{vigil.PermSignalsWrite, vigil.PermSignalsRead}, vigil.PermSignalsRead, true},
+		{"write is not read", []string{vigil.PermIncidentsRead, vigil.PermSignalsWrite}, vigil.PermSignalsRead, false},
+		{"manage writes", []string{vigil.PermSignalsManage}, vigil.PermSignalsWrite, true},
+		{"manage reads", []string{vigil.PermIncidentsRead, vigil.PermSignalsManage}, vigil.PermSignalsRead, true},
+		{"manage of another resource", []string{vigil.PermIncidentsManage}, vigil.PermSignalsRead, false},
 		{"admin among others", []string{"nonsense", vigil.PermAdmin}, vigil.PermIncidentsWrite, true},
 		{"observer reads", []string{vigil.PermObserverRead}, vigil.PermIncidentsRead, true},
 		{"observer does not write", []string{vigil.PermObserverRead}, vigil.PermIncidentsWrite, false},
