@@ -122,8 +122,11 @@ type value struct {
 type parser struct {
 	c     *chunk
 	end   int // the record's binary XML ends here
-	nodes int
-	depth int
+	nodes int // elements and nodes made, against maxNodes
+	text  int // bytes of text made, against maxText
+	// Slabs the record's elements and attributes are taken from.
+	elements []Element
+	attrs    []Attr
 }
 
 // document parses the record's binary XML from pos and instantiates it.
@@ -132,16 +135,14 @@ func (p *parser) document(pos int) (*Element, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := p.instantiate(nodes, nil, 0)
-	if err != nil {
+	var root Element
+	if err := p.fill(&root, nodes, nil, 0); err != nil {
 		return nil, err
 	}
-	for _, e := range out {
-		if e.Name != "" {
-			return e, nil
-		}
+	if len(root.Children) == 0 {
+		return nil, errors.New("no event element")
 	}
-	return nil, errors.New("no event element")
+	return root.Children[0], nil
 }
 
 // fragment parses tokens from pos to end (or an EOF token) into nodes.
@@ -445,28 +446,29 @@ func entity(name string) string {
 }
 
 func decodeUTF16(b []byte) string {
-	u := make([]uint16, len(b)/2)
-	for i := range u {
-		u[i] = binary.LittleEndian.Uint16(b[2*i:])
+	n := len(b) / 2
+	for n > 0 && b[2*n-2] == 0 && b[2*n-1] == 0 {
+		n--
 	}
-	for len(u) > 0 && u[len(u)-1] == 0 {
-		u = u[:len(u)-1]
-	}
-	// Plain ASCII, the usual case, without the rune conversion.
+	b = b[:2*n]
+	// Plain ASCII, the usual case, straight into the string.
 	ascii := true
-	for _, c := range u {
-		if c >= 0x80 || c == 0 {
+	for i := 0; i < len(b); i += 2 {
+		if b[i+1] != 0 || b[i] >= 0x80 || b[i] == 0 {
 			ascii = false
 			break
 		}
 	}
 	if ascii {
-		var sb strings.Builder
-		sb.Grow(len(u))
-		for _, c := range u {
-			sb.WriteByte(byte(c))
+		out := make([]byte, n)
+		for i := range out {
+			out[i] = b[2*i]
 		}
-		return sb.String()
+		return string(out)
+	}
+	u := make([]uint16, n)
+	for i := range u {
+		u[i] = binary.LittleEndian.Uint16(b[2*i:])
 	}
 	return strings.ReplaceAll(string(utf16.Decode(u)), "\x00", "")
 }

@@ -126,8 +126,7 @@ func scalar(typ byte, b []byte) (string, error) {
 		if err := need(16); err != nil {
 			return "", err
 		}
-		return fmt.Sprintf("{%08X-%04X-%04X-%04X-%X}", le.Uint32(b), le.Uint16(b[4:]), le.Uint16(b[6:]),
-			binary.BigEndian.Uint16(b[8:]), b[10:16]), nil
+		return guid(b), nil
 	case typeSizeT, typeHex32, typeHex64:
 		switch len(b) {
 		case 4:
@@ -222,4 +221,24 @@ func splitUTF16(b []byte) []string {
 		out = append(out, decodeUTF16(b[start:]))
 	}
 	return out
+}
+
+// guid renders 16 bytes as {XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX}: the
+// first three groups little-endian, the rest in order.
+func guid(b []byte) string {
+	const digits = "0123456789ABCDEF"
+	order := [16]int{3, 2, 1, 0, -1, 5, 4, -1, 7, 6, -1, 8, 9, -1, 10, 11}
+	out := make([]byte, 0, 38)
+	out = append(out, '{')
+	for _, i := range order {
+		if i < 0 {
+			out = append(out, '-')
+			continue
+		}
+		out = append(out, digits[b[i]>>4], digits[b[i]&0xf])
+	}
+	for _, c := range b[12:16] {
+		out = append(out, digits[c>>4], digits[c&0xf])
+	}
+	return string(append(out, '}'))
 }
