@@ -167,7 +167,9 @@ func TestWindowsBadInput(t *testing.T) {
 		check  func(Event) string
 	}{
 		{"event_id as a number (Winlogbeat 7)", `{"winlog":{"channel":"Security","event_id":4625,"event_data":{"TargetUserName":"bob","IpAddress":"10.0.0.5"}}}`, true,
-			func(ev Event) string { return expect(ev, "event.code", "4625", "source.ip", "10.0.0.5", "event.outcome", "failure") }},
+			func(ev Event) string {
+				return expect(ev, "event.code", "4625", "source.ip", "10.0.0.5", "event.outcome", "failure")
+			}},
 		{"no event id", `{"winlog":{"channel":"Security"}}`, false, nil},
 		{"winlog not an object", `{"winlog":"Security"}`, false, nil},
 		{"event_data not an object", `{"winlog":{"channel":"Security","event_id":"4624","event_data":"x"}}`, true,
