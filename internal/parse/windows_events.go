@@ -33,7 +33,10 @@ func mapWindows(ev Event, d *windowsDoc) {
 		}
 	case chanSysmon:
 		mapSysmon(ev, d.eventID, g)
-	case chanPowerShell, "windows powershell":
+	case "windows powershell":
+		ev.set("windows.category", map[string]string{"400": "ps_classic_start", "600": "ps_classic_provider_start"}[d.eventID])
+	case chanPowerShell:
+		ev.set("windows.category", map[string]string{"4103": "ps_module", "4104": "ps_script"}[d.eventID])
 		if d.eventID == "4104" {
 			ev.act("execute-remote-command", "process", "")
 			ev.set("powershell.file.script_block_text", capString(g("ScriptBlockText")))
@@ -83,6 +86,7 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 		subject()
 		ev.act("logged-in-special", "iam", "success")
 	case "4688":
+		ev["windows.category"] = "process_creation"
 		subject()
 		ev.act("created-process", "process", "success")
 		ev.setProcess("process", g("NewProcessName"), g("CommandLine"))
@@ -234,8 +238,28 @@ var kerberosCodes = map[string]string{
 	"0x25": "clock skew too great",
 }
 
+// sysmonCategories are the Sigma categories of Sysmon's events, by id
+// (SigmaHQ's sysmon mapping); registry events are sorted by their type.
+var sysmonCategories = map[string]string{
+	"1": "process_creation", "2": "file_change", "3": "network_connection", "4": "sysmon_status",
+	"5": "process_termination", "6": "driver_load", "7": "image_load", "8": "create_remote_thread",
+	"9": "raw_access_thread", "10": "process_access", "11": "file_event", "13": "registry_set",
+	"14": "registry_rename", "15": "create_stream_hash", "16": "sysmon_status", "17": "pipe_created",
+	"18": "pipe_created", "19": "wmi_event", "20": "wmi_event", "21": "wmi_event", "22": "dns_query",
+	"23": "file_delete", "24": "clipboard_change", "25": "process_tampering", "26": "file_delete",
+	"255": "sysmon_error",
+}
+
 // mapSysmon maps Sysmon's events.
 func mapSysmon(ev Event, id string, g func(string) string) {
+	cat := sysmonCategories[id]
+	if id == "12" {
+		cat = "registry_add"
+		if strings.HasPrefix(strings.ToLower(g("EventType")), "delete") {
+			cat = "registry_delete"
+		}
+	}
+	ev.set("windows.category", cat)
 	ev.setProcess("process", g("Image"), g("CommandLine"))
 	ev.setWindowsPID("process.pid", g("ProcessId"))
 	ev.set("process.entity_id", g("ProcessGuid"))
