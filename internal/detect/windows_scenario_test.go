@@ -122,12 +122,17 @@ func TestWindowsKerberosSpray(t *testing.T) {
 // TestWindowsBruteForceReplayed: the recordings hold one failed logon
 // (4625) only; replayed with new record ids and times, as a brute force
 // replays one guess, it makes a brute force once it reaches the threshold,
-// never below.
+// never below, and the recording's own logon of the account after it
+// (replayed after the failures) is a success after them.
 func TestWindowsBruteForceReplayed(t *testing.T) {
 	var failed []byte
+	var succeeded [][]byte // the recording's logons after the failure
 	for _, d := range evtxRecords(t, "Credential Access/CA_4624_4625_LogonType2_LogonProc_chrome.evtx") {
 		if strings.Contains(string(d), `"event_id":"4625"`) {
 			failed = d
+		}
+		if strings.Contains(string(d), `"event_id":"4624"`) {
+			succeeded = append(succeeded, d)
 		}
 	}
 	if failed == nil {
@@ -146,6 +151,18 @@ func TestWindowsBruteForceReplayed(t *testing.T) {
 			b, _ := json.Marshal(doc)
 			out = append(out, b)
 		}
+		// The recording's own logons (SYSTEM's, then the user's), a
+		// minute after the last failure.
+		for i, d := range succeeded {
+			var ok map[string]any
+			if err := json.Unmarshal(d, &ok); err != nil {
+				t.Fatal(err)
+			}
+			ok["@timestamp"] = base.Add(time.Duration(n)*10*time.Second + time.Minute + time.Duration(i)*time.Second).Format(time.RFC3339Nano)
+			ok["winlog"].(map[string]any)["record_id"] = 2000 + i
+			b, _ := json.Marshal(ok)
+			out = append(out, b)
+		}
 		return out
 	}
 	for _, tc := range []struct {
@@ -155,12 +172,36 @@ func TestWindowsBruteForceReplayed(t *testing.T) {
 		t.Run(fmt.Sprint(tc.n), func(t *testing.T) {
 			e := newEnv(t, detect.Config{})
 			e.process(t, "acme", 50, windowsArtifacts(replay(tc.n)))
-			incs := titled(e.incidents(t, "acme"), "Windows brute force from ")
+			var incs []incident
+			for _, inc := range e.incidents(t, "acme") {
+				for _, o := range inc.Observations {
+					if strings.HasPrefix(o.Description, "Brute force: ") {
+						incs = append(incs, inc)
+						break
+					}
+				}
+			}
 			if len(incs) != tc.want {
 				t.Fatalf("%d replayed failures: %d brute force incidents, want %d", tc.n, len(incs), tc.want)
 			}
-			if tc.want == 1 && !strings.Contains(incs[0].Observations[0].Description, fmt.Sprintf("%d failed Windows logon attempts", tc.n)) {
-				t.Errorf("observation %q", incs[0].Observations[0].Description)
+			if tc.want == 0 {
+				return
+			}
+			var descs []string
+			for _, o := range incs[0].Observations {
+				descs = append(descs, o.Description)
+			}
+			all := strings.Join(descs, "\n")
+			if !strings.Contains(all, fmt.Sprintf("%d failed Windows logon attempts", tc.n)) {
+				t.Errorf("observations %q", all)
+			}
+			// The user's logon after the failures, in the same incident
+			// and heading it; SYSTEM's service logon (type 5) is none.
+			if !strings.HasPrefix(incs[0].Title, "Successful Windows logon after failed logons from msedgewin10") {
+				t.Errorf("incident titled %q", incs[0].Title)
+			}
+			if !strings.Contains(all, `Successful Windows logon after failed logons: 2 successful logons from msedgewin10 as msedgewin10\ieuser`) {
+				t.Errorf("no success after the failures among %q", all)
 			}
 		})
 	}
