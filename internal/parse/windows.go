@@ -2,6 +2,7 @@ package parse
 
 import (
 	"net/netip"
+	"sync"
 	"strconv"
 	"strings"
 	"time"
@@ -34,8 +35,8 @@ type windowsDoc struct {
 	provider  string
 	recordID  string
 	sid       string // winlog.user.identifier
-	data      map[string]string
-	dataKind  string // event_data or user_data
+	data      []dataItem // in document order, a name once
+	dataKind  string     // event_data or user_data
 	truncated bool
 }
 
@@ -60,8 +61,8 @@ func parseWindows(raw []byte, _ time.Time) (Event, time.Time, bool) {
 		ev["winlog.record_id"] = id
 	}
 	ev.set("winlog.user.identifier", d.sid)
-	for k, v := range d.data {
-		ev["winlog."+d.dataKind+"."+k] = capString(v)
+	for _, it := range d.data {
+		ev[it.key] = capString(it.value)
 	}
 	if d.truncated {
 		ev["windows.truncated"] = true
@@ -75,6 +76,22 @@ func parseWindows(raw []byte, _ time.Time) (Event, time.Time, bool) {
 	mapWindows(ev, &d)
 	ts, _ := time.Parse(time.RFC3339Nano, d.timestamp)
 	return ev, ts, true
+}
+
+// dataItem is one EventData or UserData item: its name, its field name
+// in the event and its value.
+type dataItem struct {
+	name, key, value string
+}
+
+// get returns the value of the data item called name, or "".
+func (d *windowsDoc) get(name string) string {
+	for i := range d.data {
+		if d.data[i].name == name {
+			return d.data[i].value
+		}
+	}
+	return ""
 }
 
 // read walks the document's members the parser uses, skipping the rest.
@@ -92,16 +109,16 @@ func (d *windowsDoc) read(l *jsonLexer) {
 		case "@timestamp":
 			d.timestamp, _ = l.scalarText()
 		case "event":
-			l.members(func(k string) bool {
-				if k == "outcome" {
+			l.members(func(k []byte) bool {
+				if string(k) == "outcome" {
 					d.outcome, _ = l.scalarText()
 					return true
 				}
 				return false
 			})
 		case "host":
-			l.members(func(k string) bool {
-				if k == "name" {
+			l.members(func(k []byte) bool {
+				if string(k) == "name" {
 					d.host, _ = l.scalarText()
 					return true
 				}
@@ -116,8 +133,8 @@ func (d *windowsDoc) read(l *jsonLexer) {
 }
 
 func (d *windowsDoc) readWinlog(l *jsonLexer) {
-	l.members(func(k string) bool {
-		switch k {
+	l.members(func(k []byte) bool {
+		switch string(k) {
 		case "channel":
 			d.channel, _ = l.scalarText()
 		case "computer_name":
@@ -129,8 +146,8 @@ func (d *windowsDoc) readWinlog(l *jsonLexer) {
 		case "record_id":
 			d.recordID, _ = l.scalarText()
 		case "user":
-			l.members(func(k string) bool {
-				if k == "identifier" {
+			l.members(func(k []byte) bool {
+				if string(k) == "identifier" {
 					d.sid, _ = l.scalarText()
 					return true
 				}
@@ -140,15 +157,16 @@ func (d *windowsDoc) readWinlog(l *jsonLexer) {
 			if d.data != nil {
 				return false
 			}
-			d.dataKind = k
-			d.data = map[string]string{}
-			l.members(func(name string) bool {
-				if len(d.data) >= windowsMaxData || !flatKeyOK([]byte(name)) {
+			d.dataKind = string(k)
+			d.data = make([]dataItem, 0, 24)
+			l.members(func(name []byte) bool {
+				if len(d.data) >= windowsMaxData || !flatKeyOK(name) || d.get(string(name)) != "" {
 					d.truncated = d.truncated || len(d.data) >= windowsMaxData
 					return false
 				}
 				if v, ok := l.scalarText(); ok {
-					d.data[name] = v
+					short, key := dataKey(d.dataKind, name)
+					d.data = append(d.data, dataItem{name: short, key: key, value: v})
 				}
 				return true
 			})
@@ -162,7 +180,7 @@ func (d *windowsDoc) readWinlog(l *jsonLexer) {
 // members walks an object's members, calling fn with each name; fn reads
 // the value and returns true, or returns false to have it skipped. A value
 // that is not an object is skipped.
-func (l *jsonLexer) members(fn func(name string) bool) {
+func (l *jsonLexer) members(fn func(name []byte) bool) {
 	if !l.object() {
 		l.skip()
 		return
@@ -172,10 +190,40 @@ func (l *jsonLexer) members(fn func(name string) bool) {
 		if !ok {
 			return
 		}
-		if !fn(string(k)) {
+		if !fn(k) {
 			l.skip()
 		}
 	}
+}
+
+// dataKeys holds the event field names of data items met so far
+// ("winlog.event_data.TargetUserName"), so that the names Windows events
+// repeat are made once, not once per event; bounded, as names are the
+// sender's.
+var dataKeys = struct {
+	sync.RWMutex
+	m map[string]map[string][2]string // kind → name → the name, the field name
+}{m: map[string]map[string][2]string{"event_data": {}, "user_data": {}}}
+
+const maxDataKeys = 1 << 14
+
+// dataKey returns a data item's name and its field name, both shared by
+// every event that has the item.
+func dataKey(kind string, name []byte) (string, string) {
+	dataKeys.RLock()
+	v, ok := dataKeys.m[kind][string(name)]
+	dataKeys.RUnlock()
+	if ok {
+		return v[0], v[1]
+	}
+	short := string(name)
+	full := "winlog." + kind + "." + short
+	dataKeys.Lock()
+	if m := dataKeys.m[kind]; len(m) < maxDataKeys {
+		m[short] = [2]string{short, full}
+	}
+	dataKeys.Unlock()
+	return short, full
 }
 
 // capString cuts s to maxMessage bytes on a rune boundary.

@@ -18,7 +18,7 @@ const (
 // mapWindows sets the ECS fields of the events a SOC reads. Every other
 // event keeps its identity and its winlog.event_data.* items.
 func mapWindows(ev Event, d *windowsDoc) {
-	g := func(k string) string { return d.data[k] }
+	g := d.get
 	channel := strings.ToLower(d.channel)
 	switch channel {
 	case chanSecurity:
