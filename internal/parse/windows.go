@@ -2,9 +2,9 @@ package parse
 
 import (
 	"net/netip"
-	"sync"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -34,7 +34,7 @@ type windowsDoc struct {
 	eventID   string
 	provider  string
 	recordID  string
-	sid       string // winlog.user.identifier
+	sid       string     // winlog.user.identifier
 	data      []dataItem // in document order, a name once
 	dataKind  string     // event_data or user_data
 	truncated bool
