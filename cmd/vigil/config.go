@@ -320,6 +320,16 @@ func (b byteSize) Set(s string) error {
 // line from VIGIL_<FLAG>. A bad flag is reported in one line that points
 // at -h; -h prints the subcommand's own flags.
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
+	err := parseFlagsAndArgs(fs, args, getenv)
+	if fs.NArg() > 0 {
+		err = errors.Join(err, fmt.Errorf("unexpected arguments: %s (see \"vigil %s -h\")", strings.Join(fs.Args(), " "), fs.Name()))
+	}
+	return err
+}
+
+// parseFlagsAndArgs is parseFlags for a command that takes arguments after
+// its flags (vigil import's files): fs.Args() holds them.
+func parseFlagsAndArgs(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	out := fs.Output()
 	fs.SetOutput(io.Discard) // package flag would print the whole list after every error
 	err := fs.Parse(args)
@@ -345,9 +355,6 @@ func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) err
 			}
 		}
 	})
-	if fs.NArg() > 0 {
-		errs = append(errs, fmt.Errorf("unexpected arguments: %s (see \"vigil %s -h\")", strings.Join(fs.Args(), " "), fs.Name()))
-	}
 	return errors.Join(errs...)
 }
 

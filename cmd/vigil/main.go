@@ -36,6 +36,7 @@ commands:
   worker    run the pipeline workers only
   token     mint a signed JWT for development and scripts
   migrate   apply schema migrations and exit
+  import    send Windows event log files (.evtx) to a server, one artifact per record
   bench     load-test a running or embedded server: ingest rate, latency, search
   version   print the version, commit, Go version and drivers of this binary
 
@@ -61,6 +62,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runMigrate(ctx, rest, getenv, stdout, stderr)
 	case "bench":
 		return runBench(ctx, rest, getenv, stdout, stderr)
+	case "import":
+		return runImport(ctx, rest, getenv, stdout, stderr)
 	case "version", "--version":
 		return runVersion(stdout)
 	case "-h", "--help", "help":

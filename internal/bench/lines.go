@@ -80,6 +80,13 @@ func linesOf(files string, now time.Time) ([]line, []string, error) {
 		return syntheticLines(20000, now), []string{"synthetic"}, nil
 	case files == "internet-zipf" || files == "internet-unique":
 		return internetLines(internetLineCount, now, files == "internet-unique"), []string{files}, nil
+	case files == "windows":
+		dir := findDatasets()
+		if dir == "" {
+			return nil, nil, errors.New("--files windows: ../shared/datasets not found")
+		}
+		ls, err := windowsLines(filepath.Join(dir, "windows", "evtx"))
+		return ls, []string{"windows (the records of ../shared/datasets/windows/evtx)"}, err
 	case files == "":
 		dir := findDatasets()
 		if dir == "" {

@@ -21,8 +21,11 @@ func (c *Config) settings() map[string]any {
 		"dga_names":  &c.DGANames, "dga_span": &c.DGASpan,
 		"tunnel_names": &c.TunnelNames, "tunnel_span": &c.TunnelSpan,
 		"tunnel_label_len": &c.TunnelLabelLen, "tunnel_name_len": &c.TunnelNameLen,
-		"brute_force_users": &c.BruteForceUsers,
-		"local_sources":     &c.LocalSources,
+		"brute_force_users":     &c.BruteForceUsers,
+		"windows_failure_count": &c.WindowsFailureCount, "windows_failure_users": &c.WindowsFailureUsers,
+		"windows_failure_span": &c.WindowsFailureSpan, "windows_success_span": &c.WindowsSuccessSpan,
+		"windows_change_span": &c.WindowsChangeSpan,
+		"local_sources":       &c.LocalSources,
 	}
 }
 

@@ -35,6 +35,12 @@ type Config struct {
 	TunnelLabelLen int           // a label of 25 characters or more
 	TunnelNameLen  int           // or a name of 60 or more
 
+	WindowsFailureCount int           // failed Windows logon attempts from one source: 5
+	WindowsFailureUsers int           // or attempts on 5 distinct accounts (a spray)
+	WindowsFailureSpan  time.Duration // within 5 minutes
+	WindowsSuccessSpan  time.Duration // a logon up to 1 h after failed logons
+	WindowsChangeSpan   time.Duration // one observation per account or host and kind of change grows for 1 h
+
 	// LocalSources is what every detector does with a source address of
 	// the logging host itself (loopback, or the line's own destination):
 	// LocalReport (the default) or LocalIgnore.
@@ -43,7 +49,7 @@ type Config struct {
 
 // Default returns every detector, configured by cfg.
 func Default(cfg Config) []Detector {
-	return []Detector{
+	return append([]Detector{
 		SSHBruteForce{Count: cfg.BruteForceCount, Users: cfg.BruteForceUsers, Span: cfg.BruteForceSpan, Local: cfg.LocalSources},
 		SSHSuccess{Span: cfg.SSHSuccessSpan, Local: cfg.LocalSources},
 		SuricataAlert{Span: cfg.SuricataSpan, Local: cfg.LocalSources},
@@ -53,5 +59,7 @@ func Default(cfg Config) []Detector {
 		ThreatIntel{Span: cfg.IntelSpan},
 		DGA{Names: cfg.DGANames, Span: cfg.DGASpan, Local: cfg.LocalSources},
 		DNSTunnel{Names: cfg.TunnelNames, Span: cfg.TunnelSpan, LabelLen: cfg.TunnelLabelLen, NameLen: cfg.TunnelNameLen, Local: cfg.LocalSources},
-	}
+		WindowsLogonFailures{Count: cfg.WindowsFailureCount, Users: cfg.WindowsFailureUsers, Span: cfg.WindowsFailureSpan, Local: cfg.LocalSources},
+		WindowsLogonSuccess{Span: cfg.WindowsSuccessSpan, Local: cfg.LocalSources},
+	}, WindowsChanges(cfg.WindowsChangeSpan)...)
 }

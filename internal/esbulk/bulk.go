@@ -180,7 +180,11 @@ func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact
 		return nil, &ItemError{Type: "mapper_parsing_exception", Reason: "failed to parse the document: " + shortErr(err)}
 	}
 	raw, structured := "", false
-	if f.Message != "" {
+	if len(f.Winlog) > 0 {
+		// A Windows event (Winlogbeat, vigil import): the document is the
+		// event, whole, and its message is only Windows' rendering of it.
+		raw, structured = string(doc), true
+	} else if f.Message != "" {
 		raw = string(f.Message)
 	} else if f.Log.line != "" {
 		// Fluent Bit's tail input names the line "log".
@@ -200,7 +204,7 @@ func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact
 	hints := hints{
 		dataset: first(string(f.EventDataset), string(f.Event.Dataset)), module: first(string(f.EventModule), string(f.Event.Module)),
 		fileset: first(string(f.FilesetName), string(f.Fileset.Name)), input: first(string(f.InputType), string(f.Input.Type)),
-		path: path, index: index, eve: structured && len(f.EventType) > 0,
+		path: path, index: index, eve: structured && len(f.EventType) > 0, windows: len(f.Winlog) > 0,
 	}
 	a := &vigil.Artifact{Source: hints.source([]byte(raw)), Raw: raw, Timestamp: now, TimestampDefaulted: true, CreatedAt: now}
 	if id != "" {

@@ -13,8 +13,10 @@ type shape struct {
 	Message   str             `json:"message"`
 	Timestamp str             `json:"@timestamp"`
 	EventType json.RawMessage `json:"event_type"`
-	Log       logMember       `json:"log"`
-	Event     struct {
+	// Winlog is a Windows event's winlog object (Winlogbeat, vigil import).
+	Winlog object    `json:"winlog"`
+	Log    logMember `json:"log"`
+	Event  struct {
 		Dataset str `json:"dataset"`
 		Module  str `json:"module"`
 	} `json:"-"`

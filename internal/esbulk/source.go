@@ -20,12 +20,14 @@ var canonical = map[string]string{
 	"bind": "dns", "named": "dns", "dnsmasq": "dns",
 	"iptables": "firewall", "ufw": "firewall", "pf": "firewall", "pfsense": "firewall", "opnsense": "firewall",
 	"filterlog": "firewall", "netfilter": "firewall", "nftables": "firewall",
+	"winlogbeat": "windows", "wineventlog": "windows", "evtx": "windows",
 }
 
 // hints are what a document and its request say of its source.
 type hints struct {
 	dataset, module, fileset, input, path, index string
 	eve                                          bool // a structured document with Suricata's event_type
+	windows                                      bool // a document with Winlogbeat's winlog object
 }
 
 // source chooses the source of a document whose line is raw, first match
@@ -35,7 +37,8 @@ type hints struct {
 //     event.module, fileset.name, then log.file.path's file name
 //     ("/var/log/auth.log" → auth, "eve.json" → suricata);
 //  2. the index, when it names one ("auth", "logs-system.auth-default");
-//  3. a structured document with event_type: Suricata EVE;
+//  3. a structured document with event_type: Suricata EVE; one with
+//     Winlogbeat's winlog object: windows;
 //  4. a syslog line's program (sshd → auth, named → dns…), as the syslog
 //     listeners choose (input.type syslog, or any line with a syslog
 //     header: Filebeat reading /var/log/syslog);
@@ -52,6 +55,9 @@ func (h hints) source(raw []byte) string {
 	}
 	if h.eve {
 		return "suricata"
+	}
+	if h.windows {
+		return "windows"
 	}
 	if s := syslog.SourceOf(raw); s != "" {
 		return s

@@ -69,6 +69,10 @@ var parsers = map[string]parserFunc{
 	"named":        parseDNS,
 	"dnsmasq":      parseDNS,
 	"zeek":         parseDNS,
+	"windows":      parseWindows,
+	"winlogbeat":   parseWindows,
+	"wineventlog":  parseWindows,
+	"evtx":         parseWindows,
 }
 
 // Known reports whether source has a dedicated parser.
@@ -173,6 +177,9 @@ var nodeFields = []struct {
 	{"file.hash.md5", vigil.NodeHash},
 	{"file.hash.sha1", vigil.NodeHash},
 	{"file.hash.sha256", vigil.NodeHash},
+	{"process.hash.md5", vigil.NodeHash},
+	{"process.hash.sha1", vigil.NodeHash},
+	{"process.hash.sha256", vigil.NodeHash},
 	{"tls.server.ja3s", vigil.NodeHash},
 	{"tls.client.ja3", vigil.NodeHash},
 }
@@ -200,6 +207,13 @@ func Nodes(ev Event) []vigil.NodeRef {
 	for _, nf := range nodeFields {
 		switch v := ev[nf.field].(type) {
 		case string:
+			if nf.typ == vigil.NodeUser {
+				// A Windows account: DOMAIN\user, one node whatever form
+				// the event gave (WindowsAccount).
+				if d, ok := ev[strings.TrimSuffix(nf.field, ".name")+".domain"].(string); ok {
+					v = WindowsAccount(v, d)
+				}
+			}
 			add(nf.typ, v)
 		case []string:
 			for _, s := range v {

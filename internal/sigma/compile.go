@@ -141,6 +141,14 @@ type compiler struct {
 	seenField map[string]bool
 }
 
+// mapField maps a field of the rule, as its log source names fields.
+func (cc *compiler) mapField(name string) (string, bool) {
+	if cc.c.target.windows {
+		return mapWindowsField(name)
+	}
+	return mapField(name)
+}
+
 func (cc *compiler) field(f string) {
 	if !cc.seenField[f] {
 		cc.seenField[f] = true
@@ -185,7 +193,7 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 	if sel.Field == "" {
 		fn.raw = true
 	} else {
-		ecs, ok := mapField(sel.Field)
+		ecs, ok := cc.mapField(sel.Field)
 		if !ok {
 			return nil, fail(sel.Path, "unknown field %q with no mapping to Vigil's ECS fields (docs/sigma.md, Fields)", sel.Field)
 		}
@@ -209,7 +217,7 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 			return nil, fail(sel.Path, "modifier fieldref needs a field")
 		}
 		for i, v := range sel.Values {
-			other, ok := mapField(v.Text)
+			other, ok := cc.mapField(v.Text)
 			if v.Kind != KindString || !ok {
 				return nil, fail(fmt.Sprintf("%s[%d]", sel.Path, i), "fieldref: unknown field %q with no mapping", v.Text)
 			}

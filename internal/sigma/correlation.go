@@ -244,7 +244,7 @@ func CompileCorrelation(r *Rule) (*CompiledCorrelation, error) {
 		if alias, ok := c.Aliases[g]; ok {
 			m := map[string]string{}
 			for rule, field := range alias {
-				ecs, ok := mapField(field)
+				ecs, ok := mapCorrelationField(field)
 				if !ok {
 					return nil, fail("correlation.aliases."+g+"."+rule, "unknown field %q with no mapping to Vigil's ECS fields", field)
 				}
@@ -253,14 +253,14 @@ func CompileCorrelation(r *Rule) (*CompiledCorrelation, error) {
 			cc.GroupBy = append(cc.GroupBy, m)
 			continue
 		}
-		ecs, ok := mapField(g)
+		ecs, ok := mapCorrelationField(g)
 		if !ok {
 			return nil, fail(f, "unknown field %q with no mapping to Vigil's ECS fields", g)
 		}
 		cc.GroupBy = append(cc.GroupBy, map[string]string{"": ecs})
 	}
 	if c.Field != "" {
-		ecs, ok := mapField(c.Field)
+		ecs, ok := mapCorrelationField(c.Field)
 		if !ok {
 			return nil, fail("correlation.condition.field", "unknown field %q with no mapping to Vigil's ECS fields", c.Field)
 		}

@@ -26,6 +26,9 @@ type target struct {
 	// key names the sources and their requirements, canonically
 	// (Compiled.Scope).
 	key string
+	// windows says the rule reads Windows events, whose fields are
+	// their event data's names (mapWindowsField).
+	windows bool
 }
 
 // setKey sets t's key from its sources and requirements.
@@ -147,12 +150,17 @@ func resolveLogSource(ls LogSource) (*target, error) {
 				t.add(dnsServerSources, req)
 			}
 		}
+	case prod == "windows":
+		if err := resolveWindows(t, ls); err != nil {
+			return nil, err
+		}
+		t.windows = true
 	default:
 		field, v := "logsource.product", ls.Product
 		if cat != "" {
 			field, v = "logsource.category", ls.Category
 		}
-		return nil, fail(field, "%q: no Vigil source reads these logs (Vigil reads linux auth/syslog, firewall, dns, zeek dns, suricata)", v)
+		return nil, fail(field, "%q: no Vigil source reads these logs (Vigil reads linux auth/syslog, firewall, dns, zeek dns, suricata, windows)", v)
 	}
 	t.setKey()
 	return t, nil

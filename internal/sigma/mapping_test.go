@@ -26,7 +26,11 @@ func TestLogSources(t *testing.T) {
 		{"product: linux\n    service: sshd", []string{"auth", "sshd", "syslog"}, []string{"firewall"}, ""},
 		{"product: linux\n    service: auditd", nil, nil, `linux service "auditd": no Vigil source`},
 		{"product: suricata", []string{"suricata", "eve"}, []string{"dns"}, ""},
-		{"product: windows", nil, nil, `"windows": no Vigil source`},
+		{"product: windows", []string{"windows", "winlogbeat", "evtx"}, []string{"auth", "suricata"}, ""},
+		{"product: windows\n    service: security", []string{"windows"}, []string{"auth"}, ""},
+		{"product: windows\n    category: process_creation", []string{"windows"}, []string{"auth"}, ""},
+		{"product: windows\n    service: nosuch", nil, nil, `windows service "nosuch": no channel known`},
+		{"product: windows\n    category: nosuch", nil, nil, `windows category "nosuch": no Windows event maps to it`},
 		{"category: process_creation\n    product: linux", nil, nil, `"process_creation": no Vigil source`},
 	}
 	for _, c := range cases {

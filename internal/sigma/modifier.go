@@ -263,15 +263,10 @@ const (
 // compilePattern compiles a Sigma string (wildcards * and ?, escapes
 // \* \? \\) with the match modifier's implied wildcards.
 func compilePattern(v string, match string, cased bool) (*pattern, error) {
-	switch match {
-	case "contains":
-		v = "*" + v + "*"
-	case "startswith":
-		v = v + "*"
-	case "endswith":
-		v = "*" + v
-	}
-	// Split into literal runs and wildcards.
+	// Split into literal runs and wildcards. Escapes are read in the
+	// value as written, before the modifier's wildcards are added: the
+	// '\' of contains '\' is a backslash, not an escape of the '*'
+	// that contains puts after it.
 	type piece struct {
 		lit  string
 		wild byte // '*' or '?' or 0
@@ -284,6 +279,14 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 			lit.Reset()
 		}
 	}
+	addStar := func() {
+		if len(pieces) == 0 || pieces[len(pieces)-1].wild != '*' {
+			pieces = append(pieces, piece{wild: '*'})
+		}
+	}
+	if match == "contains" || match == "endswith" {
+		addStar()
+	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
@@ -292,8 +295,9 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 			i++
 		case c == '*' || c == '?':
 			flush()
-			if c == '*' && len(pieces) > 0 && pieces[len(pieces)-1].wild == '*' {
-				continue // ** is *
+			if c == '*' {
+				addStar() // ** is *
+				continue
 			}
 			pieces = append(pieces, piece{wild: c})
 		default:
@@ -301,6 +305,9 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 		}
 	}
 	flush()
+	if match == "contains" || match == "startswith" {
+		addStar()
+	}
 	p := &pattern{cased: cased}
 	defer p.setNeed()
 	ascii := isASCII(v)

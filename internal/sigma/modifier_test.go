@@ -57,6 +57,15 @@ func TestModifiers(t *testing.T) {
 		{"startswith no", "s:\n    query|startswith: 'api.'\ncondition: s", q("x.api.telegram.org"), false},
 		{"endswith", "s:\n    query|endswith: '.onion'\ncondition: s", q("abc.ONION"), true},
 		{"endswith no", "s:\n    query|endswith: '.onion'\ncondition: s", q("abc.onion.com"), false},
+		// A backslash at the end of a value is a backslash: the wildcard
+		// contains or startswith adds after it is no escaped '*'
+		// (SigmaHQ's Windows rules: Image|contains: '\').
+		{"contains a backslash", "s:\n    query|contains: '\\'\ncondition: s", q(`C:\x.exe`), true},
+		{"contains a backslash, none", "s:\n    query|contains: '\\'\ncondition: s", q("System"), false},
+		{"contains a backslash, not a star", "s:\n    query|contains: '\\'\ncondition: s", q("a*b"), false},
+		{"startswith ending in a backslash", "s:\n    query|startswith: 'C:\\'\ncondition: s", q(`c:\windows`), true},
+		{"endswith a path", "s:\n    query|endswith: '\\cmd.exe'\ncondition: s", q(`C:\Windows\System32\cmd.exe`), true},
+		{"endswith a path, other", "s:\n    query|endswith: '\\cmd.exe'\ncondition: s", q(`C:\x\notcmd.exe`), false},
 		{"contains wildcard inside", "s:\n    query|contains: 'a*c'\ncondition: s", q("xxabbbcxx"), true},
 		// all.
 		{"all", "s:\n    query|contains|all:\n        - foo\n        - bar\ncondition: s", q("bar.foo.com"), true},

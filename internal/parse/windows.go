@@ -1,0 +1,354 @@
+package parse
+
+import (
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// A Windows event arrives as the document Winlogbeat sends (through the
+// Elasticsearch bulk endpoint) or as `vigil import` renders a record of an
+// .evtx file: the same `winlog.*` names either way (internal/evtx). The
+// parser keeps the record's identity (winlog.channel, event_id, record_id,
+// computer_name, provider_name), every EventData or UserData item as
+// winlog.event_data.<Name> (the names Sigma rules for Windows use), and
+// maps the events a SOC reads to ECS: logons, Kerberos and NTLM
+// authentication, account and group changes, process creation (Sysmon 1,
+// Security 4688), network connections (Sysmon 3), DNS queries (Sysmon 22),
+// file, registry and image-load events, services, scheduled tasks and
+// PowerShell script blocks.
+
+// windowsMaxData bounds the event_data items kept of one event (an event
+// of 10,000 items keeps these and is flagged windows.truncated).
+const windowsMaxData = 256
+
+// windowsDoc is what the parser reads of a document.
+type windowsDoc struct {
+	timestamp string
+	outcome   string // event.outcome as the shipper set it
+	host      string // host.name
+	channel   string
+	computer  string
+	eventID   string
+	provider  string
+	recordID  string
+	sid       string     // winlog.user.identifier
+	data      []dataItem // in document order, a name once
+	dataKind  string     // event_data or user_data
+	truncated bool
+}
+
+func parseWindows(raw []byte, _ time.Time) (Event, time.Time, bool) {
+	if firstNonBlank(raw) != '{' {
+		return nil, time.Time{}, false
+	}
+	l := jsonLexer{b: raw}
+	var d windowsDoc
+	d.read(&l)
+	if l.bad || d.eventID == "" || (d.channel == "" && d.provider == "") {
+		return nil, time.Time{}, false
+	}
+	ev := make(Event, 16+len(d.data))
+	ev["event.code"] = d.eventID
+	ev.set("event.provider", d.provider)
+	ev.set("winlog.channel", d.channel)
+	ev.set("winlog.event_id", d.eventID)
+	ev.set("winlog.provider_name", d.provider)
+	ev.set("winlog.computer_name", d.computer)
+	if id, err := strconv.ParseInt(d.recordID, 10, 64); err == nil {
+		ev["winlog.record_id"] = id
+	}
+	ev.set("winlog.user.identifier", d.sid)
+	for _, it := range d.data {
+		ev[it.key] = capString(it.value)
+	}
+	if d.truncated {
+		ev["windows.truncated"] = true
+	}
+	computer := d.computer
+	if computer == "" {
+		computer = d.host
+	}
+	ev.setWindowsHost(computer)
+	ev.set("event.outcome", d.outcome)
+	mapWindows(ev, &d)
+	ts, _ := time.Parse(time.RFC3339Nano, d.timestamp)
+	return ev, ts, true
+}
+
+// dataItem is one EventData or UserData item: its name, its field name
+// in the event and its value.
+type dataItem struct {
+	name, key, value string
+}
+
+// get returns the value of the data item called name, or "".
+func (d *windowsDoc) get(name string) string {
+	for i := range d.data {
+		if d.data[i].name == name {
+			return d.data[i].value
+		}
+	}
+	return ""
+}
+
+// read walks the document's members the parser uses, skipping the rest.
+func (d *windowsDoc) read(l *jsonLexer) {
+	if !l.object() {
+		l.fail()
+		return
+	}
+	for n := 0; ; {
+		k, ok := l.key(&n)
+		if !ok {
+			return
+		}
+		switch string(k) {
+		case "@timestamp":
+			d.timestamp, _ = l.scalarText()
+		case "event":
+			l.members(func(k []byte) bool {
+				if string(k) == "outcome" {
+					d.outcome, _ = l.scalarText()
+					return true
+				}
+				return false
+			})
+		case "host":
+			l.members(func(k []byte) bool {
+				if string(k) == "name" {
+					d.host, _ = l.scalarText()
+					return true
+				}
+				return false
+			})
+		case "winlog":
+			d.readWinlog(l)
+		default:
+			l.skip()
+		}
+	}
+}
+
+func (d *windowsDoc) readWinlog(l *jsonLexer) {
+	l.members(func(k []byte) bool {
+		switch string(k) {
+		case "channel":
+			d.channel, _ = l.scalarText()
+		case "computer_name":
+			d.computer, _ = l.scalarText()
+		case "event_id":
+			d.eventID, _ = l.scalarText()
+		case "provider_name":
+			d.provider, _ = l.scalarText()
+		case "record_id":
+			d.recordID, _ = l.scalarText()
+		case "user":
+			l.members(func(k []byte) bool {
+				if string(k) == "identifier" {
+					d.sid, _ = l.scalarText()
+					return true
+				}
+				return false
+			})
+		case "event_data", "user_data":
+			if d.data != nil {
+				return false
+			}
+			d.dataKind = string(k)
+			d.data = make([]dataItem, 0, 24)
+			l.members(func(name []byte) bool {
+				if len(d.data) >= windowsMaxData || !flatKeyOK(name) || d.get(string(name)) != "" {
+					d.truncated = d.truncated || len(d.data) >= windowsMaxData
+					return false
+				}
+				if v, ok := l.scalarText(); ok {
+					short, key := dataKey(d.dataKind, name)
+					d.data = append(d.data, dataItem{name: short, key: key, value: v})
+				}
+				return true
+			})
+		default:
+			return false
+		}
+		return true
+	})
+}
+
+// members walks an object's members, calling fn with each name; fn reads
+// the value and returns true, or returns false to have it skipped. A value
+// that is not an object is skipped.
+func (l *jsonLexer) members(fn func(name []byte) bool) {
+	if !l.object() {
+		l.skip()
+		return
+	}
+	for n := 0; ; {
+		k, ok := l.key(&n)
+		if !ok {
+			return
+		}
+		if !fn(k) {
+			l.skip()
+		}
+	}
+}
+
+// dataKeys holds the event field names of data items met so far
+// ("winlog.event_data.TargetUserName"), so that the names Windows events
+// repeat are made once, not once per event; bounded, as names are the
+// sender's.
+var dataKeys = struct {
+	sync.RWMutex
+	m map[string]map[string][2]string // kind → name → the name, the field name
+}{m: map[string]map[string][2]string{"event_data": {}, "user_data": {}}}
+
+const maxDataKeys = 1 << 14
+
+// dataKey returns a data item's name and its field name, both shared by
+// every event that has the item.
+func dataKey(kind string, name []byte) (string, string) {
+	dataKeys.RLock()
+	v, ok := dataKeys.m[kind][string(name)]
+	dataKeys.RUnlock()
+	if ok {
+		return v[0], v[1]
+	}
+	short := string(name)
+	full := "winlog." + kind + "." + short
+	dataKeys.Lock()
+	if m := dataKeys.m[kind]; len(m) < maxDataKeys {
+		m[short] = [2]string{short, full}
+	}
+	dataKeys.Unlock()
+	return short, full
+}
+
+// capString cuts s to maxMessage bytes on a rune boundary.
+func capString(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	return capText([]byte(s))
+}
+
+// setWindowsHost sets host.name to a computer's short name, lower case,
+// and host.domain to the rest of a fully qualified name: one computer is
+// one Host node whichever form an event gives ("DC01", "dc01.corp.local").
+func (ev Event) setWindowsHost(computer string) {
+	computer = strings.TrimSuffix(strings.TrimSpace(computer), ".")
+	if computer == "" {
+		return
+	}
+	if _, err := netip.ParseAddr(computer); err == nil {
+		ev["host.ip"] = computer
+		return
+	}
+	short, domain, _ := strings.Cut(computer, ".")
+	ev.set("host.name", strings.ToLower(short))
+	ev.set("host.domain", strings.ToLower(domain))
+}
+
+// setWindowsUser sets prefix.name and prefix.domain from an account name
+// and its domain, taking either from the name when it is DOMAIN\user or
+// user@domain.fqdn; machine accounts and the anonymous and system accounts
+// Windows logs for its own work are kept as they are.
+func (ev Event) setWindowsUser(prefix, name, domain string) {
+	name = strings.TrimSpace(name)
+	if name == "" || name == "-" {
+		return
+	}
+	if d, u, ok := strings.Cut(name, `\`); ok {
+		domain, name = d, u
+	} else if u, d, ok := strings.Cut(name, "@"); ok && u != "" && d != "" {
+		name, domain = u, d
+	}
+	ev.set(prefix+".name", name)
+	domain = strings.TrimSpace(domain)
+	if domain != "" && domain != "-" {
+		ev[prefix+".domain"] = domain
+	}
+}
+
+// WindowsAccount is the account a Windows user field names, as one User
+// node: "domain\user" in lower case, the domain's first label for a fully
+// qualified one (user@corp.example.com and CORP\user are one account); a
+// name without a domain is the name alone.
+func WindowsAccount(name, domain string) string {
+	name = strings.ToLower(strings.TrimSpace(name))
+	if name == "" || name == "-" {
+		return ""
+	}
+	domain = strings.ToLower(strings.TrimSpace(domain))
+	if domain == "" || domain == "-" {
+		return name
+	}
+	if short, _, ok := strings.Cut(domain, "."); ok && short != "" {
+		domain = short
+	}
+	return domain + `\` + name
+}
+
+// setWindowsAddr sets an address field from a logon's address ("-",
+// "::ffff:10.0.0.5", "fe80::1%4" and the like as Windows writes them).
+func (ev Event) setWindowsAddr(k, v string) {
+	v = strings.TrimSpace(v)
+	if v == "" || v == "-" {
+		return
+	}
+	if a, err := netip.ParseAddr(v); err == nil {
+		ev[k] = a.Unmap().WithZone("").String()
+	}
+}
+
+func (ev Event) setWindowsPort(k, v string) {
+	if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 && n <= 65535 {
+		ev[k] = int64(n)
+	}
+}
+
+// setWindowsPID sets a process id written in decimal or as 0x hex.
+func (ev Event) setWindowsPID(k, v string) {
+	v = strings.TrimSpace(v)
+	base := 10
+	if strings.HasPrefix(v, "0x") || strings.HasPrefix(v, "0X") {
+		v, base = v[2:], 16
+	}
+	if n, err := strconv.ParseInt(v, base, 64); err == nil && n >= 0 {
+		ev[k] = n
+	}
+}
+
+// setProcess sets prefix.executable, .name (its file name), and the
+// command line.
+func (ev Event) setProcess(prefix, exe, cmdline string) {
+	exe = strings.TrimSpace(exe)
+	if exe != "" && exe != "-" {
+		ev[prefix+".executable"] = exe
+		ev[prefix+".name"] = exe[strings.LastIndexAny(exe, `\/`)+1:]
+	}
+	ev.set(prefix+".command_line", capString(cmdline))
+}
+
+// setHashes reads Sysmon's "SHA1=…,MD5=…,SHA256=…,IMPHASH=…" into
+// prefix.hash.sha1, .md5, .sha256 and prefix.pe.imphash.
+func (ev Event) setHashes(prefix, v string) {
+	for _, kv := range strings.Split(v, ",") {
+		k, h, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		if !ok || h == "" {
+			continue
+		}
+		switch strings.ToUpper(k) {
+		case "MD5":
+			ev[prefix+".hash.md5"] = strings.ToLower(h)
+		case "SHA1":
+			ev[prefix+".hash.sha1"] = strings.ToLower(h)
+		case "SHA256":
+			ev[prefix+".hash.sha256"] = strings.ToLower(h)
+		case "IMPHASH":
+			ev[prefix+".pe.imphash"] = strings.ToLower(h)
+		}
+	}
+}
