@@ -321,7 +321,7 @@ func (b byteSize) Set(s string) error {
 // at -h; -h prints the subcommand's own flags.
 func parseFlags(fs *flag.FlagSet, args []string, getenv func(string) string) error {
 	err := parseFlagsAndArgs(fs, args, getenv)
-	if fs.NArg() > 0 {
+	if err == nil && fs.NArg() > 0 {
 		err = errors.Join(err, fmt.Errorf("unexpected arguments: %s (see \"vigil %s -h\")", strings.Join(fs.Args(), " "), fs.Name()))
 	}
 	return err

@@ -1139,7 +1139,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	jsonRule := []byte(`{"title": "Onion look-ups", "logsource": {"category": "dns"}, "detection": {"s": {"query|endswith": ".onion"}, "condition": "s"}}`)
 	o.raw("POST", "/api/v1/detection-rules", admin, "application/json", jsonRule, http.StatusCreated)
 	for _, c := range []struct{ body, field string }{
-		{"title: t\nlogsource:\n    product: windows\ndetection:\n    s:\n        Image: x\n    condition: s\n", "logsource.product"},
+		{"title: t\nlogsource:\n    product: macos\ndetection:\n    s:\n        Image: x\n    condition: s\n", "logsource.product"},
 		{"title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query|sounds_like: x\n    condition: s\n", "detection.s.query|sounds_like"},
 		{"title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query: x\n    condition: s and (\n", "detection.condition"},
 		{"title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        Fancy: x\n    condition: s\n", "detection.s.Fancy"},
