@@ -95,6 +95,10 @@ type config struct {
 	OIDCRedirectURL  string
 	OIDCScopes       string
 	OIDCName         string
+
+	// MetricsAddrGiven: --metrics-addr was set (flag or environment), so
+	// failing to listen there stops the start; the default only warns.
+	MetricsAddrGiven bool
 }
 
 // flags registers the shared flags on fs, with the API's listen address
@@ -316,6 +320,19 @@ func (b byteSize) Set(s string) error {
 	return nil
 }
 
+// envName is the environment variable of a flag: VIGIL_<FLAG>.
+func envName(flagName string) string {
+	return "VIGIL_" + strings.ToUpper(strings.ReplaceAll(flagName, "-", "_"))
+}
+
+// given reports whether the flag name was set, on the command line or
+// through its environment variable, rather than left at its default.
+func given(fs *flag.FlagSet, name string, getenv func(string) string) bool {
+	set := getenv(envName(name)) != ""
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 // parseFlags parses args, then fills every flag not given on the command
 // line from VIGIL_<FLAG>. A bad flag is reported in one line that points
 // at -h; -h prints the subcommand's own flags.
@@ -348,7 +365,7 @@ func parseFlagsAndArgs(fs *flag.FlagSet, args []string, getenv func(string) stri
 		if set[f.Name] {
 			return
 		}
-		env := "VIGIL_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		env := envName(f.Name)
 		if v := getenv(env); v != "" {
 			if err := f.Value.Set(v); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", env, err))

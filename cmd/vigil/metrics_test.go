@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -126,4 +127,45 @@ func TestMetricsDefaults(t *testing.T) {
 			t.Errorf("worker /healthz: %d, want 200", got)
 		}
 	}, nil, "--data-dir", t.TempDir(), "--metrics-token", token)
+}
+
+// TestTwoInstancesDefaultFlags: two vigil serve on one host, each with
+// its own --addr and data dir and every other flag left at its default,
+// both start. The default --metrics-addr is one fixed port: the first
+// takes it (unless something else on the host holds it), and an instance
+// that cannot have it runs without a metrics listener and says why. An
+// address the operator gave stays a requirement.
+func TestTwoInstancesDefaultFlags(t *testing.T) {
+	const warning = `"msg":"metrics not served`
+	serveUntil(t, `"msg":"listening"`, func(first string) {
+		serveUntil(t, `"msg":"listening"`, func(second string) {
+			for name, log := range map[string]string{"first": first, "second": second} {
+				serving := strings.Contains(log, `"msg":"metrics listening"`)
+				if serving == strings.Contains(log, warning) {
+					t.Errorf("the %s instance neither serves its metrics nor says why it does not (or both):\n%s", name, log)
+				}
+				if strings.Contains(log, warning) && !strings.Contains(log, "--metrics-addr") {
+					t.Errorf("the %s instance's warning does not name --metrics-addr:\n%s", name, log)
+				}
+			}
+			if strings.Contains(second, `"msg":"metrics listening"`) {
+				t.Errorf("the second instance listens on the default metrics address the first holds:\n%s", second)
+			}
+		}, nil, "--data-dir", t.TempDir(), "--workers", "0")
+	}, nil, "--data-dir", t.TempDir(), "--workers", "0")
+
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	for _, env := range []map[string]string{nil, {"VIGIL_METRICS_ADDR": taken.Addr().String()}} {
+		args := []string{"serve", "--addr", "127.0.0.1:0", "--data-dir", t.TempDir(), "--workers", "0"}
+		if env == nil {
+			args = append(args, "--metrics-addr", taken.Addr().String())
+		}
+		if _, _, err := runCmd(t, env, args...); err == nil || !strings.Contains(err.Error(), "--metrics-addr") {
+			t.Errorf("a --metrics-addr given (env %v) and taken: %v, want an error naming --metrics-addr", env, err)
+		}
+	}
 }

@@ -63,6 +63,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
 	}
+	c.MetricsAddrGiven = given(fs, "metrics-addr", getenv)
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -287,7 +288,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			listeners.Shutdown(ctx)
 		}
 	}
-	msrv, err := metricsServer(c.MetricsAddr, reg, c.MetricsToken, log)
+	msrv, err := metricsServer(c.MetricsAddr, c.MetricsAddrGiven, reg, c.MetricsToken, log)
 	if err != nil {
 		stopSyslog(context.Background())
 		drain()
@@ -396,14 +397,23 @@ func pruneAudit(ctx context.Context, store vigil.AuditStore, keep time.Duration,
 }
 
 // metricsServer serves GET /metrics on addr, unless addr is "" (off) or
-// "api" (the API serves it); nil then.
-func metricsServer(addr string, reg *prometheus.Registry, token string, log *slog.Logger) (*http.Server, error) {
+// "api" (the API serves it); nil then. An address that cannot be listened
+// on stops the start when the operator gave it; the default one (a fixed
+// port, which a second vigil serve on the host finds taken) is skipped
+// with a warning, so that instances started with default flags all run.
+func metricsServer(addr string, given bool, reg *prometheus.Registry, token string, log *slog.Logger) (*http.Server, error) {
 	if addr == "" || addr == "api" {
 		return nil, nil
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", api.MetricsHandler(reg, token))
 	ln, err := net.Listen("tcp", addr)
+	if err != nil && !given {
+		log.Warn("metrics not served: the default --metrics-addr cannot be listened on (another vigil serve on this host?); "+
+			"give each instance its own --metrics-addr (VIGIL_METRICS_ADDR), or api, or \"\" to turn them off",
+			slog.String("addr", addr), slog.String("error", err.Error()))
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("listen (--metrics-addr): %w", err)
 	}

@@ -236,7 +236,7 @@ const (
 
 type testLine struct {
 	Source    *string `json:"source"`
-	Raw       *string `json:"raw"`
+	Raw       *string `json:"raw" nul:"kept"` // as an artifact's raw
 	Timestamp *string `json:"timestamp"`
 }
 

@@ -22,18 +22,26 @@ import (
 // validation). Before a body is decoded, checkKeys walks it once: a member
 // name given twice in one object, anywhere (metadata and rule conditions
 // included), and a name that is not exactly one of a struct's fields are
-// refused with 400 naming the field. The walk copies nothing and skips
-// string contents with bytes.IndexByte; a body it cannot read is left to
-// encoding/json to describe.
+// refused with 400 naming the field. So is a NUL character (\u0000) in
+// any string or member name, unless its field is tagged nul:"kept":
+// PostgreSQL's text and jsonb cannot hold it, and SQLite can, so the API
+// refuses it for both stores alike. (An artifact batch is opaque here:
+// artifacts keep NUL.) The walk copies nothing and skips string contents
+// with bytes.IndexByte; a body it cannot read is left to encoding/json to
+// describe.
 
 // shape is what checkKeys knows of the JSON a Go type decodes: the exact
 // member names of a struct, the elements of a slice, or nothing (nil:
 // free-form JSON, whose names may be anything, each once per object).
 type shape struct {
-	fields map[string]*shape // a struct: its JSON member names
-	elem   *shape            // a slice or array
-	opaque bool              // checked where it is decoded (batchItem)
+	fields  map[string]*shape // a struct: its JSON member names
+	elem    *shape            // a slice or array
+	opaque  bool              // checked where it is decoded (batchItem)
+	nulKept bool              // a string that may hold NUL (tag nul:"kept")
 }
+
+// nulIssue is why a string holding NUL is refused.
+const nulIssue = "must not contain NUL characters (U+0000)"
 
 var shapes sync.Map // reflect.Type → *shape
 
@@ -85,6 +93,10 @@ func buildShape(t reflect.Type, seen map[reflect.Type]bool) *shape {
 			if name == "" {
 				name = f.Name
 			}
+			if f.Tag.Get("nul") == "kept" {
+				s.fields[name] = &shape{nulKept: true}
+				continue
+			}
 			s.fields[name] = buildShape(f.Type, seen)
 		}
 		delete(seen, t)
@@ -119,6 +131,9 @@ type walker struct {
 	depth int
 	path  []pathElem // of the value being walked, formatted only for an issue
 	issue *vigil.FieldIssue
+	// refuseNUL: a string or member name holding NUL is an issue (not
+	// in an artifact, whose raw and metadata keep it).
+	refuseNUL bool
 }
 
 type pathElem struct {
@@ -130,7 +145,7 @@ type pathElem struct {
 // or not exactly as s names it, as a field issue; nil when there is none
 // or body is not JSON.
 func checkKeys(body []byte, s *shape) *vigil.FieldIssue {
-	w := walker{b: body}
+	w := walker{b: body, refuseNUL: true}
 	w.value(s, true)
 	return w.issue
 }
@@ -250,7 +265,10 @@ func (w *walker) value(s *shape, check bool) bool {
 			}
 		}
 	case '"':
-		_, ok := w.str()
+		lit, ok := w.str()
+		if ok && check && w.refuseNUL && (s == nil || !s.nulKept && !s.opaque) && hasNUL(lit) {
+			return w.fail("", nulIssue)
+		}
 		return ok
 	}
 	// A number, true, false or null: up to the next delimiter.
@@ -295,6 +313,9 @@ func (w *walker) object(s *shape, check bool) bool {
 			name, ok := memberName(lit)
 			if !ok {
 				return false
+			}
+			if w.refuseNUL && strings.IndexByte(name, 0) >= 0 {
+				return w.fail("", "a member name "+nulIssue)
 			}
 			switch {
 			case set != nil:
@@ -355,6 +376,18 @@ func (w *walker) object(s *shape, check bool) bool {
 			return false
 		}
 	}
+}
+
+// hasNUL reports whether a string literal (quotes included) decodes to
+// text holding NUL. JSON writes NUL only as an escape, \u0000; the text
+// is decoded only when that sequence is there, since it may be an escaped
+// backslash followed by "u0000".
+func hasNUL(lit []byte) bool {
+	if !bytes.Contains(lit, []byte(`\u0000`)) {
+		return false
+	}
+	s, _, ok := jsonText(lit)
+	return ok && strings.IndexByte(s, 0) >= 0
 }
 
 // memberName decodes a member name's literal (quotes included).

@@ -44,7 +44,7 @@ func openScratch(ctx context.Context, url string) (*postgres.Store, string, erro
 		return nil, "", fmt.Errorf("scratch schema: %w", err)
 	}
 	schema := scratchSchemaPrefix + hex.EncodeToString(r[:])
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := postgres.Connect(ctx, url)
 	if err != nil {
 		return nil, "", fmt.Errorf("scratch schema: %w", err)
 	}
@@ -68,7 +68,7 @@ func openScratch(ctx context.Context, url string) (*postgres.Store, string, erro
 func dropScratch(ctx context.Context, url, schema string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	conn, err := pgx.Connect(ctx, url)
+	conn, err := postgres.Connect(ctx, url)
 	if err != nil {
 		return fmt.Errorf("drop scratch schema %s: %w", schema, err)
 	}

@@ -89,12 +89,18 @@ type Options struct {
 }
 
 // Open connects to the database at url (postgres://…) and applies pending
-// migrations.
+// migrations. Its errors never show a password of url (parseConfig).
 func Open(ctx context.Context, url string, opt Options) (*Store, error) {
-	cfg, err := pgxpool.ParseConfig(url)
+	cfg, err := parseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %w", err)
+		return nil, err
 	}
+	s, err := open(ctx, cfg, opt)
+	return s, scrub(err, url, cfg)
+}
+
+// open is Open once the connection string is read.
+func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error) {
 	if opt.MaxConns > 0 {
 		cfg.MaxConns = opt.MaxConns
 	}

@@ -32,14 +32,51 @@ var shownParams = map[string]bool{
 // What it cannot read with certainty (an '@', '/' or '?' unescaped in a
 // password, an unterminated quote) it hides whole.
 func RedactURL(s string) string {
-	if scheme, rest, ok := strings.Cut(s, "://"); ok {
-		return scheme + "://" + redactURI(rest)
+	return redact(s, func(string) {})
+}
+
+// secrets returns what RedactURL hides in the connection string s, as
+// written and as pgx decodes it: what an error may show.
+func secrets(s string) []string {
+	var out []string
+	redact(s, func(v string) {
+		out = append(out, v)
+		if d, err := url.PathUnescape(v); err == nil && d != v {
+			out = append(out, d)
+		}
+		if u := unquote(v); u != v {
+			out = append(out, u)
+		}
+	})
+	return out
+}
+
+// unquote is a keyword/value form's value as pgx reads it: without its
+// single quotes and with its backslash escapes resolved.
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		v = v[1 : len(v)-1]
 	}
-	return redactKeywordValue(s)
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '\\' && i+1 < len(v) {
+			i++
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String()
+}
+
+// redact is RedactURL, calling hide with each value it hides.
+func redact(s string, hide func(string)) string {
+	if scheme, rest, ok := strings.Cut(s, "://"); ok {
+		return scheme + "://" + redactURI(rest, hide)
+	}
+	return redactKeywordValue(s, hide)
 }
 
 // redactURI redacts what follows postgres://.
-func redactURI(rest string) string {
+func redactURI(rest string, hide func(string)) string {
 	var b strings.Builder
 	// A password may hold '@': the user info ends at the last one. Should
 	// what precedes it hold a '/' or '?' too, it is not only user info (an
@@ -47,11 +84,13 @@ func redactURI(rest string) string {
 	// hidden whole.
 	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
 		info := rest[:at]
-		user, _, hasPassword := strings.Cut(info, ":")
+		user, password, hasPassword := strings.Cut(info, ":")
 		switch {
 		case strings.ContainsAny(info, "/?#"):
+			hide(info)
 			b.WriteString(vigil.Redacted)
 		case hasPassword:
+			hide(password)
 			b.WriteString(user + ":" + vigil.Redacted)
 		default:
 			b.WriteString(user)
@@ -68,19 +107,22 @@ func redactURI(rest string) string {
 			if i > 0 {
 				b.WriteByte('&')
 			}
-			k, _, hasValue := strings.Cut(kv, "=")
+			k, v, hasValue := strings.Cut(kv, "=")
 			name, err := url.QueryUnescape(k)
 			switch {
 			case hasValue && err == nil && shownParams[name]:
 				b.WriteString(kv)
 			case hasValue:
+				hide(v)
 				b.WriteString(k + "=" + vigil.Redacted)
 			case kv != "":
+				hide(kv)
 				b.WriteString(vigil.Redacted)
 			}
 		}
 	}
 	if hasFrag && frag != "" {
+		hide(frag)
 		b.WriteString("#" + vigil.Redacted)
 	}
 	return b.String()
@@ -90,13 +132,14 @@ func redactURI(rest string) string {
 // read as pgx reads it: keyword = value, blanks around '=' allowed, a value
 // either a run of non-blanks or single-quoted, with backslash escapes in
 // both.
-func redactKeywordValue(s string) string {
+func redactKeywordValue(s string, hide func(string)) string {
 	const blanks = " \t\n\r\v\f"
 	var b strings.Builder
 	s = strings.TrimLeft(s, blanks)
 	for s != "" {
 		eq := strings.IndexByte(s, '=')
 		if eq < 0 {
+			hide(s)
 			b.WriteString(vigil.Redacted) // not keyword/value: may be anything
 			break
 		}
@@ -131,10 +174,13 @@ func redactKeywordValue(s string) string {
 		case !keyword(key):
 			// Not a keyword pgx would take (a stray word before it, a
 			// quote gone wrong): it may be part of a value.
+			hide(key)
+			hide(s[:end])
 			b.WriteString(vigil.Redacted)
 		case ok && shownParams[key]:
 			b.WriteString(key + "=" + s[:end])
 		default:
+			hide(s[:end])
 			b.WriteString(key + "=" + vigil.Redacted)
 		}
 		s = strings.TrimLeft(s[end:], blanks)

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"github.com/nats-io/nats.go"
+	"github.com/vigil-soc/vigil"
 )
 
 // logOptions sends the NATS client's asynchronous errors (a slow
@@ -14,7 +15,7 @@ import (
 func (q *Queue) logOptions() []nats.Option {
 	return []nats.Option{
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
-			attrs := []any{slog.String("error", err.Error())}
+			attrs := []any{slog.String("error", q.scrub(err))}
 			if sub != nil {
 				attrs = append(attrs, slog.String("subject", sub.Subject))
 			}
@@ -22,7 +23,7 @@ func (q *Queue) logOptions() []nats.Option {
 		}),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			if err != nil {
-				q.log.Warn("queue: disconnected from NATS; ingest answers 503 until it is back", slog.String("error", err.Error()))
+				q.log.Warn("queue: disconnected from NATS; ingest answers 503 until it is back", slog.String("error", q.scrub(err)))
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
@@ -31,4 +32,9 @@ func (q *Queue) logOptions() []nats.Option {
 			q.log.Info("queue: reconnected to NATS", slog.String("url", RedactURL(nc.ConnectedUrl())))
 		}),
 	}
+}
+
+// scrub is err's message without the credentials of the --nats-url.
+func (q *Queue) scrub(err error) string {
+	return vigil.ScrubError(err, secrets(q.cfg.URL)).Error()
 }

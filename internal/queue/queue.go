@@ -135,11 +135,14 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 		}
 		q.nc, err = nats.Connect("", append(q.logOptions(), nats.InProcessServer(q.ns), nats.Name("vigil"), nats.MaxReconnects(-1))...)
 	} else {
+		if err := checkURLs(cfg.URL); err != nil {
+			return nil, fmt.Errorf("queue: %w", err)
+		}
 		q.nc, err = nats.Connect(cfg.URL, append(q.logOptions(), nats.Name("vigil"), nats.MaxReconnects(-1), nats.RetryOnFailedConnect(false))...)
 	}
 	if err != nil {
 		q.Close()
-		return nil, fmt.Errorf("queue: connect: %w", err)
+		return nil, vigil.ScrubError(fmt.Errorf("queue: connect: %w", err), secrets(cfg.URL))
 	}
 	// Leave room under the server's payload limit for headers and framing.
 	q.maxChunk = int(q.nc.MaxPayload()) - 64<<10

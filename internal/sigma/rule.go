@@ -164,7 +164,45 @@ func Parse(text []byte) (*Rule, error) {
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
 		return nil, fail("", "a rule is a YAML mapping")
 	}
+	if err := noNUL(doc.Content[0], ""); err != nil {
+		return nil, err
+	}
 	return parseRule(doc.Content[0])
+}
+
+// noNUL refuses a NUL character in any key or scalar of the rule, written
+// as an escape ("\0", "\x00", "\u0000"): a rule's title, name and level
+// are stored as text, which PostgreSQL cannot hold NUL in, and its title
+// becomes the title of the observations it makes.
+func noNUL(n *yaml.Node, path string) error {
+	const issue = "must not contain NUL characters (U+0000)"
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if strings.IndexByte(n.Value, 0) >= 0 {
+			return fail(path, "%s", issue)
+		}
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			if strings.IndexByte(k, 0) >= 0 {
+				return fail(path, "a key %s", issue)
+			}
+			child := k
+			if path != "" {
+				child = path + "." + k
+			}
+			if err := noNUL(n.Content[i+1], child); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := noNUL(c, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func yamlReason(err error) string {

@@ -60,7 +60,7 @@ var refused = []struct {
 // CheckAddr returns an error saying why ip may not be reached, or nil.
 func (p Policy) CheckAddr(ip netip.Addr) error {
 	// A zone ("fe80::1%eth0") would make every prefix miss it.
-	ip = ip.Unmap().WithZone("")
+	ip = embeddedIPv4(ip.Unmap().WithZone(""))
 	for _, n := range p.AllowNetworks {
 		if n.Contains(ip) {
 			return nil
@@ -122,7 +122,8 @@ func (p Policy) Client(timeout time.Duration, tlsConfig *tls.Config) *http.Clien
 // CheckURL returns an error, a 400 naming field url, unless raw is a URL
 // deliveries may go to: absolute https:// (or http:// to a host in
 // AllowHTTPHosts), no user info, no fragment, a host that is not a
-// refused address, and, when the name resolves now, to none.
+// refused address in any of the forms resolvers read (hostAddr), and,
+// when the name resolves now, to none.
 func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	bad := func(issue string) error { return vigil.InvalidField("url", issue) }
 	if raw == "" {
@@ -138,7 +139,8 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
 		return bad("must be an absolute https:// URL")
 	}
-	host := strings.ToLower(u.Hostname())
+	// A trailing dot names the same host ("localhost." is localhost).
+	host := strings.TrimRight(strings.ToLower(u.Hostname()), ".")
 	switch u.Scheme {
 	case "https":
 	case "http":
@@ -162,7 +164,11 @@ func (p Policy) CheckURL(ctx context.Context, raw string) error {
 			return bad("has an invalid port")
 		}
 	}
-	if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err == nil {
+	ip, isAddr, err := hostAddr(host)
+	if err != nil {
+		return bad("has a host that " + err.Error())
+	}
+	if isAddr {
 		if err := p.CheckAddr(ip); err != nil {
 			return bad(err.Error())
 		}
