@@ -61,7 +61,7 @@ func TestCompileRules(t *testing.T) {
 	rules := []*vigil.DetectionRule{
 		{ID: "r1", Enabled: true, Kind: "detection", Rule: noIdentRule},
 		{ID: "r2", Enabled: false, Kind: "detection", Rule: noIdentRule},
-		{ID: "r3", Enabled: true, Kind: "detection", Rule: "title: t\nlogsource:\n    product: windows\ndetection:\n    k: [x]\n    condition: k\n"},
+		{ID: "r3", Enabled: true, Kind: "detection", Rule: "title: t\nlogsource:\n    product: macos\ndetection:\n    k: [x]\n    condition: k\n"},
 		{ID: "r4", Enabled: true, Kind: "correlation", Rule: "title: c\ncorrelation:\n    type: event_count\n    rules: [x]\n    timespan: 5m\n    condition:\n        gte: 3\n"},
 	}
 	dets, errs := Compile(rules)
