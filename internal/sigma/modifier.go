@@ -63,7 +63,10 @@ func parseModifiers(mods []string, path string) (modifiers, error) {
 		case "neq":
 			m.neq = true
 		case "windash", "base64", "base64offset", "utf16le", "utf16be", "utf16", "wide":
-			if m.match != "" {
+			// windash only swaps the dashes of the value, which contains,
+			// startswith and endswith leave as they are: it may follow
+			// them, as SigmaHQ's rules write it (CommandLine|contains|windash).
+			if m.match != "" && !(name == "windash" && (m.match == "contains" || m.match == "startswith" || m.match == "endswith")) {
 				return m, fail(path, "modifier %s transforms the value and comes before %s", name, m.match)
 			}
 			m.transforms = append(m.transforms, name)

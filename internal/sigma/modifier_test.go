@@ -94,6 +94,9 @@ func TestModifiers(t *testing.T) {
 		{"windash en dash", "s:\n    CommandLine|windash|contains: ' -enc '\ncondition: s", ev(parse.Event{"process.command_line": "ps \u2013enc abc"}), true},
 		{"windash original", "s:\n    CommandLine|windash|contains: ' -enc '\ncondition: s", ev(parse.Event{"process.command_line": "ps -enc abc"}), true},
 		{"windash other", "s:\n    CommandLine|windash|contains: ' -enc '\ncondition: s", ev(parse.Event{"process.command_line": "ps +enc abc"}), false},
+		// After contains, as SigmaHQ's Windows rules write it.
+		{"contains then windash", "s:\n    CommandLine|contains|windash: ' -enc '\ncondition: s", ev(parse.Event{"process.command_line": "ps /enc abc"}), true},
+		{"contains then windash other", "s:\n    CommandLine|contains|windash: ' -enc '\ncondition: s", ev(parse.Event{"process.command_line": "ps +enc abc"}), false},
 		// base64, base64offset, utf16.
 		{"base64", "s:\n    CommandLine|base64: 'hello'\ncondition: s", ev(parse.Event{"process.command_line": "aGVsbG8="}), true},
 		{"base64 contains", "s:\n    CommandLine|base64|contains: 'hello'\ncondition: s", ev(parse.Event{"process.command_line": "echo aGVsbG8= | base64 -d"}), true},
