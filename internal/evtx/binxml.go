@@ -460,11 +460,12 @@ func decodeUTF16(b []byte) string {
 		}
 	}
 	if ascii {
-		out := make([]byte, n)
-		for i := range out {
-			out[i] = b[2*i]
+		var sb strings.Builder
+		sb.Grow(n)
+		for i := 0; i < n; i++ {
+			sb.WriteByte(b[2*i])
 		}
-		return string(out)
+		return sb.String()
 	}
 	u := make([]uint16, n)
 	for i := range u {
