@@ -144,7 +144,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	screens := suppress.NewCache(store, suppress.DefaultTTL, log)
 	proc := pipeline.NewProcessor(store, log, metrics).WithSuppressions(screens)
 	// Each org's detection rules (Sigma), cached alike.
-	detectionRules := detectionrules.NewCache(store, detectionrules.DefaultTTL, log)
+	detectionRules := detectionrules.NewCache(store, detectionrules.DefaultTTL, log).WithLocalSources(c.Detect.LocalSources)
 	if !c.DetectionOff {
 		proc.WithDetection(detect.NewEngine(detect.Default(c.Detect)...), policy).WithDetectionRules(detectionRules)
 	}

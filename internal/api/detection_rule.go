@@ -347,9 +347,9 @@ func (s *Server) testDetectionRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	matches := []ruleTestMatch{}
-	match := func(source, raw string, ts time.Time) bool {
+	match := func(source, raw string, ts time.Time) (parse.Result, bool) {
 		res := parse.Parse(source, []byte(raw), ts)
-		return rule.Match(&sigma.Event{Source: source, Fields: res.Event, Raw: raw})
+		return res, rule.Match(&sigma.Event{Source: source, Fields: res.Event, Raw: raw})
 	}
 	preview := func(raw string) string {
 		if len(raw) > vigil.PreviewRawBytes {
@@ -359,11 +359,18 @@ func (s *Server) testDetectionRule(w http.ResponseWriter, r *http.Request) {
 	}
 	if byLines {
 		for i, l := range b.Lines {
+			// A line without a timestamp has the time written in it,
+			// as ingest gives it (TimeOr), the server's time only when it
+			// has none.
 			ts := now
 			if l.Timestamp != nil {
 				ts, _ = time.Parse(time.RFC3339Nano, *l.Timestamp)
 			}
-			if match(*l.Source, *l.Raw, ts) {
+			res, hit := match(*l.Source, *l.Raw, ts)
+			if l.Timestamp == nil {
+				ts = res.TimeOr(now)
+			}
+			if hit {
 				idx := i
 				matches = append(matches, ruleTestMatch{Index: &idx, Source: *l.Source, Timestamp: ts.UTC(), Raw: preview(*l.Raw)})
 			}
@@ -381,7 +388,7 @@ func (s *Server) testDetectionRule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	for _, a := range arts {
-		if match(a.Source, a.Raw, a.Timestamp) {
+		if _, hit := match(a.Source, a.Raw, a.Timestamp); hit {
 			matches = append(matches, ruleTestMatch{ArtifactID: a.ID, Source: a.Source, Timestamp: a.Timestamp, Raw: preview(a.Raw)})
 		}
 	}

@@ -19,7 +19,8 @@ import (
 // A name counts when a label below the parent has at least LabelLen
 // characters (default 25) or the whole name at least NameLen (default
 // 60), and the labels below the parent look random: hexadecimal, or
-// unlikely as English (bigramScore below −5 bits). Long names of CDNs and
+// unlikely in every language of the DGA detector's models (languageScore
+// below −5 bits). Long names of CDNs and
 // clouds made of words and short hashes ("partition-cname-trouter…
 // .cosmic.office.net") do not, and the parents of wellKnownDomains are
 // skipped.
@@ -89,7 +90,7 @@ func (d DNSTunnel) tunnelLike(name, sub string) bool {
 	if hexLike(text) {
 		return true
 	}
-	return entropy(text) >= 3.5 && bigramScore(text) < -5
+	return entropy(text) >= 3.5 && languageScore(text) < -5
 }
 
 // hexLike reports whether s is hexadecimal with both digits and letters.

@@ -64,6 +64,17 @@ func sourceActor(f parse.Event, addr, policy string) (actor, bool) {
 	return actor{key: ip, nodes: node(vigil.NodeIP, ip, true), local: true}, true
 }
 
+// SourceKey returns how the detectors key an event's acting address addr
+// (its source or client address), for detectors outside this package
+// (the Sigma rules): the key ("ADDRESS", or "ADDRESS on HOST" for a local
+// source) and its nodes (the key node, and for a local source the
+// address as context). It is false when addr is no address or policy
+// ignores local sources.
+func SourceKey(f parse.Event, addr, policy string) (key string, nodes []vigil.NodeRef, ok bool) {
+	a, ok := sourceActor(f, addr, policy)
+	return a.key, a.nodes, ok
+}
+
 // localSource reports whether a, the acting address of f, is the host's
 // own: loopback, unspecified, or f's own destination address.
 func localSource(f parse.Event, a netip.Addr) bool {

@@ -69,7 +69,7 @@ func BenchmarkRules(b *testing.B) {
 	evs := benchEvents(b)
 	for _, n := range []int{100, 1000} {
 		b.Run(fmt.Sprintf("rules=%d", n), func(b *testing.B) {
-			dets, errs := Compile(benchRules(n))
+			dets, errs := Compile(benchRules(n), "")
 			if len(errs) > 0 || len(dets) != n {
 				b.Fatalf("compiled %d of %d: %v", len(dets), n, errs)
 			}
@@ -88,7 +88,7 @@ func BenchmarkRules(b *testing.B) {
 // default, on the same 955 real lines.
 func BenchmarkStarterRules(b *testing.B) {
 	evs := benchEvents(b)
-	dets, errs := Compile(starterrules.ForOrg("bench", nil))
+	dets, errs := Compile(starterrules.ForOrg("bench", nil), "")
 	if len(errs) > 0 {
 		b.Fatalf("starter rules left out: %v", errs)
 	}

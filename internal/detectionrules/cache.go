@@ -30,6 +30,7 @@ type Cache struct {
 	store   Store
 	log     *slog.Logger
 	now     func() time.Time
+	local   string // the local-source policy (WithLocalSources)
 	engines *orgcache.Cache[*detect.Engine]
 }
 
@@ -44,6 +45,14 @@ func NewCache(store Store, ttl time.Duration, log *slog.Logger) *Cache {
 	}
 	c := &Cache{store: store, log: log, now: vigil.Now}
 	c.engines = orgcache.New(ttl, c.load)
+	return c
+}
+
+// WithLocalSources sets what the rules do with a local source (detect's
+// LocalReport, the default, or LocalIgnore), as every built-in detector
+// does (--detect local_sources=).
+func (c *Cache) WithLocalSources(policy string) *Cache {
+	c.local = policy
 	return c
 }
 
@@ -74,7 +83,7 @@ func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, errs := Compile(all)
+	set, errs := Compile(all, c.local)
 	for id, err := range errs {
 		// Rules are validated on write: this one was stored before a
 		// change of what Vigil supports. It detects nothing.
@@ -112,8 +121,9 @@ func OrgRules(ctx context.Context, store Store, org string) ([]*vigil.DetectionR
 // id or name) as exceptions, and its correlation rules over the
 // detection rules they name (enabled or not: a base rule that should not
 // report on its own is disabled). It returns the errors of the rules it
-// left out, by rule id.
-func Compile(rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error) {
+// left out, by rule id. local is the local-source policy (detect's
+// LocalReport or LocalIgnore; "" reports).
+func Compile(rules []*vigil.DetectionRule, local string) ([]detect.Detector, map[string]error) {
 	errs := map[string]error{}
 	type comp struct {
 		r *vigil.DetectionRule
@@ -166,7 +176,7 @@ func Compile(rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error)
 	}
 	out := make([]detect.Detector, 0, len(dets)+len(corrs))
 	for _, d := range dets {
-		out = append(out, newRuleDetector(d.r.ID, d.c))
+		out = append(out, newRuleDetector(d.r.ID, d.c, local))
 	}
 	for _, r := range corrs {
 		parsed, err := sigma.Parse([]byte(r.Rule))
@@ -192,7 +202,7 @@ func Compile(rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error)
 			errs[r.ID] = err
 			continue
 		}
-		out = append(out, newCorrDetector(r.ID, cc, bases))
+		out = append(out, newCorrDetector(r.ID, cc, bases, local))
 	}
 	return out, errs
 }

@@ -29,11 +29,12 @@ type corrDetector struct {
 	typ     string
 	sev     string
 	ruleRef string
+	local   string // the local-source policy (detect.LocalReport or LocalIgnore)
 }
 
-func newCorrDetector(id string, c *sigma.CompiledCorrelation, bases []corrBase) *corrDetector {
+func newCorrDetector(id string, c *sigma.CompiledCorrelation, bases []corrBase, local string) *corrDetector {
 	r := c.Rule
-	return &corrDetector{name: DetectorPrefix + id, c: c, bases: bases, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ruleRef(id, r)}
+	return &corrDetector{name: DetectorPrefix + id, c: c, bases: bases, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ruleRef(id, r), local: local}
 }
 
 func (d *corrDetector) Name() string { return d.name }
@@ -54,7 +55,9 @@ func (d *corrDetector) Window() detect.Window {
 
 // Signals returns one signal when a base rule matches ev and ev has every
 // group-by field: keyed by their values, the member the field's value
-// (value_count) or the base rule (temporal, temporal_ordered).
+// (value_count) or the base rule (temporal, temporal_ordered). A group-by
+// acting address is keyed as the built-in detectors key it
+// (actingAddress): a local source's value is "127.0.0.1 on web-01".
 func (d *corrDetector) Signals(ev *detect.Event) []vigil.Signal {
 	sev := sigmaEvent(ev)
 	var hit *corrBase
@@ -77,6 +80,14 @@ func (d *corrDetector) Signals(ev *detect.Event) []vigil.Signal {
 		v := fieldString(ev.Fields, field)
 		if v == "" {
 			return nil // not of any group
+		}
+		if actingAddress(field, v) {
+			k, refs, ok := detect.SourceKey(ev.Fields, v, d.local)
+			if !ok {
+				return nil
+			}
+			values, keys = append(values, k), append(keys, refs...)
+			continue
 		}
 		values = append(values, v)
 		if typ, ok := nodeFieldType(field); ok {

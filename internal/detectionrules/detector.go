@@ -6,6 +6,7 @@
 package detectionrules
 
 import (
+	"net/netip"
 	"strings"
 	"time"
 
@@ -29,6 +30,19 @@ const DetectorPrefix = "sigma:"
 // the acting address, else the account, else the host that logged it.
 var keyFields = []string{"source.ip", "client.ip", "user.name", "host.name"}
 
+// actingAddress reports whether a field's value is an acting address (a
+// source or client address), which a match is keyed by as the built-in
+// detectors key it (detect.SourceKey): a local source as "127.0.0.1 on
+// web-01", the host its key node, since 127.0.0.1 on one server is not
+// 127.0.0.1 on another; dropped when the local-source policy ignores it.
+func actingAddress(field, v string) bool {
+	if field != "source.ip" && field != "client.ip" {
+		return false
+	}
+	_, err := netip.ParseAddr(v)
+	return err == nil
+}
+
 // ruleDetector is one compiled Sigma detection rule as a detector.
 type ruleDetector struct {
 	name    string
@@ -36,11 +50,12 @@ type ruleDetector struct {
 	typ     string
 	sev     string
 	ruleRef string // the rule's title and ids, for descriptions
+	local   string // the local-source policy (detect.LocalReport or LocalIgnore)
 }
 
-func newRuleDetector(id string, c *sigma.Compiled) *ruleDetector {
+func newRuleDetector(id string, c *sigma.Compiled, local string) *ruleDetector {
 	r := c.Rule
-	return &ruleDetector{name: DetectorPrefix + id, rule: c, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ruleRef(id, r)}
+	return &ruleDetector{name: DetectorPrefix + id, rule: c, typ: ObservationType(r.Tags), sev: Severity(r.Level), ruleRef: ruleRef(id, r), local: local}
 }
 
 // ruleRef names a rule in descriptions: its title, Vigil id, Sigma id and
@@ -62,7 +77,8 @@ func (d *ruleDetector) Name() string { return d.name }
 func (d *ruleDetector) Window() detect.Window { return detect.Window{Span: Span, MinCount: 1} }
 
 // Signals returns one signal when ev matches the rule, keyed by its
-// first key field present ("" when none: the org is the key).
+// first key field present ("" when none: the org is the key), an acting
+// address as the built-in detectors key it (actingAddress).
 func (d *ruleDetector) Signals(ev *detect.Event) []vigil.Signal {
 	if !d.InScope(ev) {
 		return nil
@@ -85,22 +101,29 @@ func (d *ruleDetector) ScopedSignals(ev *detect.Event) []vigil.Signal {
 	if !d.rule.MatchInScope(&sev) {
 		return nil
 	}
-	key, keyType := "", ""
-	for _, f := range keyFields {
-		if v, ok := ev.Fields[f].(string); ok && v != "" {
-			keyType, key = parse.NodeOf(nodeTypeOf(f), v)
-			if key != "" {
-				break
-			}
+	key, keys, ok := d.key(ev.Fields)
+	if !ok {
+		return nil
+	}
+	return []vigil.Signal{{Key: key, Nodes: vigil.MergeNodeRefs(parse.Nodes(ev.Fields), keys)}}
+}
+
+// key returns a match's key and key nodes, from its first key field
+// present; false when the local-source policy drops the match.
+func (d *ruleDetector) key(f parse.Event) (string, []vigil.NodeRef, bool) {
+	for _, field := range keyFields {
+		v, _ := f[field].(string)
+		if v == "" {
+			continue
+		}
+		if actingAddress(field, v) {
+			return detect.SourceKey(f, v, d.local)
+		}
+		if typ, val := parse.NodeOf(nodeTypeOf(field), v); val != "" {
+			return val, []vigil.NodeRef{{Type: typ, Value: val, Key: true}}, true
 		}
 	}
-	nodes := parse.Nodes(ev.Fields)
-	for i := range nodes {
-		if nodes[i].Type == keyType && nodes[i].Value == key {
-			nodes[i].Key = true
-		}
-	}
-	return []vigil.Signal{{Key: key, Nodes: nodes}}
+	return "", nil, true
 }
 
 // sigmaEvent is ev as the Sigma engine reads it, with its line's grams,

@@ -64,7 +64,7 @@ func TestCompileRules(t *testing.T) {
 		{ID: "r3", Enabled: true, Kind: "detection", Rule: "title: t\nlogsource:\n    product: macos\ndetection:\n    k: [x]\n    condition: k\n"},
 		{ID: "r4", Enabled: true, Kind: "correlation", Rule: "title: c\ncorrelation:\n    type: event_count\n    rules: [x]\n    timespan: 5m\n    condition:\n        gte: 3\n"},
 	}
-	dets, errs := Compile(rules)
+	dets, errs := Compile(rules, "")
 	if len(dets) != 1 || dets[0].Name() != "sigma:r1" || len(errs) != 2 || errs["r3"] == nil || errs["r4"] == nil {
 		t.Fatalf("detectors %d, errors %v", len(dets), errs)
 	}
@@ -95,7 +95,7 @@ func TestCompileRules(t *testing.T) {
 	// A filter naming the rule by id is its exception.
 	rules = append(rules, &vigil.DetectionRule{ID: "f1", Enabled: true, Kind: "filter", Rule: "title: f\nlogsource:\n    product: linux\n" +
 		"filter:\n    rules: [0b3f3c8e-7c1e-4e33-9d8a-5c4d3e2f1a10]\n    s:\n        src_ip|cidr: 89.160.0.0/16\n    condition: s\n"})
-	dets, _ = Compile(rules)
+	dets, _ = Compile(rules, "")
 	if len(dets) != 1 || len(dets[0].Signals(event("auth", noIdentLine))) != 0 {
 		t.Error("the filter did not except the line")
 	}
@@ -113,7 +113,7 @@ func TestTemporalOrderedDetector(t *testing.T) {
 		{ID: "b2", Enabled: false, Kind: "detection", Rule: base("second")},
 		{ID: "c1", Enabled: true, Kind: "correlation", Rule: "title: c\nlevel: high\ncorrelation:\n    type: temporal_ordered\n    rules: [second, first]\n    group-by: [source.ip]\n    timespan: 10m\n"},
 	}
-	dets, errs := Compile(rules)
+	dets, errs := Compile(rules, "")
 	if len(dets) != 1 || len(errs) != 0 {
 		t.Fatalf("detectors %d, errors %v", len(dets), errs)
 	}
@@ -149,7 +149,7 @@ func TestScopedSignalsAsBefore(t *testing.T) {
 	} {
 		rules = append(rules, &vigil.DetectionRule{ID: fmt.Sprintf("m%d", i), Enabled: true, Kind: "detection", Rule: fmt.Sprintf("title: m%d\n", i) + text})
 	}
-	dets, errs := Compile(rules)
+	dets, errs := Compile(rules, "")
 	if len(errs) > 0 {
 		t.Fatalf("left out: %v", errs)
 	}

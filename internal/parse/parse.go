@@ -99,6 +99,16 @@ func Parse(source string, raw []byte, ref time.Time) Result {
 
 var jsonNUL = []byte(`\u0000`)
 
+// TimeOr returns the time written in the line, in UTC, when it has a
+// valid one, else ref: the timestamp of an artifact sent without one
+// (ingest and the rule test give a line the same).
+func (r Result) TimeOr(ref time.Time) time.Time {
+	if vigil.ValidTimestamp(r.Time) {
+		return r.Time.UTC()
+	}
+	return ref
+}
+
 func hasNUL(ev Event) bool {
 	for k, v := range ev {
 		if strings.IndexByte(k, 0) >= 0 {

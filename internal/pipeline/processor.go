@@ -269,8 +269,8 @@ func (p *Processor) parseOne(a *vigil.Artifact) (ev parse.Event) {
 		}
 	}()
 	res := p.parse(a.Source, []byte(a.Raw), a.Timestamp)
-	if a.TimestampDefaulted && vigil.ValidTimestamp(res.Time) {
-		a.Timestamp = res.Time.UTC()
+	if a.TimestampDefaulted {
+		a.Timestamp = res.TimeOr(a.Timestamp)
 	}
 	if res.Parsed {
 		p.metrics.Parsed.WithLabelValues(metricSource(a.Source)).Inc()
