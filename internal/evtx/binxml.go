@@ -127,6 +127,18 @@ type parser struct {
 	// Slabs the record's elements and attributes are taken from.
 	elements []Element
 	attrs    []Attr
+	values   []value
+	children []*Element
+}
+
+// newValues takes room for n substitution values from a slab.
+func (p *parser) newValues(n int) []value {
+	if cap(p.values)-len(p.values) < n {
+		p.values = make([]value, 0, max(128, n))
+	}
+	start := len(p.values)
+	p.values = p.values[:start+n]
+	return p.values[start : start+n : start+n]
 }
 
 // document parses the record's binary XML from pos and instantiates it.
@@ -386,7 +398,7 @@ func (p *parser) instance(pos, end int) (*instance, int, error) {
 	if count > (end-pos)/4 {
 		return nil, 0, fmt.Errorf("template instance: %d values do not fit", count)
 	}
-	values := make([]value, count)
+	values := p.newValues(count)
 	dataPos := pos + 4*count
 	for i := range values {
 		size := int(le.Uint16(d[pos+4*i:]))

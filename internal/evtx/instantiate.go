@@ -86,6 +86,15 @@ func (p *parser) element(n *node, values []value, nested int) (*Element, bool, e
 			el.Attrs = append(el.Attrs, Attr{Name: a.name, Value: val})
 		}
 	}
+	kids := 0
+	for _, c := range n.children {
+		if c.kind == nodeElement {
+			kids++
+		}
+	}
+	if kids > 0 {
+		el.Children = p.newChildren(kids)
+	}
 	if err := p.fill(el, n.children, values, nested); err != nil {
 		return nil, false, err
 	}
@@ -132,6 +141,16 @@ func (p *parser) newElement(name string) *Element {
 	}
 	p.elements = append(p.elements, Element{Name: name})
 	return &p.elements[len(p.elements)-1]
+}
+
+// newChildren takes room for n child elements from a slab.
+func (p *parser) newChildren(n int) []*Element {
+	if cap(p.children)-len(p.children) < n {
+		p.children = make([]*Element, 0, max(128, n))
+	}
+	start := len(p.children)
+	p.children = p.children[:start+n]
+	return p.children[start : start : start+n]
 }
 
 // newAttrs takes room for n attributes from a slab.

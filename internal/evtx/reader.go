@@ -41,6 +41,7 @@ type Record struct {
 	// Offset is the record's offset in the file.
 	Offset int64
 	Event  *Element
+	size   int // bytes in the file
 }
 
 // ChunkError says a chunk or a record in it could not be read. The reader
@@ -96,7 +97,8 @@ func NewReader(r io.Reader) (*Reader, error) {
 	}, nil
 }
 
-// Next returns the next record. At the end of the file it returns io.EOF.
+// Next returns the next record, valid until the next call to Next (its
+// elements are reused). At the end of the file it returns io.EOF.
 // A damaged chunk or record gives a *ChunkError; calling Next again goes on
 // with what follows it.
 func (r *Reader) Next() (*Record, error) {
@@ -174,6 +176,12 @@ type chunk struct {
 	names     map[uint32]string
 	templates map[uint32]*template
 	failed    bool
+	// parser and its slabs, reused record after record.
+	parser   parser
+	elements []Element
+	attrs    []Attr
+	values   []value
+	children []*Element
 }
 
 func openChunk(data []byte, fileOff int64) (*chunk, error) {
@@ -197,6 +205,10 @@ func openChunk(data []byte, fileOff int64) (*chunk, error) {
 		end:       int(free),
 		names:     map[uint32]string{},
 		templates: map[uint32]*template{},
+		elements:  make([]Element, 0, 128),
+		attrs:     make([]Attr, 0, 128),
+		values:    make([]value, 0, 128),
+		children:  make([]*Element, 0, 128),
 	}, nil
 }
 
@@ -221,11 +233,15 @@ func (c *chunk) next() (*Record, error) {
 	}
 	c.pos = start + size
 	rec := &Record{
+		size:    size,
 		ID:      le.Uint64(d[8:]),
 		Written: filetime(le.Uint64(d[16:])),
 		Offset:  c.fileOff + int64(start),
 	}
-	p := &parser{c: c, end: start + size - 4}
+	// The record's elements and attributes reuse the chunk's slabs: a
+	// record is valid until the next call to Next (Reader.Next).
+	p := &c.parser
+	*p = parser{c: c, end: start + size - 4, elements: c.elements[:0], attrs: c.attrs[:0], values: c.values[:0], children: c.children[:0]}
 	root, err := p.document(start + recordHeader)
 	if err != nil {
 		return nil, &ChunkError{Offset: c.fileOff + int64(start), Err: fmt.Errorf("record %d: %w", rec.ID, err)}

@@ -34,7 +34,9 @@ func (r *Record) Winlogbeat() ([]byte, error) {
 	computer := text("Computer")
 	keywords, outcome := keywordNames(text("Keywords"))
 
-	w := jsonWriter{b: make([]byte, 0, 1024)}
+	// The document is about the size of the record's UTF-16 text with its
+	// names: room for that, so that it is not grown as it is written.
+	w := jsonWriter{b: make([]byte, 0, 512+r.size)}
 	w.open()
 	if t := sys.Child("TimeCreated"); t != nil && t.Attr("SystemTime") != "" {
 		w.str("@timestamp", t.Attr("SystemTime"))
