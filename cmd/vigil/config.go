@@ -225,7 +225,7 @@ func (l *syslogListen) Set(s string) error {
 // ingest).
 func (c *config) syslogFlag(fs *flag.FlagSet) {
 	fs.Var(&c.SyslogListen, "syslog-listen", "a syslog listener as udp://, tcp:// or tls://host:port?org=<org>[&…], repeatable "+
-		"(or comma-separated); parameters: org, name, source, default-source, max-message, max-connections, idle-timeout, "+
+		"(or comma-separated); parameters: org, name, source, default-source, max-message, max-connections, idle-timeout, first-byte-timeout, "+
 		"and for tls cert, key, client-ca, org-from (docs/ingest.md)")
 }
 
