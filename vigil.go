@@ -12,13 +12,17 @@ import (
 )
 
 // NewID returns a new time-ordered identifier (UUIDv7) as a string.
-func NewID() string {
+func NewID() string { return NewUUID().String() }
+
+// NewUUID returns a new time-ordered identifier (UUIDv7), for those that
+// keep many of them: 16 bytes instead of a 36-byte string.
+func NewUUID() uuid.UUID {
 	id, err := uuid.NewV7()
 	if err != nil {
 		// NewV7 only fails when the system random source fails.
-		return uuid.Must(uuid.NewRandomFromReader(rand.Reader)).String()
+		return uuid.Must(uuid.NewRandomFromReader(rand.Reader))
 	}
-	return id.String()
+	return id
 }
 
 // ValidID reports whether s is a well-formed UUID in canonical form.

@@ -167,8 +167,8 @@ func (c *config) boundFlags(fs *flag.FlagSet) {
 	fs.IntVar(&c.MaxSearches, "max-searches", 0, "artifact searches this process runs at once, on database connections of their own so that other reads never wait for them (0: the number of CPUs, at least 2; PostgreSQL: half the pool)")
 	fs.IntVar(&c.MaxOrgSearches, "max-org-searches", 2, "artifact searches and whole-artifact reads one org may run at once in this process; more are answered 429")
 	c.BodyBudget, c.ClientBodyBudget, c.BodyMinRate = 64<<20, 24<<20, 128<<10
-	fs.Var(byteSize{&c.BodyBudget}, "body-budget", "bytes of request bodies the API holds at once (read or being processed); a body beyond is answered 503 before it is read (at least 10MiB)")
-	fs.Var(byteSize{&c.ClientBodyBudget}, "client-body-budget", "bytes of request bodies one remote address, and one org, may have in flight; beyond: 429 (at least 10MiB; behind a proxy every client shares its address)")
+	fs.Var(byteSize{&c.BodyBudget}, "body-budget", "bytes of request bodies the API holds at once (read or being processed), with what the Elasticsearch bulk endpoint decodes from them; beyond: 503 before the body is read (at least 10MiB)")
+	fs.Var(byteSize{&c.ClientBodyBudget}, "client-body-budget", "bytes of request bodies (and bulk decoding) one remote address, and one org, may have in flight; beyond: 429 (at least 10MiB; behind a proxy every client shares its address)")
 	fs.Var(byteSize{&c.BodyMinRate}, "body-min-rate", "bytes per second a request body must arrive at, after 10 s of grace; a slower one is answered 408")
 }
 
@@ -229,7 +229,7 @@ func (l *syslogListen) Set(s string) error {
 // ingest).
 func (c *config) syslogFlag(fs *flag.FlagSet) {
 	fs.Var(&c.SyslogListen, "syslog-listen", "a syslog listener as udp://, tcp:// or tls://host:port?org=<org>[&…], repeatable "+
-		"(or comma-separated); parameters: org, name, source, default-source, max-message, max-connections, idle-timeout, "+
+		"(or comma-separated); parameters: org, name, source, default-source, max-message, max-connections, idle-timeout, first-byte-timeout, "+
 		"and for tls cert, key, client-ca, org-from (docs/ingest.md)")
 }
 

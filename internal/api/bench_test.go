@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -20,12 +21,12 @@ import (
 	"github.com/vigil-soc/vigil/internal/auth"
 )
 
-// discard is the Ingester of BenchmarkPostArtifacts: it counts and drops,
-// so that only the API's own work is timed.
-type discard struct{ n int }
+// discard is the Ingester of the API's benchmarks: it counts and drops,
+// so that only the API's own work is measured.
+type discard struct{ n atomic.Int64 }
 
 func (d *discard) Ingest(_ context.Context, _ string, arts []*vigil.Artifact) error {
-	d.n += len(arts)
+	d.n.Add(int64(len(arts)))
 	return nil
 }
 
@@ -70,8 +71,8 @@ func BenchmarkPostArtifacts(b *testing.B) {
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
-	if sink.n != b.N*len(items) {
-		b.Fatalf("ingested %d, want %d", sink.n, b.N*len(items))
+	if n := sink.n.Load(); n != int64(b.N*len(items)) {
+		b.Fatalf("ingested %d, want %d", n, b.N*len(items))
 	}
 	b.ReportMetric(float64(b.N*len(items))/b.Elapsed().Seconds(), "artifacts/s")
 }

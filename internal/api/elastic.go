@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -31,7 +32,13 @@ func (s *Server) elasticRoutes() {
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		for _, rt := range s.elasticTable() {
 			pattern := strings.TrimSpace(rt.method + " " + prefix + rt.path)
-			s.mux.Handle(pattern, elasticProduct(s.authorize(rt.perm, true, s.limitBody(rt.h))))
+			h := s.limitBody(s.elasticFail, rt.h)
+			if strings.HasSuffix(rt.path, "/_bulk") {
+				// A bulk request waits for budget room (?timeout=) before
+				// its body is read.
+				h = s.bulkWait(h)
+			}
+			s.mux.Handle(pattern, elasticProduct(s.authorize(rt.perm, true, h)))
 		}
 	}
 }
@@ -105,68 +112,114 @@ func (s *Server) elasticEmpty(w http.ResponseWriter, r *http.Request) {
 // (a request split to fit the queue) those items' 429, so that the
 // shipper retries exactly what was not taken. With ?timeout= a refusal is
 // first waited out for up to that long (ingestWaiting).
+//
+// The body is read twice, a line at a time (decompressed as it is read):
+// once to pair actions with their documents, so that a malformed request
+// is refused before any of it is taken, and once to decode the documents
+// a batch at a time, each published before the next is decoded. What that
+// holds beyond the body (the items, the largest batch) is taken from the
+// budget of request bodies as the first reading finds it, before it is
+// allocated: a request beyond it is refused whole (429, or 503 when the
+// server as a whole holds as much as it may), as Elasticsearch refuses a
+// bulk request beyond its indexing pressure limit.
 func (s *Server) elasticBulk(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	body, err := bulkBody(w, r)
+	deadline := waitDeadline(r.Context())
+	body, err := readBulkBody(w, r)
 	if err != nil {
-		s.fail(w, r, err)
+		s.elasticFail(w, r, err)
 		return
 	}
-	wait, err := bulkTimeout(r.URL.Query())
+	req, err := esbulk.Scan(body.open(), r.PathValue("index"), func(n int64) error {
+		return holdBody(r.Context(), n, deadline)
+	})
 	if err != nil {
-		s.fail(w, r, err)
+		s.elasticFail(w, r, err)
 		return
 	}
 	org := principal(r.Context()).OrgID
-	req, err := esbulk.Parse(body, org, r.PathValue("index"), s.now())
-	body = nil
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	var arts []*vigil.Artifact
-	var at []int // the item of each artifact
-	for i := range req.Items {
-		if a := req.Items[i].Artifact; a != nil {
+	var first, last error
+	var status int
+	var itemErr *esbulk.ItemError
+	taken := 0
+	err = req.Decode(body.open(), org, s.now(), func(arts []*vigil.Artifact, at []int) {
+		for _, a := range arts {
 			a.OrgID = org
-			arts, at = append(arts, a), append(at, i)
 		}
-	}
-	s.rejected.Add(float64(len(req.Items) - len(arts)))
-	if len(arts) > 0 {
 		errs := make([]error, len(arts))
-		s.ingestWaiting(r, org, arts, errs, wait)
-		taken := 0
-		var first error
+		s.ingestWaiting(r, org, arts, errs, deadline)
 		for i, err := range errs {
 			if err == nil {
 				taken++
 				continue
 			}
 			first = cmpErr(first, err)
-			it := &req.Items[at[i]]
-			status := statusOf[vigil.ErrorCode(err)]
-			typ := "es_rejected_execution_exception"
-			if status == 0 || status >= 500 && status != http.StatusServiceUnavailable && status != http.StatusInsufficientStorage {
-				status, typ = http.StatusInternalServerError, "exception"
+			if err != last { // one error for the items of one refusal
+				last = err
+				status, itemErr = itemRefusal(err)
 			}
-			it.Fail(status, typ, vigil.ErrorMessage(err))
+			req.Item(at[i]).Fail(status, itemErr)
 		}
-		if taken == 0 {
-			// Nothing taken: the request's status, which every shipper
-			// retries whole, with each item's, for those that read only
-			// the body.
-			status := statusOf[vigil.ErrorCode(first)]
-			if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable && status != http.StatusInsufficientStorage {
-				s.fail(w, r, first)
-				return
-			}
-			w.Header().Set("Retry-After", "1")
-			writeRaw(w, status, esbulk.Refused(req.Items, time.Since(start), status, "es_rejected_execution_exception", vigil.ErrorMessage(first)))
-			return
+	})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	bad := 0
+	for i := range req.Len() {
+		if req.Item(i).Status == http.StatusBadRequest {
+			bad++
 		}
 	}
-	writeRaw(w, http.StatusOK, esbulk.Response(req.Items, time.Since(start)))
+	s.rejected.Add(float64(bad))
+	if taken == 0 && first != nil {
+		// Nothing taken: the request's status, which every shipper
+		// retries whole, with each item's, for those that read only the
+		// body.
+		if !refuseBulk(w, req, start, first) {
+			s.fail(w, r, first)
+		}
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	esbulk.WriteResponse(w, req, time.Since(start))
+}
+
+// itemRefusal is the status and error of an item the queue did not take:
+// Elasticsearch's es_rejected_execution_exception for a refusal the
+// client may retry, an exception (500) for any other.
+func itemRefusal(err error) (int, *esbulk.ItemError) {
+	status, typ := statusOf[vigil.ErrorCode(err)], "es_rejected_execution_exception"
+	if status == 0 || status >= 500 && status != http.StatusServiceUnavailable && status != http.StatusInsufficientStorage {
+		status, typ = http.StatusInternalServerError, "exception"
+	}
+	return status, &esbulk.ItemError{Type: typ, Reason: vigil.ErrorMessage(err)}
+}
+
+// refuseBulk answers a request refused whole for want of room (the
+// queue's, the budget of bodies': 429, 503 or 507) in Elasticsearch's
+// shape, with Retry-After and each item of req (none when the body was
+// not read whole) failed; false, answering nothing, for any other error.
+func refuseBulk(w http.ResponseWriter, req *esbulk.Request, start time.Time, err error) bool {
+	status := statusOf[vigil.ErrorCode(err)]
+	if status != http.StatusTooManyRequests && status != http.StatusServiceUnavailable && status != http.StatusInsufficientStorage {
+		return false
+	}
+	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	esbulk.WriteRefused(w, req, time.Since(start), status, &esbulk.ItemError{Type: "es_rejected_execution_exception", Reason: vigil.ErrorMessage(err)})
+	return true
+}
+
+// elasticFail answers an error of the bulk endpoint before its body is
+// read whole: a refusal for want of room in Elasticsearch's shape, which
+// shippers retry; any other in the API's envelope.
+func (s *Server) elasticFail(w http.ResponseWriter, r *http.Request, err error) {
+	if !refuseBulk(w, nil, time.Now(), err) {
+		s.fail(w, r, err)
+	}
 }
 
 // cmpErr keeps the first error.
@@ -181,10 +234,36 @@ func cmpErr(first, err error) error {
 // wait for room in the queue (Elasticsearch's own default timeout).
 const MaxBulkWait = time.Minute
 
+// waitKey is the key in a request's context of the time until which it
+// may wait for room (the bulk API's timeout).
+type waitKey struct{}
+
+// bulkWait reads the bulk API's timeout parameter into the request's
+// context, before its body takes budget (limitBody): the time until which
+// it waits for room; a bad value is the request's 400.
+func (s *Server) bulkWait(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		wait, err := bulkTimeout(r.URL.Query())
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), waitKey{}, time.Now().Add(wait))))
+	}
+}
+
+// waitDeadline is the time until which the request of ctx may wait for
+// room: zero (no wait) unless bulkWait gave one.
+func waitDeadline(ctx context.Context) time.Time {
+	t, _ := ctx.Value(waitKey{}).(time.Time)
+	return t
+}
+
 // bulkTimeout reads the bulk API's timeout parameter ("30s", "1m",
 // "500ms"), Elasticsearch's time to wait for resources, which here is the
-// time a request waits for the queue to take what it refused before
-// answering 429; none: no wait. More than MaxBulkWait waits MaxBulkWait.
+// time a request waits for the queue to take what it refused, or for room
+// in the budget of bodies, before answering 429; none: no wait. More than
+// MaxBulkWait waits MaxBulkWait.
 func bulkTimeout(q url.Values) (time.Duration, error) {
 	v := q.Get("timeout")
 	if v == "" {
@@ -197,43 +276,31 @@ func bulkTimeout(q url.Values) (time.Duration, error) {
 	return min(d, MaxBulkWait), nil
 }
 
-// ingestWaiting ingests arts as ingestAll does, then, for up to wait,
-// tries again those the queue refused for want of room (a full or
-// lagging queue, NATS out of reach), backing off from 20 ms to 1 s, until
-// it takes them, the wait is over, or the client goes. errs holds each
-// artifact's last error.
-func (s *Server) ingestWaiting(r *http.Request, org string, arts []*vigil.Artifact, errs []error, wait time.Duration) {
-	s.ingestAll(r, org, arts, errs)
-	deadline := time.Now().Add(wait)
-	backoff := 20 * time.Millisecond
-	for {
-		var again []int
-		for i, err := range errs {
-			if c := vigil.ErrorCode(err); c == vigil.ERATELIMITED || c == vigil.EUNAVAILABLE {
-				again = append(again, i)
+// ingestWaiting ingests arts as ingestAll does, then, until deadline,
+// tries again those the queue refused for want of room (a full or lagging
+// queue, NATS out of reach), until it takes them, the time is up, or the
+// client goes. errs holds each artifact's last error.
+func (s *Server) ingestWaiting(r *http.Request, org string, arts []*vigil.Artifact, errs []error, deadline time.Time) {
+	pending := make([]int, len(arts))
+	for i := range pending {
+		pending[i] = i
+	}
+	retryUntil(r.Context(), deadline, func() bool {
+		batch, berrs := make([]*vigil.Artifact, len(pending)), make([]error, len(pending))
+		for j, i := range pending {
+			batch[j] = arts[i]
+		}
+		s.ingestAll(r, org, batch, berrs)
+		still := pending[:0]
+		for j, i := range pending {
+			errs[i] = berrs[j]
+			if c := vigil.ErrorCode(berrs[j]); c == vigil.ERATELIMITED || c == vigil.EUNAVAILABLE {
+				still = append(still, i)
 			}
 		}
-		if len(again) == 0 || time.Until(deadline) < backoff {
-			return
-		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-r.Context().Done():
-			t.Stop()
-			return
-		case <-t.C:
-		}
-		backoff = min(2*backoff, time.Second)
-		retry := make([]*vigil.Artifact, len(again))
-		rerrs := make([]error, len(again))
-		for j, i := range again {
-			retry[j] = arts[i]
-		}
-		s.ingestAll(r, org, retry, rerrs)
-		for j, i := range again {
-			errs[i] = rerrs[j]
-		}
-	}
+		pending = still
+		return len(pending) == 0
+	})
 }
 
 // ingestAll ingests arts in batches of at most vigil.MaxBatchItems,
@@ -259,31 +326,61 @@ func (s *Server) ingestSplit(r *http.Request, org string, arts []*vigil.Artifact
 	}
 }
 
-// bulkBody reads a bulk request's body, gzip-compressed or not (Filebeat
-// and Logstash compress by default), at most MaxBodyBytes either way.
-func bulkBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	body, err := readBody(w, r)
+// bulkBody is a bulk request's body as sent (Filebeat and Logstash
+// compress it with gzip by default), read again for each pass over it.
+type bulkBody struct {
+	raw  []byte
+	gzip bool
+}
+
+// readBulkBody reads a bulk request's body, at most MaxBodyBytes.
+func readBulkBody(w http.ResponseWriter, r *http.Request) (*bulkBody, error) {
+	raw, err := readBody(w, r)
 	if err != nil {
 		return nil, jsonError(err)
 	}
 	switch enc := strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Encoding"))); enc {
 	case "", "identity":
-		return body, nil
+		return &bulkBody{raw: raw}, nil
 	case "gzip", "x-gzip":
-		zr, err := gzip.NewReader(bytes.NewReader(body))
-		if err != nil {
-			return nil, vigil.InvalidField("body", "malformed gzip: "+err.Error())
-		}
-		var buf bytes.Buffer
-		n, err := buf.ReadFrom(io.LimitReader(zr, MaxBodyBytes+1))
-		switch {
-		case n > MaxBodyBytes:
-			return nil, &vigil.Error{Code: vigil.ETOOLARGE, Message: "request body exceeds 10 MiB once decompressed"}
-		case err != nil && !errors.Is(err, io.EOF):
-			return nil, vigil.InvalidField("body", "malformed gzip: "+err.Error())
-		}
-		return buf.Bytes(), nil
+		return &bulkBody{raw: raw, gzip: true}, nil
 	default:
 		return nil, vigil.Errorf(vigil.EUNSUPPORTED, "Content-Encoding %.32q: only gzip is taken", enc)
 	}
+}
+
+// open returns a reader of the body, decompressed as it is read: at most
+// MaxBodyBytes once decompressed (else ETOOLARGE), and malformed gzip the
+// request's EINVALID.
+func (b *bulkBody) open() io.Reader {
+	if !b.gzip {
+		return bytes.NewReader(b.raw)
+	}
+	return &gunzip{in: bytes.NewReader(b.raw)}
+}
+
+// gunzip decompresses a body as it is read.
+type gunzip struct {
+	in io.Reader
+	zr *gzip.Reader
+	n  int64 // bytes decompressed
+}
+
+func (g *gunzip) Read(p []byte) (int, error) {
+	if g.zr == nil {
+		zr, err := gzip.NewReader(g.in)
+		if err != nil {
+			return 0, vigil.InvalidField("body", "malformed gzip: "+err.Error())
+		}
+		g.zr = zr
+	}
+	n, err := g.zr.Read(p)
+	g.n += int64(n)
+	switch {
+	case g.n > MaxBodyBytes:
+		return 0, &vigil.Error{Code: vigil.ETOOLARGE, Message: "request body exceeds 10 MiB once decompressed"}
+	case err != nil && !errors.Is(err, io.EOF):
+		return n, vigil.InvalidField("body", "malformed gzip: "+err.Error())
+	}
+	return n, err
 }

@@ -253,7 +253,7 @@ func TestElasticItemsAndRequestErrors(t *testing.T) {
 		"bad gzip":          {"not gzip", []string{"Content-Encoding", "gzip"}, 400, "body"},
 		"unknown encoding":  {"x", []string{"Content-Encoding", "br"}, 415, ""},
 		"body over 10 MiB":  {strings.Repeat(`{"create":{}}`+"\n"+`{"message":"x"}`+"\n", 11<<20/30), nil, 413, ""},
-		"gzip over 10 MiB":  {gzipped(strings.Repeat("{}\n", 4<<20)), []string{"Content-Encoding", "gzip"}, 413, ""},
+		"gzip over 10 MiB":  {gzipped(strings.Repeat(`{"create":{}}`+"\n"+`{"message":"`+strings.Repeat("x", 200)+`"}`+"\n", 11<<20/230)), []string{"Content-Encoding", "gzip"}, 413, ""},
 		"too many actions?": {strings.Repeat(`{"delete":{}}`+"\n", 100001), nil, 400, "body"},
 	} {
 		t.Run(name, func(t *testing.T) {

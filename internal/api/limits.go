@@ -116,13 +116,14 @@ func (b *bodyBudget) reserve(keys []string, n int64) error {
 	for _, k := range keys {
 		if b.by[k]+n > b.perClient {
 			return &vigil.Error{Code: vigil.ERATELIMITED, Err: errBodyBusy, Message: fmt.Sprintf(
-				"this client already has %d MiB of request bodies in flight, the most it may (per address and per organization); retry when they are done",
+				"this client already has %d MiB of request bodies in flight (with what bulk requests decode from theirs), "+
+					"the most it may (per address and per organization); retry when they are done",
 				b.perClient>>20)}
 		}
 	}
 	if b.used+n > b.total {
 		return &vigil.Error{Code: vigil.EUNAVAILABLE, Err: errBodyBusy,
-			Message: "the server is reading as many request bodies as it may hold at once; retry shortly"}
+			Message: "the server is reading (or decoding) as many request bodies as it may hold at once; retry shortly"}
 	}
 	b.used += n
 	for _, k := range keys {
@@ -151,15 +152,18 @@ const bodyStep = 256 << 10
 // is refused before it is read; a body of unknown length takes budget as
 // it arrives. The body must arrive within the grace plus its size at the
 // minimum rate (else 408), and its budget is held until the handler
-// returns, the decoded request living as long.
-func (s *Server) limitBody(next http.HandlerFunc) http.HandlerFunc {
+// returns, the decoded request living as long (a handler that decodes
+// more than its body takes more: holdBody). A request whose context
+// allows it (waitDeadline) waits for room before it is refused. fail
+// answers a refusal.
+func (s *Server) limitBody(fail func(http.ResponseWriter, *http.Request, error), next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
 			next(w, r)
 			return
 		}
 		if r.ContentLength > MaxBodyBytes {
-			s.fail(w, r, &vigil.Error{Code: vigil.ETOOLARGE, Message: "request body exceeds 10 MiB"})
+			fail(w, r, &vigil.Error{Code: vigil.ETOOLARGE, Message: "request body exceeds 10 MiB"})
 			return
 		}
 		keys := []string{"org " + principal(r.Context()).OrgID}
@@ -169,18 +173,52 @@ func (s *Server) limitBody(next http.HandlerFunc) http.HandlerFunc {
 		br := &budgetBody{ReadCloser: r.Body, s: s, keys: keys, rc: http.NewResponseController(w), start: time.Now()}
 		defer br.release()
 		if r.ContentLength > 0 {
-			if err := br.take(r.ContentLength); err != nil {
-				s.fail(w, r, err)
+			// A request that may wait for room (waitDeadline) waits for
+			// it, before any of its body is read.
+			var err error
+			retryUntil(r.Context(), waitDeadline(r.Context()), func() bool {
+				err = s.bodies.reserve(keys, r.ContentLength)
+				return err == nil
+			})
+			if err != nil {
+				fail(w, r, err)
 				return
 			}
-			br.known = true
-		} else if err := br.take(0); err != nil {
-			s.fail(w, r, err)
-			return
+			br.reserved, br.known, br.start = r.ContentLength, true, time.Now()
 		}
+		br.take(0) // the read deadline; takes no budget, cannot fail
 		r.Body = br
-		next(w, r)
+		next(w, r.WithContext(context.WithValue(r.Context(), budgetKey{}, br)))
 	}
+}
+
+// budgetKey is the key of a request's *budgetBody in its context.
+type budgetKey struct{}
+
+// holdBody takes n more bytes of the budget held by the body of the
+// request of ctx, for what its handler decodes from the body, held as
+// long as the body's: until the handler returns. A request holds at most
+// a client's whole budget, so that any request may be taken once its
+// client has nothing else in flight. A refusal is tried again until
+// deadline (none when it has passed).
+func holdBody(ctx context.Context, n int64, deadline time.Time) error {
+	br, _ := ctx.Value(budgetKey{}).(*budgetBody)
+	if br == nil {
+		return nil // no body: nothing decoded
+	}
+	n = min(n, br.s.bodies.perClient-br.reserved)
+	if n <= 0 {
+		return nil
+	}
+	var err error
+	retryUntil(ctx, deadline, func() bool {
+		err = br.s.bodies.reserve(br.keys, n)
+		return err == nil
+	})
+	if err == nil {
+		br.reserved += n
+	}
+	return err
 }
 
 // budgetBody is a request body that holds its share of the budget.
@@ -229,4 +267,21 @@ func (b *budgetBody) Read(p []byte) (int, error) {
 			"request body not received in time: a body must arrive within %s plus 1 s per %d KiB", b.s.bodies.grace, b.s.bodies.minRate>>10)}
 	}
 	return n, err
+}
+
+// retryUntil calls try until it succeeds, the deadline would pass before
+// the next try, or ctx ends, waiting between tries from 20 ms doubling to
+// 1 s.
+func retryUntil(ctx context.Context, deadline time.Time, try func() bool) {
+	backoff := 20 * time.Millisecond
+	for !try() && time.Until(deadline) >= backoff {
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		backoff = min(2*backoff, time.Second)
+	}
 }

@@ -659,6 +659,8 @@ func TestOpenAPIConformance(t *testing.T) {
 	nd := `{"create":{}}` + "\n" + `{"message":` + strconv.Quote(authLine) + "}\n"
 	shipper := e.token("org-elastic", "signals:write") // an org of its own: the counts below are org-a's
 	full, _ := newRefusingEnv(t, 1000)
+	// A budget of bodies smaller than one request: refused before it is read.
+	tight := newEnvWith(t, func(c *api.Config) { c.BodyBudget, c.ClientBodyBudget = 64, 64 })
 	for _, m := range []string{"POST", "PUT"} {
 		for _, p := range []string{"/v1/ingest/elastic/_bulk", "/v1/ingest/elastic/auth/_bulk"} {
 			o.call(m, p, shipper, nd, http.StatusOK)
@@ -666,6 +668,8 @@ func TestOpenAPIConformance(t *testing.T) {
 			saved := o.e
 			o.e = full
 			o.call(m, p, full.token("org-a", "admin"), nd, http.StatusTooManyRequests)
+			o.e = tight
+			o.call(m, p, tight.token("org-a", "admin"), nd, http.StatusTooManyRequests)
 			o.e = saved
 		}
 	}

@@ -121,10 +121,13 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	return nil
 }
 
-// readBody reads a request body of at most MaxBodyBytes. The buffer grows
-// as the body arrives: a Content-Length alone reserves nothing.
+// readBody reads a request body of at most MaxBodyBytes. The buffer is
+// made for the declared length, which limitBody took from the budget of
+// bodies before any byte was read (a buffer grown as the body arrives
+// would allocate twice the body, and hold up to three times it while it
+// grows).
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), 64<<10)+bytes.MinRead))
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(r.ContentLength, 0), MaxBodyBytes)+bytes.MinRead))
 	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
 	return buf.Bytes(), err
 }

@@ -230,7 +230,7 @@ func (s *Server) routes(metrics http.Handler) {
 	for _, prefix := range []string{"/v1", "/api/v1"} {
 		for _, rt := range rs {
 			p := prefix + rt.path
-			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, ingestRoutes[rt.method+" "+rt.path], s.limitBody(rt.h))))
+			s.mux.Handle(rt.method+" "+p, s.bound(rt, s.authorize(rt.perm, ingestRoutes[rt.method+" "+rt.path], s.limitBody(s.fail, rt.h))))
 			if prefix == "/v1" {
 				allowed[rt.path] = append(allowed[rt.path], rt.method)
 			}

@@ -46,7 +46,7 @@ func BenchmarkParse(b *testing.B) {
 	b.SetBytes(int64(body.Len()))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := Parse(body.Bytes(), "org", "", now); err != nil {
+		if _, err := readBulk(body.Bytes(), "org", "", now); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,18 +1,16 @@
 // Package esbulk reads Elasticsearch bulk requests (NDJSON: an action
-// line, then for index and create a document line) into artifacts, and
-// writes Elasticsearch's bulk response, so that shippers built for
+// line, then for index and create a document line) into artifacts, a
+// batch at a time, and writes Elasticsearch's bulk response, so that shippers built for
 // Elasticsearch (Filebeat, Logstash, Vector, Fluent Bit, rsyslog's
 // omelasticsearch, syslog-ng's elasticsearch-http) send to Vigil
 // unchanged.
 package esbulk
 
 import (
-	"bytes"
-	"encoding/json"
+	"cmp"
+	"errors"
 	"fmt"
-	"strings"
-	"time"
-	"unicode/utf8"
+	"io"
 
 	"github.com/google/uuid"
 	"github.com/vigil-soc/vigil"
@@ -28,16 +26,23 @@ const maxIndexBytes = 255
 // MaxItems bounds the actions of one request.
 const MaxItems = 100000
 
+// BatchDocuments is how many documents Decode gives at a time: as many as
+// one POST /v1/artifacts takes, published to the queue at once.
+const BatchDocuments = vigil.MaxBatchItems
+
 // Item is one action of a bulk request and what became of it.
 type Item struct {
 	Action string // index, create (taken); delete, update (refused)
 	Index  string
-	ID     string // the client's _id, or the artifact's
-	// Artifact is the document as an artifact; nil when the item is
-	// refused (Status and Error say why).
-	Artifact *vigil.Artifact
-	Status   int
-	Error    *ItemError
+	ID     string // the client's _id, or ""
+	Status int    // 201 once its document is an artifact; 0 before Decode
+	Error  *ItemError
+	// art is the id of the item's artifact, once decoded: 16 bytes an
+	// item, where a request may hold 100,000 of them.
+	art uuid.UUID
+	// doc is whether the item's document is to be decoded (an index or
+	// create action of a valid index with a document of a valid size).
+	doc bool
 }
 
 // ItemError is an item's error in Elasticsearch's shape.
@@ -46,9 +51,18 @@ type ItemError struct {
 	Reason string `json:"reason"`
 }
 
-// Fail marks it refused.
-func (it *Item) Fail(status int, typ, reason string) {
-	it.Artifact, it.Status, it.Error = nil, status, &ItemError{Type: typ, Reason: reason}
+// Fail marks it refused with e (which many items may share).
+func (it *Item) Fail(status int, e *ItemError) {
+	it.Status, it.Error = status, e
+}
+
+// docID is the item's _id in the response: the client's, else its
+// artifact's.
+func (it *Item) docID() string {
+	if it.ID != "" || it.art == uuid.Nil {
+		return it.ID
+	}
+	return it.art.String()
 }
 
 // artifactSpace names the artifacts of documents that carry an _id: the
@@ -56,212 +70,146 @@ func (it *Item) Fail(status int, typ, reason string) {
 // of a document it gave an id is stored once.
 var artifactSpace = uuid.MustParse("1d6e0c5e-7f8a-4c39-9b0e-2f1c6c1b7a40")
 
-// Request is what Parse makes of a body.
+// Request is what Scan makes of a body: its items, in blocks, and what
+// decoding their documents holds in memory.
 type Request struct {
-	Items []Item
+	blocks [][]Item
+	n      int
+	// Cost is the bytes Scan took from its hold: an estimate of what the
+	// request holds beyond its body while it is decoded and published,
+	// its items and its largest batch of documents as artifacts and as the
+	// queue's encoding of them.
+	Cost int64
 }
 
-// action is an action line's metadata.
-type action struct {
-	Index string `json:"_index"`
-	ID    string `json:"_id"`
-}
-
-// Parse reads body, a bulk request of org sent to index (the path's, or
-// ""), received at now. A malformed action line refuses the whole request
-// (as Elasticsearch does: the lines after it cannot be paired); a bad
-// document refuses only its item.
-func Parse(body []byte, org, index string, now time.Time) (*Request, error) {
-	req := &Request{}
-	line := 0
-	next := func() ([]byte, bool) {
-		for len(body) > 0 {
-			var l []byte
-			if i := bytes.IndexByte(body, '\n'); i >= 0 {
-				l, body = body[:i], body[i+1:]
-			} else {
-				l, body = body, nil
-			}
-			line++
-			if l = bytes.TrimSpace(l); len(l) > 0 {
-				return l, true
-			}
-		}
-		return nil, false
+// Len is the number of items; none for a nil request.
+func (req *Request) Len() int {
+	if req == nil {
+		return 0
 	}
+	return req.n
+}
+
+// Item returns the item i, in the order of the request.
+func (req *Request) Item(i int) *Item { return &req.blocks[i/itemBlock][i%itemBlock] }
+
+// itemBlock is how many items a block holds. Items are kept in blocks, not
+// one slice, which growing by append would allocate five times the items'
+// bytes for, and hold more than twice them while it grows.
+const itemBlock = 512
+
+// What decoding holds, in bytes, as TestCostCoversMemory measures it on
+// the heap: an Item (104 measured), and a document of a batch: its
+// artifact (struct, id, source, metadata: 330 to 350 measured besides the
+// line) and the queue's encoding of it (200 to 250 besides the line), the
+// line counted two and a half times: once in the artifact, once escaped in
+// the encoding (a line that is a JSON document grows by its quotes'
+// escapes).
+const (
+	itemBytes     = 112
+	artifactBytes = 700
+	docPercent    = 250
+)
+
+// Scan reads a bulk request (NDJSON) from body, sent to index (the
+// path's, or ""), one line at a time: its actions, paired with their
+// document lines, without decoding the documents. A malformed action line
+// refuses the whole request (as Elasticsearch does: the lines after it
+// cannot be paired), so that nothing of a request is taken before all of
+// it was read; an action refused on its own (update, delete, an index
+// name or document too long) is its item's error. An error of body's
+// reader is returned as it is.
+//
+// What the request will hold is taken from hold as it is known, before it
+// is allocated: each block of items as it is made, and at the end the
+// largest batch of documents Decode will make. An error of hold ends the
+// scan and is returned as it is.
+func Scan(body io.Reader, index string, hold func(bytes int64) error) (*Request, error) {
+	req := &Request{}
+	take := func(n int64) error {
+		req.Cost += n
+		return hold(n)
+	}
+	ln := newLines(body, MaxDocumentBytes)
+	names := map[string]string{}         // index names, held once
+	var strs int64                       // bytes of the strings of the items since the last block
+	var batch, batchBytes, largest int64 // documents and bytes of the batch read, and of the largest
 	for {
-		l, ok := next()
-		if !ok {
+		l, size, err := ln.next()
+		if errors.Is(err, io.EOF) {
 			break
 		}
-		if len(req.Items) >= MaxItems {
+		if err != nil {
+			return nil, err
+		}
+		if req.n >= MaxItems {
 			return nil, vigil.InvalidField("body", fmt.Sprintf("must hold at most %d actions", MaxItems))
+		}
+		if l == nil {
+			return nil, vigil.InvalidField(fmt.Sprintf("line %d", ln.n), fmt.Sprintf("malformed action line of %d bytes", size))
 		}
 		name, meta, err := parseAction(l)
 		if err != nil {
-			return nil, vigil.InvalidField(fmt.Sprintf("line %d", line), err.Error())
+			return nil, vigil.InvalidField(fmt.Sprintf("line %d", ln.n), err.Error())
 		}
-		it := Item{Action: name, Index: meta.Index, ID: meta.ID}
-		if it.Index == "" {
-			it.Index = index
+		it := Item{Action: name, Index: cmp.Or(meta.Index, index), ID: meta.ID}
+		if n, ok := names[it.Index]; ok {
+			it.Index = n
+		} else {
+			if len(names) < 1000 {
+				names[it.Index] = it.Index
+			}
+			strs += int64(len(it.Index))
 		}
-		if len(it.Index) > maxIndexBytes {
-			if name == "index" || name == "create" || name == "update" {
-				next()
+		strs += int64(len(it.ID))
+		docSize := 0
+		if hasDocument(name) {
+			var doc []byte
+			doc, docSize, err = ln.next()
+			if errors.Is(err, io.EOF) {
+				return nil, vigil.InvalidField(fmt.Sprintf("line %d", ln.n+1), "the "+name+" action has no document line")
 			}
-			it.Fail(400, "invalid_index_name_exception", fmt.Sprintf("index name of %d bytes: at most %d", len(it.Index), maxIndexBytes))
-			req.Items = append(req.Items, it)
-			continue
+			if err != nil {
+				return nil, err
+			}
+			if doc == nil {
+				docSize = -docSize // too long
+			}
 		}
-		switch name {
-		case "index", "create":
-			doc, ok := next()
-			if !ok {
-				return nil, vigil.InvalidField(fmt.Sprintf("line %d", line+1), "the "+name+" action has no document line")
+		switch {
+		case len(it.Index) > maxIndexBytes:
+			it.Fail(400, &ItemError{"invalid_index_name_exception", fmt.Sprintf("index name of %d bytes: at most %d", len(it.Index), maxIndexBytes)})
+		case name == "update" || name == "delete":
+			it.Fail(400, errKeptAsSent)
+		case docSize < 0:
+			it.Fail(400, &ItemError{"illegal_argument_exception", fmt.Sprintf("document of %d bytes: at most %d", -docSize, MaxDocumentBytes)})
+		default:
+			it.doc = true
+			if batch == BatchDocuments {
+				largest, batch, batchBytes = max(largest, batchBytes), 0, 0
 			}
-			it.Status = 201
-			it.Artifact, it.Error = document(doc, org, it.Index, it.ID, now)
-			if it.Error != nil {
-				it.Status = 400
-			} else if it.ID == "" {
-				it.ID = it.Artifact.ID
-			}
-		case "update":
-			if _, ok := next(); !ok {
-				return nil, vigil.InvalidField(fmt.Sprintf("line %d", line+1), "the update action has no document line")
-			}
-			it.Fail(400, "illegal_argument_exception", "Vigil keeps artifacts as sent: only index and create actions are taken")
-		case "delete":
-			it.Fail(400, "illegal_argument_exception", "Vigil keeps artifacts as sent: only index and create actions are taken")
+			batch++
+			batchBytes += artifactBytes + int64(docSize)*docPercent/100
 		}
-		req.Items = append(req.Items, it)
+		if req.n%itemBlock == 0 {
+			if err := take(itemBlock*itemBytes + strs); err != nil {
+				return nil, err
+			}
+			strs = 0
+			req.blocks = append(req.blocks, make([]Item, 0, itemBlock))
+		}
+		b := &req.blocks[len(req.blocks)-1]
+		*b = append(*b, it)
+		req.n++
 	}
-	if len(req.Items) == 0 {
+	if req.n == 0 {
 		return nil, vigil.InvalidField("body", "must hold at least one action (NDJSON: an action line, then a document line)")
+	}
+	if err := take(max(largest, batchBytes) + strs); err != nil {
+		return nil, err
 	}
 	return req, nil
 }
 
-// parseAction reads an action line: an object with one member, the action,
-// whose value is an object of metadata.
-func parseAction(l []byte) (string, action, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(l, &m); err != nil || m == nil {
-		return "", action{}, fmt.Errorf("malformed action line: must be a JSON object such as {\"create\":{}}")
-	}
-	if len(m) != 1 {
-		return "", action{}, fmt.Errorf("malformed action line: must name exactly one action")
-	}
-	for name, raw := range m {
-		switch name {
-		case "index", "create", "update", "delete":
-		default:
-			return "", action{}, fmt.Errorf("unknown action %.32q: want index, create, update or delete", name)
-		}
-		var a action
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return "", action{}, fmt.Errorf("malformed %s action: its metadata must be an object with string _index and _id", name)
-		}
-		return name, a, nil
-	}
-	panic("unreachable")
-}
-
-// document turns a document line into an artifact, or says why it cannot.
-func document(doc []byte, org, index, id string, now time.Time) (*vigil.Artifact, *ItemError) {
-	if len(doc) > MaxDocumentBytes {
-		return nil, &ItemError{Type: "illegal_argument_exception", Reason: fmt.Sprintf("document of %d bytes: at most %d", len(doc), MaxDocumentBytes)}
-	}
-	if doc[0] != '{' {
-		return nil, &ItemError{Type: "mapper_parsing_exception", Reason: "the document must be a JSON object"}
-	}
-	f, err := decodeShape(doc)
-	if err != nil {
-		return nil, &ItemError{Type: "mapper_parsing_exception", Reason: "failed to parse the document: " + shortErr(err)}
-	}
-	raw, structured := "", false
-	if len(f.Winlog) > 0 {
-		// A Windows event (Winlogbeat, vigil import): the document is the
-		// event, whole, and its message is only Windows' rendering of it.
-		raw, structured = string(doc), true
-	} else if f.Message != "" {
-		raw = string(f.Message)
-	} else if f.Log.line != "" {
-		// Fluent Bit's tail input names the line "log".
-		raw = string(f.Log.line)
-	} else {
-		// A structured event (Suricata EVE parsed by the shipper): the
-		// document is the line.
-		raw, structured = string(doc), true
-	}
-	if !utf8.ValidString(raw) {
-		raw = strings.ToValidUTF8(raw, "\uFFFD")
-	}
-	if len(raw) > vigil.MaxRawBytes {
-		return nil, &ItemError{Type: "illegal_argument_exception", Reason: "the message must be at most 1 MiB"}
-	}
-	path := first(string(f.LogFilePath), f.Log.path)
-	hints := hints{
-		dataset: first(string(f.EventDataset), string(f.Event.Dataset)), module: first(string(f.EventModule), string(f.Event.Module)),
-		fileset: first(string(f.FilesetName), string(f.Fileset.Name)), input: first(string(f.InputType), string(f.Input.Type)),
-		path: path, index: index, eve: structured && len(f.EventType) > 0, windows: len(f.Winlog) > 0,
-	}
-	a := &vigil.Artifact{Source: hints.source([]byte(raw)), Raw: raw, Timestamp: now, TimestampDefaulted: true, CreatedAt: now}
-	if id != "" {
-		a.ID = uuid.NewSHA1(artifactSpace, []byte(org+"\x00"+index+"\x00"+id)).String()
-	} else {
-		a.ID = vigil.NewID()
-	}
-	// The shipper's @timestamp is when it read the line: the event time the
-	// parser finds in the line replaces it, as the server's time would be.
-	if t, err := time.Parse(time.RFC3339Nano, string(f.Timestamp)); err == nil && vigil.ValidTimestamp(t) {
-		a.Timestamp = t.UTC()
-	}
-	var meta struct {
-		Elastic struct {
-			Host    string `json:"host,omitempty"`
-			Index   string `json:"index"`
-			LogFile string `json:"log_file,omitempty"`
-		} `json:"elastic"`
-	}
-	meta.Elastic.Index, meta.Elastic.LogFile = index, path
-	meta.Elastic.Host = first(string(f.HostName), string(f.Host.Name), string(f.HostHostname), string(f.Host.Hostname), f.Host.line)
-	a.Metadata, _ = json.Marshal(meta)
-	return a, nil
-}
-
-// jsonString decodes a JSON string value.
-func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	// A string with no escape is its bytes (the document was validated
-	// as JSON when decoded), unless they are not UTF-8, which decoding
-	// replaces.
-	if in := raw[1 : len(raw)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
-		return string(in), true
-	}
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return "", false
-	}
-	return s, true
-}
-
-func first(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// shortErr is an error's message cut to what an item's reason shows.
-func shortErr(err error) string {
-	s := err.Error()
-	if len(s) > 200 {
-		s = s[:200]
-	}
-	return s
-}
+// errKeptAsSent is the error of the actions Vigil does not take.
+var errKeptAsSent = &ItemError{"illegal_argument_exception", "Vigil keeps artifacts as sent: only index and create actions are taken"}

@@ -1,6 +1,7 @@
 package esbulk
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -19,6 +20,29 @@ const (
 	kernLine  = `Nov 25 10:01:02 gw kernel: [UFW BLOCK] IN=eth0 OUT= MAC= SRC=203.0.113.9 DST=10.0.0.1 LEN=40 PROTO=TCP SPT=4444 DPT=23`
 	namedLine = `25-Nov-2026 10:01:02.123 client @0x7f 10.0.0.7#53211 (example.com): query: example.com IN A +E(0)K (10.0.0.1)`
 )
+
+// parsed is a request read as the API reads it (Scan, then Decode), and
+// the artifact of each item taken.
+type parsed struct {
+	*Request
+	arts map[int]*vigil.Artifact
+}
+
+func (p parsed) art(i int) *vigil.Artifact { return p.arts[i] }
+
+func readBulk(body []byte, org, index string, now time.Time) (parsed, error) {
+	req, err := Scan(bytes.NewReader(body), index, func(int64) error { return nil })
+	if err != nil {
+		return parsed{}, err
+	}
+	p := parsed{Request: req, arts: map[int]*vigil.Artifact{}}
+	err = req.Decode(bytes.NewReader(body), org, now, func(arts []*vigil.Artifact, at []int) {
+		for j, a := range arts {
+			p.arts[at[j]] = a
+		}
+	})
+	return p, err
+}
 
 func doc(fields map[string]any) string {
 	b, _ := json.Marshal(fields)
@@ -50,18 +74,18 @@ func TestParseSources(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := Parse([]byte(`{"create":{}}`+"\n"+tc.doc+"\n"), "org-a", tc.index, now)
+			req, err := readBulk([]byte(`{"create":{}}`+"\n"+tc.doc+"\n"), "org-a", tc.index, now)
 			if err != nil {
-				t.Fatalf("Parse: %v", err)
+				t.Fatalf("parse: %v", err)
 			}
-			it := req.Items[0]
-			if it.Artifact == nil {
+			it, a := req.Item(0), req.art(0)
+			if a == nil {
 				t.Fatalf("refused: %+v", it.Error)
 			}
-			if it.Artifact.Source != tc.wantSource || it.Artifact.Raw != tc.wantRaw {
-				t.Errorf("source %q raw %q; want %q %q", it.Artifact.Source, it.Artifact.Raw, tc.wantSource, tc.wantRaw)
+			if a.Source != tc.wantSource || a.Raw != tc.wantRaw {
+				t.Errorf("source %q raw %q; want %q %q", a.Source, a.Raw, tc.wantSource, tc.wantRaw)
 			}
-			if it.Status != 201 || it.ID != it.Artifact.ID || !vigil.ValidID(it.ID) {
+			if it.Status != 201 || it.docID() != a.ID || !vigil.ValidID(a.ID) {
 				t.Errorf("item %+v", it)
 			}
 		})
@@ -84,10 +108,14 @@ func TestParseItems(t *testing.T) {
 		doc(map[string]any{"message": strings.Repeat("x", vigil.MaxRawBytes+1)}),
 		`{ "create" : { "_index" : "dns" } }`,
 		doc(map[string]any{"message": "bad \xff byte"}),
+		`{"create":{}}`,
+		doc(map[string]any{"message": strings.Repeat("x", MaxDocumentBytes)}),
+		`{"\u0069ndex":{"routing":{"a":[1,"}"]},"_index":"au\u0074h","_id":null,"pipeline":"p"}}`,
+		doc(map[string]any{"message": sshdLine}),
 	}, "\n")
-	req, err := Parse([]byte(body), "org-a", "filebeat", now)
+	req, err := readBulk([]byte(body), "org-a", "filebeat", now)
 	if err != nil {
-		t.Fatalf("Parse: %v", err)
+		t.Fatalf("parse: %v", err)
 	}
 	want := []struct {
 		action, index string
@@ -101,28 +129,30 @@ func TestParseItems(t *testing.T) {
 		{"create", "filebeat", 400, "mapper_parsing_exception"},
 		{"create", "filebeat", 400, "illegal_argument_exception"},
 		{"create", "dns", 201, ""},
+		{"create", "filebeat", 400, "illegal_argument_exception"},
+		{"index", "auth", 201, ""},
 	}
-	if len(req.Items) != len(want) {
-		t.Fatalf("%d items, want %d: %+v", len(req.Items), len(want), req.Items)
+	if req.Len() != len(want) {
+		t.Fatalf("%d items, want %d", req.Len(), len(want))
 	}
 	for i, w := range want {
-		it := req.Items[i]
+		it := req.Item(i)
 		typ := ""
 		if it.Error != nil {
 			typ = it.Error.Type
 		}
-		if it.Action != w.action || it.Index != w.index || it.Status != w.status || typ != w.errType || (it.Artifact == nil) != (w.status != 201) {
-			t.Errorf("item %d = %s %s %d %q (artifact %v); want %+v", i, it.Action, it.Index, it.Status, typ, it.Artifact != nil, w)
+		if it.Action != w.action || it.Index != w.index || it.Status != w.status || typ != w.errType || (req.art(i) == nil) != (w.status != 201) {
+			t.Errorf("item %d = %s %s %d %q (artifact %v); want %+v", i, it.Action, it.Index, it.Status, typ, req.art(i) != nil, w)
 		}
 	}
-	a := req.Items[0].Artifact
-	if req.Items[0].ID != "a1" || a.ID == "a1" || !vigil.ValidID(a.ID) {
-		t.Errorf("item 0 id %q artifact %q: want the client's _id answered, a UUID stored", req.Items[0].ID, a.ID)
+	a := req.art(0)
+	if req.Item(0).docID() != "a1" || a.ID == "a1" || !vigil.ValidID(a.ID) {
+		t.Errorf("item 0 id %q artifact %q: want the client's _id answered, a UUID stored", req.Item(0).docID(), a.ID)
 	}
-	again, _ := Parse([]byte(body), "org-a", "filebeat", now)
-	other, _ := Parse([]byte(body), "org-b", "filebeat", now)
-	if again.Items[0].Artifact.ID != a.ID || other.Items[0].Artifact.ID == a.ID {
-		t.Errorf("a retried _id must name the same artifact in its org only: %s %s %s", a.ID, again.Items[0].Artifact.ID, other.Items[0].Artifact.ID)
+	again, _ := readBulk([]byte(body), "org-a", "filebeat", now)
+	other, _ := readBulk([]byte(body), "org-b", "filebeat", now)
+	if again.art(0).ID != a.ID || other.art(0).ID == a.ID {
+		t.Errorf("a retried _id must name the same artifact in its org only: %s %s %s", a.ID, again.art(0).ID, other.art(0).ID)
 	}
 	if !a.Timestamp.Equal(time.Date(2026, 11, 25, 10, 1, 2, 5e8, time.UTC)) || !a.TimestampDefaulted {
 		t.Errorf("timestamp %v defaulted %v: want @timestamp, replaceable by the line's own time", a.Timestamp, a.TimestampDefaulted)
@@ -130,25 +160,28 @@ func TestParseItems(t *testing.T) {
 	if string(a.Metadata) != `{"elastic":{"host":"web-01","index":"auth"}}` {
 		t.Errorf("metadata %s", a.Metadata)
 	}
-	if got := req.Items[6].Artifact.Raw; got != "bad \uFFFD byte" {
+	if got := req.art(6).Raw; got != "bad \uFFFD byte" {
 		t.Errorf("invalid UTF-8 stored as %q", got)
 	}
 }
 
 func TestParseRefusesRequest(t *testing.T) {
 	for name, c := range map[string]struct{ body, field string }{
-		"empty":               {"\n\n", "body"},
-		"action not JSON":     {"create\n{}\n", "line 1"},
-		"action an array":     {"[]\n{}\n", "line 1"},
-		"two actions":         {`{"create":{},"index":{}}` + "\n{}\n", "line 1"},
-		"unknown action":      {`{"upsert":{}}` + "\n{}\n", "line 1"},
-		"metadata not object": {`{"create":"x"}` + "\n{}\n", "line 1"},
-		"_id a number":        {`{"create":{"_id":5}}` + "\n{}\n", "line 1"},
-		"no document":         {`{"create":{}}`, "line 2"},
-		"document then junk":  {`{"create":{}}` + "\n{}\n" + `{"message":"x"}` + "\n", "line 3"},
+		"empty":                {"\n\n", "body"},
+		"action not JSON":      {"create\n{}\n", "line 1"},
+		"action an array":      {"[]\n{}\n", "line 1"},
+		"two actions":          {`{"create":{},"index":{}}` + "\n{}\n", "line 1"},
+		"unknown action":       {`{"upsert":{}}` + "\n{}\n", "line 1"},
+		"metadata not object":  {`{"create":"x"}` + "\n{}\n", "line 1"},
+		"_id a number":         {`{"create":{"_id":5}}` + "\n{}\n", "line 1"},
+		"no document":          {`{"create":{}}`, "line 2"},
+		"document then junk":   {`{"create":{}}` + "\n{}\n" + `{"message":"x"}` + "\n", "line 3"},
+		"action repeated":      {`{"create":{},"create":{}}` + "\n{}\n", "line 1"},
+		"action line too long": {`{"create":{"_id":"` + strings.Repeat("x", MaxDocumentBytes) + `"}}` + "\n{}\n", "line 1"},
+		"action null":          {"null\n{}\n", "line 1"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Parse([]byte(c.body), "org-a", "", now)
+			_, err := readBulk([]byte(c.body), "org-a", "", now)
 			d := vigil.ErrorDetails(err)
 			if vigil.ErrorCode(err) != vigil.EINVALID || len(d) == 0 || d[0].Field != c.field {
 				t.Errorf("Parse = %v (%v), want invalid naming %q", err, d, c.field)
@@ -159,7 +192,7 @@ func TestParseRefusesRequest(t *testing.T) {
 
 func TestResponse(t *testing.T) {
 	items := []Item{{Action: "create", Index: "auth", ID: "a", Status: 201}, {Action: "index", Index: "auth", ID: "b"}}
-	items[1].Fail(429, "es_rejected_execution_exception", "ingest queue is full; retry later")
+	items[1].Fail(429, &ItemError{"es_rejected_execution_exception", "ingest queue is full; retry later"})
 	var got struct {
 		Took   *int64 `json:"took"`
 		Errors bool   `json:"errors"`
@@ -171,7 +204,11 @@ func TestResponse(t *testing.T) {
 			Error  *struct{ Type, Reason string }
 		} `json:"items"`
 	}
-	if err := json.Unmarshal(Response(items, 1500*time.Microsecond), &got); err != nil {
+	var out bytes.Buffer
+	if err := WriteResponse(&out, &Request{blocks: [][]Item{items}, n: len(items)}, 1500*time.Microsecond); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
 		t.Fatal(err)
 	}
 	if got.Took == nil || *got.Took != 1 || !got.Errors || len(got.Items) != 2 {

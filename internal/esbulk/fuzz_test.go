@@ -8,7 +8,7 @@ import (
 	"github.com/vigil-soc/vigil"
 )
 
-// FuzzParse: whatever the body, Parse returns items or an invalid-input
+// FuzzParse: whatever the body, Scan returns items or an invalid-input
 // error, never panics; every item is answered (taken with an artifact of
 // valid text, or refused with an error), and every artifact is of a valid
 // source and at most vigil.MaxRawBytes.
@@ -25,21 +25,20 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s), "filebeat-8")
 	}
 	f.Fuzz(func(t *testing.T, body []byte, index string) {
-		req, err := Parse(body, "org-a", index, now)
+		req, err := readBulk(body, "org-a", index, now)
 		if err != nil {
 			if vigil.ErrorCode(err) != vigil.EINVALID {
 				t.Fatalf("error %v, want invalid", err)
 			}
 			return
 		}
-		for i, it := range req.Items {
-			switch {
-			case it.Artifact == nil && (it.Error == nil || it.Status < 400):
+		for i := range req.Len() {
+			switch it, a := req.Item(i), req.art(i); {
+			case a == nil && (it.Error == nil || it.Status < 400):
 				t.Fatalf("item %d refused without an error: %+v", i, it)
-			case it.Artifact != nil:
-				a := it.Artifact
-				if it.Status != 201 || vigil.ValidateSource(a.Source) != "" || len(a.Raw) == 0 || len(a.Raw) > vigil.MaxRawBytes ||
-					!utf8.ValidString(a.Raw) || !utf8.Valid(a.Metadata) || !vigil.ValidID(a.ID) {
+			case a != nil:
+				if it.Status != 201 || it.Error != nil || vigil.ValidateSource(a.Source) != "" || len(a.Raw) == 0 || len(a.Raw) > vigil.MaxRawBytes ||
+					!utf8.ValidString(a.Raw) || !utf8.Valid(a.Metadata) || !vigil.ValidID(a.ID) || (it.ID == "" && it.docID() != a.ID) {
 					t.Fatalf("item %d: %+v", i, it)
 				}
 			}

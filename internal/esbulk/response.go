@@ -1,21 +1,32 @@
 package esbulk
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
+	"io"
+	"strconv"
 	"time"
 )
 
-// itemResult is one item of a bulk response, as Elasticsearch writes it.
-type itemResult struct {
-	Index   string     `json:"_index"`
-	ID      string     `json:"_id"`
-	Version int        `json:"_version,omitempty"`
-	Result  string     `json:"result,omitempty"`
-	Shards  *shards    `json:"_shards,omitempty"`
-	SeqNo   *int       `json:"_seq_no,omitempty"`
-	Term    int        `json:"_primary_term,omitempty"`
-	Status  int        `json:"status"`
-	Error   *ItemError `json:"error,omitempty"`
+// created is a taken item of a bulk response, as Elasticsearch writes it.
+type created struct {
+	Index   string `json:"_index"`
+	ID      string `json:"_id"`
+	Version int    `json:"_version"`
+	Result  string `json:"result"`
+	Shards  shards `json:"_shards"`
+	SeqNo   int    `json:"_seq_no"`
+	Term    int    `json:"_primary_term"`
+	Status  int    `json:"status"`
+}
+
+// failed is a failed item of a bulk response.
+type failed struct {
+	Index  string     `json:"_index"`
+	ID     string     `json:"_id"`
+	Status int        `json:"status"`
+	Error  *ItemError `json:"error"`
 }
 
 type shards struct {
@@ -24,51 +35,70 @@ type shards struct {
 	Failed     int `json:"failed"`
 }
 
-// Response is the body of a bulk response: took (milliseconds), errors
-// (whether any item failed) and one item per action, in order, named by
-// its action, with its status and, when it failed, its error.
-func Response(items []Item, took time.Duration) []byte {
-	return response(items, took, nil, 0)
+// WriteResponse writes the body of a bulk response to w: took
+// (milliseconds), errors (whether any item failed) and one item per
+// action, in order, named by its action, with its status and, when it
+// failed, its error. It is written an item at a time: a response of
+// 100,000 items is never held whole.
+func WriteResponse(w io.Writer, req *Request, took time.Duration) error {
+	return writeResponse(w, req, took, nil, 0)
 }
 
-// Refused is the body of a request refused whole with status (429 when
-// the queue is full): a bulk response whose every item failed with the
-// error, and the error and status of the request, as Elasticsearch writes
-// a refused request. Clients that read the status retry the request;
+// WriteRefused writes the body of a request refused whole with status
+// (429 when the queue is full or the server holds as much as it may) to
+// w: a bulk response whose every item not already failed fails with e,
+// and the error and status of the request, as Elasticsearch writes a
+// refused request. Clients that read the status retry the request;
 // rsyslog's omelasticsearch, which reads only the body, finds each item
-// failed and retries it (retryfailures).
-func Refused(items []Item, took time.Duration, status int, typ, reason string) []byte {
-	for i := range items {
-		if items[i].Error == nil {
-			items[i].Fail(status, typ, reason)
+// failed and retries it (retryfailures). req is nil for a request refused
+// before all of it was read: the response then has no items.
+func WriteRefused(w io.Writer, req *Request, took time.Duration, status int, e *ItemError) error {
+	for i := range req.Len() {
+		if it := req.Item(i); it.Error == nil {
+			it.Fail(status, e)
 		}
 	}
-	e := &ItemError{Type: typ, Reason: reason}
-	return response(items, took, map[string]any{"root_cause": []*ItemError{e}, "type": typ, "reason": reason}, status)
+	return writeResponse(w, req, took, map[string]any{"root_cause": []*ItemError{e}, "type": e.Type, "reason": e.Reason}, status)
 }
 
-func response(items []Item, took time.Duration, reqErr map[string]any, status int) []byte {
-	var out struct {
-		Took   int64                   `json:"took"`
-		Errors bool                    `json:"errors"`
-		Items  []map[string]itemResult `json:"items"`
-		Error  map[string]any          `json:"error,omitempty"`
-		Status int                     `json:"status,omitempty"`
+func writeResponse(w io.Writer, req *Request, took time.Duration, reqErr map[string]any, status int) error {
+	anyFailed := reqErr != nil
+	for i := range req.Len() {
+		anyFailed = anyFailed || req.Item(i).Error != nil
 	}
-	out.Error, out.Status = reqErr, status
-	out.Took = took.Milliseconds()
-	out.Items = make([]map[string]itemResult, len(items))
-	one := &shards{Total: 1, Successful: 1}
-	for i, it := range items {
-		r := itemResult{Index: it.Index, ID: it.ID, Status: it.Status, Error: it.Error}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	bw.WriteString(`{"took":`)
+	bw.WriteString(strconv.FormatInt(took.Milliseconds(), 10))
+	bw.WriteString(`,"errors":`)
+	bw.WriteString(strconv.FormatBool(anyFailed))
+	bw.WriteString(`,"items":[`)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	for i := range req.Len() {
+		it := req.Item(i)
+		buf.Reset()
+		// Of strings and numbers: cannot fail.
 		if it.Error == nil {
-			seq := i
-			r.Version, r.Result, r.Shards, r.SeqNo, r.Term = 1, "created", one, &seq, 1
+			enc.Encode(created{Index: it.Index, ID: it.docID(), Version: 1, Result: "created", Shards: shards{Total: 1, Successful: 1},
+				SeqNo: i, Term: 1, Status: it.Status})
 		} else {
-			out.Errors = true
+			enc.Encode(failed{Index: it.Index, ID: it.docID(), Status: it.Status, Error: it.Error})
 		}
-		out.Items[i] = map[string]itemResult{it.Action: r}
+		if i > 0 {
+			bw.WriteByte(',')
+		}
+		bw.WriteString(`{"` + it.Action + `":`)
+		bw.Write(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		bw.WriteByte('}')
 	}
-	b, _ := json.Marshal(out)
-	return append(b, '\n')
+	bw.WriteByte(']')
+	if reqErr != nil {
+		b, _ := json.Marshal(reqErr)
+		bw.WriteString(`,"error":`)
+		bw.Write(b)
+		bw.WriteString(`,"status":`)
+		bw.WriteString(strconv.Itoa(status))
+	}
+	bw.WriteString("}\n")
+	return bw.Flush()
 }

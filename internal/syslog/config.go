@@ -19,7 +19,10 @@ const (
 	DefaultMaxMessage     = 64 << 10
 	DefaultMaxConnections = 1000
 	DefaultIdleTimeout    = 5 * time.Minute
-	DefaultSource         = "syslog"
+	// DefaultFirstByteTimeout is shorter: a sender sends when it connects,
+	// a connection that says nothing holds a slot for nothing.
+	DefaultFirstByteTimeout = 30 * time.Second
+	DefaultSource           = "syslog"
 )
 
 // Config is one listener, as given by one --syslog-listen URL:
@@ -41,9 +44,14 @@ type Config struct {
 	Source        string
 	DefaultSource string
 
-	MaxMessage     int           // bytes; longer messages are cut to it
-	MaxConnections int           // TCP and TLS: more are closed at once
+	MaxMessage int // bytes; longer messages are cut to it
+	// TCP and TLS: open connections; when as many are open, the one silent
+	// the longest is evicted for a new one (none that is mid-frame)
+	MaxConnections int
 	IdleTimeout    time.Duration // TCP and TLS: a connection silent this long is closed; 0: never
+	// TCP and TLS: a connection that has sent nothing this long (after its
+	// TLS handshake) is closed; 0, or longer than IdleTimeout: IdleTimeout
+	FirstByteTimeout time.Duration
 
 	CertFile, KeyFile string // TLS: the server's certificate chain and key (PEM)
 	ClientCA          string // TLS: CA bundle (PEM); set, clients must present a certificate it signed
@@ -54,7 +62,7 @@ type Config struct {
 // networks.
 var params = map[string]string{
 	"org": "udp tcp tls", "name": "udp tcp tls", "source": "udp tcp tls", "default-source": "udp tcp tls",
-	"max-message": "udp tcp tls", "max-connections": "tcp tls", "idle-timeout": "tcp tls",
+	"max-message": "udp tcp tls", "max-connections": "tcp tls", "idle-timeout": "tcp tls", "first-byte-timeout": "tcp tls",
 	"cert": "tls", "key": "tls", "client-ca": "tls", "org-from": "tls",
 }
 
@@ -85,7 +93,7 @@ func parseURL(s string) (Config, error) {
 		return Config{}, errors.New("the address needs a port, e.g. tcp://0.0.0.0:5514")
 	}
 	if c.Network != "udp" {
-		c.MaxConnections, c.IdleTimeout = DefaultMaxConnections, DefaultIdleTimeout
+		c.MaxConnections, c.IdleTimeout, c.FirstByteTimeout = DefaultMaxConnections, DefaultIdleTimeout, DefaultFirstByteTimeout
 	}
 	c.Name = c.Network + "://" + c.Addr
 	q, err := url.ParseQuery(u.RawQuery)
@@ -147,12 +155,16 @@ func (c *Config) set(k, v string) error {
 			return fmt.Errorf("%q: want a positive number", v)
 		}
 		c.MaxConnections = n
-	case "idle-timeout":
+	case "idle-timeout", "first-byte-timeout":
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 {
 			return fmt.Errorf("%q: want a duration (e.g. 5m; 0: never)", v)
 		}
-		c.IdleTimeout = d
+		if k == "idle-timeout" {
+			c.IdleTimeout = d
+		} else {
+			c.FirstByteTimeout = d
+		}
 	case "cert":
 		c.CertFile = v
 	case "key":

@@ -39,11 +39,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 		}, []string{"listener"}),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_syslog_connections_refused_total", Help: "Syslog connections closed before reading, by listener and reason " +
-				"(limit: max-connections reached; tls: handshake failed; org: the client certificate names no org).",
+				"(limit: max-connections reached and none could be evicted; tls: handshake failed; org: the client certificate names no org).",
 		}, []string{"listener", "reason"}),
 		closed: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "vigil_syslog_connection_errors_total", Help: "Syslog connections closed by the listener, by listener and reason " +
-				"(malformed: a frame that is not one; idle: idle timeout; read: a read error).",
+				"(malformed: a frame that is not one; idle: idle timeout; silent: nothing sent within the first-byte timeout; " +
+				"evicted: the longest silent, for a new connection at max-connections; read: a read error).",
 		}, []string{"listener", "reason"}),
 		blocked: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "vigil_syslog_blocked_seconds_total", Help: "Time the syslog listeners waited for the ingest queue to take a batch " +

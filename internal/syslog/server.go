@@ -63,7 +63,7 @@ func New(cfgs []Config, ing Ingester, reg prometheus.Registerer, log *slog.Logge
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{m: newMetrics(reg), log: log, now: time.Now, ctx: ctx, cancel: cancel, dropped: map[string]map[string]int{}}
 	for _, c := range cfgs {
-		l := &listener{cfg: c, s: s, conns: map[net.Conn]struct{}{}}
+		l := &listener{cfg: c, s: s, conns: map[*conn]struct{}{}}
 		if c.Network == "tls" {
 			tc, err := tlsConfig(c)
 			if err != nil {
@@ -195,9 +195,10 @@ type listener struct {
 	udp    *net.UDPConn
 	stream net.Listener
 
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	wg    sync.WaitGroup // connection goroutines
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	evicting int            // conns evicted and still being read
+	wg       sync.WaitGroup // connection goroutines
 
 	received  prometheus.Counter
 	truncated prometheus.Counter
@@ -225,7 +226,7 @@ func (l *listener) close() {
 	}
 	l.mu.Lock()
 	for c := range l.conns {
-		c.Close()
+		c.raw.Close()
 	}
 	l.mu.Unlock()
 	l.wg.Wait()
@@ -294,10 +295,12 @@ func trimPartialRune(b []byte) []byte {
 func errorReason(err error) string {
 	var ne net.Error
 	switch {
-	case err == nil, errors.Is(err, net.ErrClosed):
+	case err == nil, errors.Is(err, net.ErrClosed), errors.Is(err, errEvicted): // an eviction is counted as it is made
 		return ""
 	case errors.Is(err, ErrMalformed):
 		return "malformed"
+	case errors.Is(err, errSilent):
+		return "silent"
 	case errors.As(err, &ne) && ne.Timeout():
 		return "idle"
 	}

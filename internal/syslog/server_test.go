@@ -275,11 +275,11 @@ func TestUDPDropsCounted(t *testing.T) {
 	}
 }
 
-// TestBadClients: a malformed frame closes that connection only; a
-// connection past max-connections is closed at once; a silent one at the
-// idle timeout.
+// TestBadClients: a malformed frame closes that connection only; one
+// that sends nothing is closed at the first-byte timeout, one that falls
+// silent at the idle timeout.
 func TestBadClients(t *testing.T) {
-	s := startServer(t, "tcp://127.0.0.1:0?org=acme&name=t&max-connections=2&idle-timeout=300ms")
+	s := startServer(t, "tcp://127.0.0.1:0?org=acme&name=t&idle-timeout=500ms&first-byte-timeout=200ms")
 	good, err := net.Dial("tcp", s.addr(t, "t"))
 	if err != nil {
 		t.Fatal(err)
@@ -297,31 +297,17 @@ func TestBadClients(t *testing.T) {
 	requireClosed(t, bad, "malformed frame")
 	s.q.awaitCount(t, "acme", 2, 5*time.Second) // "abc" was whole
 
-	third, err := net.Dial("tcp", s.addr(t, "t"))
+	silent, err := net.Dial("tcp", s.addr(t, "t"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer third.Close()
-	// good and third: the limit. A fourth is closed at once.
-	deadline := time.Now().Add(5 * time.Second)
-	for testutil.ToFloat64(s.m.connections.WithLabelValues("t")) != 2 && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
-	fourth, err := net.Dial("tcp", s.addr(t, "t"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fourth.Close()
-	requireClosed(t, fourth, "past max-connections")
-	if got := testutil.ToFloat64(s.m.refused.WithLabelValues("t", "limit")); got != 1 {
-		t.Errorf("refused{limit} = %v, want 1", got)
-	}
-
-	fmt.Fprintf(good, "6 second")
-	s.q.awaitCount(t, "acme", 3, 5*time.Second)
-	requireClosed(t, third, "idle")
-	if got := testutil.ToFloat64(s.m.closed.WithLabelValues("t", "malformed")); got != 1 {
-		t.Errorf("closed{malformed} = %v, want 1", got)
+	defer silent.Close()
+	requireClosed(t, silent, "first-byte timeout")
+	requireClosed(t, good, "idle")
+	for reason, want := range map[string]float64{"malformed": 1, "silent": 1, "idle": 1} {
+		if got := testutil.ToFloat64(s.m.closed.WithLabelValues("t", reason)); got != want {
+			t.Errorf("closed{%s} = %v, want %v", reason, got, want)
+		}
 	}
 }
 

@@ -24,14 +24,15 @@ func (l *listener) listenStream() error {
 	return nil
 }
 
-// serveStream accepts connections until the listener is closed. A
-// connection past max-connections is closed at once: refusing to accept
-// would leave it hanging in the kernel's backlog.
+// serveStream accepts connections until the listener is closed. When
+// max-connections are open, the connection silent the longest is evicted
+// to admit the new one (evict); when none may be, the new one is closed at
+// once: refusing to accept would leave it hanging in the kernel's backlog.
 func (l *listener) serveStream() {
 	refusedLimit := l.s.m.refused.WithLabelValues(l.cfg.Name, "limit")
 	var lastLog time.Time
 	for {
-		c, err := l.stream.Accept()
+		raw, err := l.stream.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return
@@ -45,21 +46,22 @@ func (l *listener) serveStream() {
 			}
 			continue
 		}
+		c := newConn(raw, l.cfg)
 		l.mu.Lock()
-		full := len(l.conns) >= l.cfg.MaxConnections
-		if !full {
+		ok := len(l.conns)-l.evicting < l.cfg.MaxConnections || l.evict()
+		if ok {
 			l.conns[c] = struct{}{}
 			l.wg.Add(1)
 		}
 		l.mu.Unlock()
-		if full {
+		if !ok {
 			refusedLimit.Inc()
 			if time.Since(lastLog) > 10*time.Second {
 				lastLog = time.Now()
-				l.s.log.Warn("syslog: connection refused: max-connections reached", slog.String("listener", l.cfg.Name),
-					slog.String("peer", c.RemoteAddr().String()), slog.Int("max_connections", l.cfg.MaxConnections))
+				l.s.log.Warn("syslog: connection refused: max-connections reached and none may be evicted", slog.String("listener", l.cfg.Name),
+					slog.String("peer", raw.RemoteAddr().String()), slog.Int("max_connections", l.cfg.MaxConnections))
 			}
-			c.Close()
+			raw.Close()
 			continue
 		}
 		go func() {
@@ -69,29 +71,79 @@ func (l *listener) serveStream() {
 			l.serveConn(c)
 			l.mu.Lock()
 			delete(l.conns, c)
+			if c.wasEvicted() {
+				l.evicting--
+			}
 			l.mu.Unlock()
-			c.Close()
+			raw.Close()
 		}()
+	}
+}
+
+// evict evicts, to admit a new connection, one that waits for a frame of
+// which nothing was read: the one silent the longest (since it last sent,
+// or since it opened), those that never sent anything in evictGrace
+// first, oldest first: a sender sends as it connects. No line is lost:
+// nothing of a frame was read from it, and once evicted it is still read
+// for evictLinger after its side is closed, so that what its sender wrote
+// before it saw the close is stored (a sender that sends again opens a
+// new connection, as after an idle timeout). While the larger of
+// minLingering and a tenth of max-connections are being read after their
+// eviction, none more is evicted: a flood of connections cannot keep many
+// more than max-connections open. Called with l.mu held; false when none
+// may be evicted.
+func (l *listener) evict() bool {
+	if l.evicting >= max(minLingering, l.cfg.MaxConnections/10) {
+		return false
+	}
+	now := time.Now()
+	for {
+		var victim *conn
+		var vQuiet bool // never sent, for evictGrace
+		var vLast time.Time
+		for c := range l.conns {
+			ok, sent, last := c.evictable()
+			if !ok {
+				continue
+			}
+			quiet := !sent && now.Sub(last) >= evictGrace
+			if victim == nil || quiet && !vQuiet || quiet == vQuiet && last.Before(vLast) {
+				victim, vQuiet, vLast = c, quiet, last
+			}
+		}
+		if victim == nil {
+			return false
+		}
+		if victim.evict() { // else it sent meanwhile: choose again
+			l.evicting++
+			l.s.m.closed.WithLabelValues(l.cfg.Name, "evicted").Inc()
+			l.s.log.Info("syslog: connection evicted: max-connections reached", slog.String("listener", l.cfg.Name),
+				slog.String("peer", victim.raw.RemoteAddr().String()), slog.Duration("silent", now.Sub(vLast).Round(time.Millisecond)))
+			return true
+		}
 	}
 }
 
 // serveConn reads one connection's frames and hands each message to the
 // batcher, waiting while the batcher is behind: meanwhile nothing is read
 // and the kernel's window closes on the sender.
-func (l *listener) serveConn(c net.Conn) {
-	peer := c.RemoteAddr().String()
+func (l *listener) serveConn(c *conn) {
+	peer := c.raw.RemoteAddr().String()
 	org, client := l.cfg.Org, ""
 	if l.tls != nil {
-		tc := tls.Server(c, l.tls)
+		tc := tls.Server(c.raw, l.tls)
 		var ok bool
 		if org, client, ok = l.handshake(tc, peer); !ok {
 			return
 		}
-		c = tc
+		c.setReader(tc)
 	}
 	src := l.newSource(org, peer, client)
-	f := newFramer(idleReader{c, l.cfg.IdleTimeout}, l.cfg.MaxMessage)
+	f := newFramer(c, l.cfg.MaxMessage)
 	for {
+		if f.r.Buffered() == 0 {
+			c.between()
+		}
 		frame, cut, err := f.next()
 		if err != nil {
 			if err == io.EOF || l.s.ctx.Err() != nil {
@@ -103,7 +155,7 @@ func (l *listener) serveConn(c net.Conn) {
 			}
 			l.s.m.closed.WithLabelValues(l.cfg.Name, reason).Inc()
 			lvl := slog.LevelWarn
-			if reason == "idle" {
+			if reason == "idle" || reason == "silent" {
 				lvl = slog.LevelInfo
 			}
 			l.s.log.Log(l.s.ctx, lvl, "syslog: connection closed", slog.String("listener", l.cfg.Name), slog.String("peer", peer),
@@ -120,19 +172,4 @@ func (l *listener) serveConn(c net.Conn) {
 			return
 		}
 	}
-}
-
-// idleReader sets the connection's read deadline before each read: the
-// idle timeout counts the time the sender is silent, not the time the
-// listener waits for the queue.
-type idleReader struct {
-	c    net.Conn
-	idle time.Duration
-}
-
-func (r idleReader) Read(p []byte) (int, error) {
-	if r.idle > 0 {
-		r.c.SetReadDeadline(time.Now().Add(r.idle))
-	}
-	return r.c.Read(p)
 }
