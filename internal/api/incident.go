@@ -150,3 +150,57 @@ func (s *Server) incidentHistory(w http.ResponseWriter, r *http.Request) {
 		return s.store.IncidentHistory(ctx, org, id, p)
 	})
 }
+
+// The parts of an incident, a page at a time (additions to the contract):
+// the single-incident response carries every node and observation (the
+// short form) and no artifact, which an incident of thousands cannot
+// show whole.
+
+func (s *Server) incidentObservations(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	servePage(s, w, r, "observations", "Incident observations retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]*vigil.Observation, int, error) {
+		return s.store.IncidentObservations(ctx, org, id, p)
+	})
+}
+
+func (s *Server) incidentNodes(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	servePage(s, w, r, "nodes", "Incident nodes retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]vigil.Node, int, error) {
+		return s.store.IncidentNodes(ctx, org, id, p)
+	})
+}
+
+// incidentArtifacts answers as GET /v1/artifacts does: previews, and one
+// of the org's search slots held while they are read and written.
+func (s *Server) incidentArtifacts(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := newQuery(r.URL.Query())
+	p := q.page()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	org := principal(r.Context()).OrgID
+	if !s.searchSlot(w, r, org) {
+		return
+	}
+	defer s.searches.release(org)
+	arts, total, err := s.store.IncidentArtifacts(r.Context(), org, id, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeArtifacts(w, r, arts, total, false, p)
+}

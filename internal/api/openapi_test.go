@@ -72,6 +72,9 @@ var extensionRoutes = []struct {
 	{"GET", "/v1/api-keys/:id", "admin", "observer:read"},
 	{"DELETE", "/v1/api-keys/:id", "admin", "signals:manage"},
 	{"GET", "/v1/incidents/:id/history", "incidents:read", "signals:read"},
+	{"GET", "/v1/incidents/:id/observations", "observations:read", "incidents:read"},
+	{"GET", "/v1/incidents/:id/nodes", "incidents:read", "observations:read"},
+	{"GET", "/v1/incidents/:id/artifacts", "signals:read", "incidents:read"},
 	{"GET", "/v1/detection-rules", "signals:read", "observations:read"},
 	{"POST", "/v1/detection-rules", "signals:write", "signals:read"},
 	{"GET", "/v1/detection-rules/:id", "signals:read", "incidents:read"},
@@ -780,6 +783,22 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("GET", "/v1/incidents/not-a-uuid", admin, nil, http.StatusBadRequest)
 	o.call("GET", "/v1/incidents/"+oasMissingID, admin, nil, http.StatusNotFound)
 	o.call("GET", "/api/v1/incidents/"+incID, other, nil, http.StatusNotFound)
+	// Its parts, a page at a time (additions to the contract).
+	if got := o.call("GET", "/v1/incidents/"+incID+"/observations?limit=1&offset=1", admin, nil, http.StatusOK).data(); got["total"] != float64(2) {
+		t.Errorf("incident observations = %v", got)
+	}
+	if got := o.call("GET", "/api/v1/incidents/"+incID+"/nodes?limit=2", admin, nil, http.StatusOK).data(); got["total"] != float64(5) {
+		t.Errorf("incident nodes = %v", got)
+	}
+	if got := o.call("GET", "/v1/incidents/"+incID+"/artifacts", admin, nil, http.StatusOK).data(); got["total"] != float64(2) {
+		t.Errorf("incident artifacts = %v", got)
+	}
+	for _, part := range []string{"observations", "nodes", "artifacts"} {
+		o.badQuery("/v1/incidents/"+incID+"/"+part, admin, "limit", "0", true)
+		o.call("GET", "/v1/incidents/not-a-uuid/"+part, admin, nil, http.StatusBadRequest)
+		o.call("GET", "/v1/incidents/"+oasMissingID+"/"+part, admin, nil, http.StatusNotFound)
+		o.call("GET", "/v1/incidents/"+incID+"/"+part, other, nil, http.StatusNotFound)
+	}
 
 	// Nodes (an addition to the contract).
 	nl := o.call("GET", "/v1/nodes", admin, nil, http.StatusOK)
@@ -1317,6 +1336,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("429 without Retry-After")
 	}
 	h.call("GET", "/v1/artifacts/"+oasMissingID, admin, nil, http.StatusTooManyRequests)
+	h.call("GET", "/v1/incidents/"+oasMissingID+"/artifacts", admin, nil, http.StatusTooManyRequests)
 	close(hold.release)
 	<-done
 

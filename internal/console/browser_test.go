@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,10 +70,83 @@ func TestBrowser(t *testing.T) {
 	ingest(t, base, admin, "auth", geoLines)
 	ip := attacker(t, base, admin, len(lines)+len(geoLines))
 	t.Logf("attacker of the largest brute force: %s", ip)
+	first, count := firstAttempt(t, base, admin, ip)
+	t.Logf("its %d artifacts start with %s", count, first)
+	// One address seen by 55 sensors: an incident of more observations
+	// and nodes than a section of its page shows.
+	sensors := 55
+	var beacon string
+	for i := range sensors {
+		var o struct {
+			IncidentID string `json:"incident_id"`
+		}
+		host := fmt.Sprintf("sensor-%02d", i)
+		if st := apiDo(t, "POST", base+"/v1/observations", admin, map[string]any{"type": "network", "severity": "medium",
+			"description": "Beaconing to 203.0.113.50 seen by " + host,
+			"nodes":       []map[string]string{{"type": "IP", "value": "203.0.113.50"}, {"type": "Host", "value": host}}}, &o); st != http.StatusCreated {
+			t.Fatalf("post observation: %d", st)
+		}
+		beacon = o.IncidentID
+	}
 
 	runBrowser(t, node, chromium, "console.mjs", 5*time.Minute, "BASE_URL="+base, "ATTACKER_IP="+ip,
+		"FIRST_ATTEMPT="+first, "ATTACK_ARTIFACTS="+strconv.Itoa(count), "BEACON_INCIDENT="+beacon, "SENSORS="+strconv.Itoa(sensors),
 		"TOKEN_ADMIN="+admin, "TOKEN_READER="+reader, "TOKEN_OTHER="+other, "TOKEN_SHORT="+short,
 		"SHORT_EXPIRES="+strconv.FormatInt(shortExp.Unix()+1, 10))
+}
+
+// firstAttempt returns the raw line of the oldest artifact (by event
+// time) of the brute force from ip, and how many artifacts it has, read
+// through the API's observations and artifacts by id.
+func firstAttempt(t *testing.T, base, token, ip string) (string, int) {
+	t.Helper()
+	type counted struct {
+		ID            string `json:"id"`
+		ArtifactCount int    `json:"artifact_count"`
+	}
+	var incs struct {
+		Incidents []counted `json:"incidents"`
+	}
+	apiDo(t, "GET", base+"/v1/incidents?limit=1000&q="+url.QueryEscape("SSH brute force from "+ip+" "), token, nil, &incs)
+	if len(incs.Incidents) == 0 {
+		t.Fatalf("no brute force from %s", ip)
+	}
+	largest := slices.MaxFunc(incs.Incidents, func(a, b counted) int { return a.ArtifactCount - b.ArtifactCount })
+	var inc struct {
+		Observations []struct {
+			ID string `json:"id"`
+		} `json:"observations"`
+	}
+	apiDo(t, "GET", base+"/v1/incidents/"+largest.ID, token, nil, &inc)
+	seen := map[string]bool{}
+	var oldest struct {
+		Raw       string    `json:"raw"`
+		Timestamp time.Time `json:"timestamp"`
+	}
+	for _, ref := range inc.Observations {
+		var o struct {
+			ArtifactIDs []string `json:"artifact_ids"`
+		}
+		apiDo(t, "GET", base+"/v1/observations/"+ref.ID, token, nil, &o)
+		for _, id := range o.ArtifactIDs {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			var a struct {
+				Raw       string    `json:"raw"`
+				Timestamp time.Time `json:"timestamp"`
+			}
+			apiDo(t, "GET", base+"/v1/artifacts/"+id, token, nil, &a)
+			if oldest.Raw == "" || a.Timestamp.Before(oldest.Timestamp) {
+				oldest = a
+			}
+		}
+	}
+	if len(seen) != largest.ArtifactCount {
+		t.Fatalf("the brute force's observations name %d artifacts, its count is %d", len(seen), largest.ArtifactCount)
+	}
+	return oldest.Raw, len(seen)
 }
 
 // runBrowser runs script of browser/ with node, in an environment of env

@@ -54,22 +54,10 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, notFound(err, "incident")
 	}
-	rows, err := q.Query(ctx, `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
-		WHERE x.incident_id = $1 AND n.org_id = $2 ORDER BY n.created_at, n.id`, id, org)
-	if err != nil {
+	if i.Nodes, err = incidentNodes(ctx, q, org, id, ""); err != nil {
 		return nil, err
 	}
-	i.Nodes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Node, error) {
-		n := vigil.Node{OrgID: org}
-		var key bool
-		err := r.Scan(&n.ID, &n.Type, &n.Value, &key)
-		n.Key = &key
-		return n, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	rows, err = q.Query(ctx, `SELECT id, type, description, severity FROM observations
+	rows, err := q.Query(ctx, `SELECT id, type, description, severity FROM observations
 		WHERE org_id = $1 AND incident_id = $2 ORDER BY created_at, id`, org, id)
 	if err != nil {
 		return nil, err
@@ -84,9 +72,6 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	i.History, err = statusHistory(ctx, q, org, id)
 	if err != nil {
 		return nil, err
-	}
-	if i.Nodes == nil {
-		i.Nodes = []vigil.Node{}
 	}
 	if i.Observations == nil {
 		i.Observations = []vigil.ObservationRef{}

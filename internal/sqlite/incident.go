@@ -83,26 +83,11 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, err
 	}
-	i.Nodes, i.Observations, i.History = []vigil.Node{}, []vigil.ObservationRef{}, []vigil.StatusChange{}
-	rows, err := q.QueryContext(ctx, incidentNodesSQL, id, org)
-	if err != nil {
+	i.Observations, i.History = []vigil.ObservationRef{}, []vigil.StatusChange{}
+	if i.Nodes, err = incidentNodes(ctx, q, org, id, ""); err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		n := vigil.Node{OrgID: org}
-		var key bool
-		if err := rows.Scan(&n.ID, &n.Type, &n.Value, &key); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		n.Key = &key
-		i.Nodes = append(i.Nodes, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = q.QueryContext(ctx, incidentObservationsSQL, id, org)
+	rows, err := q.QueryContext(ctx, incidentObservationsSQL, id, org)
 	if err != nil {
 		return nil, err
 	}

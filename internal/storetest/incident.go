@@ -18,6 +18,7 @@ func incidentTests() []test {
 		{"StatusResolvedAt", testIncidentResolvedAt},
 		{"StatusHistory", testIncidentHistory},
 		{"SameStatusNoOp", testIncidentSameStatus},
+		{"Parts", testIncidentParts},
 	}
 }
 

@@ -13,6 +13,10 @@ const env = (k) => {
 };
 const BASE = env("BASE_URL");
 const IP = env("ATTACKER_IP");
+const FIRST_ATTEMPT = env("FIRST_ATTEMPT");
+const ATTACK_ARTIFACTS = Number(env("ATTACK_ARTIFACTS"));
+const BEACON = env("BEACON_INCIDENT");
+const SENSORS = Number(env("SENSORS"));
 const SHOTS = env("SHOT_DIR");
 const tokens = { admin: env("TOKEN_ADMIN"), reader: env("TOKEN_READER"), other: env("TOKEN_OTHER"), short: env("TOKEN_SHORT") };
 
@@ -88,6 +92,41 @@ try {
   await page.locator("article.art details summary").first().click();
   assert.match(await page.locator("article.art dl.fields").first().textContent(), /source\.ip/);
   await shot(page, "incident");
+
+  log("incident: every artifact is reachable, a page at a time, down to the first attempt");
+  {
+    const pager = page.locator("#artifacts .pager").first();
+    assert.match(await pager.textContent(), new RegExp(`1–50 of ${ATTACK_ARTIFACTS}\\b`), "the artifacts say how many there are");
+    assert.equal(await page.locator("#artifacts article.art").count(), 50, "a page of 50");
+    // The oldest page: its own link, or the next when it is the next.
+    await Promise.all([page.waitForURL(/artifacts_offset=\d+#artifacts$/), pager.locator("a.end, a[rel=next]").last().click()]);
+    const last = Math.floor((ATTACK_ARTIFACTS - 1) / 50) * 50;
+    assert.equal(await page.locator("#artifacts article.art").count(), ATTACK_ARTIFACTS - last, "the rest on the last page");
+    assert.match(await page.locator("#artifacts .pager").first().textContent(), new RegExp(`${last + 1}–${ATTACK_ARTIFACTS} of ${ATTACK_ARTIFACTS}`));
+    assert.equal(await page.locator("#artifacts article.art pre.raw").last().textContent(), FIRST_ATTEMPT, "the last artifact is the first attempt");
+    await shot(page, "incident-artifacts");
+    await Promise.all([page.waitForURL((u) => !u.searchParams.has("artifacts_offset")), page.locator("#artifacts .pager a[rel=prev]").first().click()]);
+    assert.match(await page.locator("#artifacts .pager").first().textContent(), /1–50 of/, "back to the newest");
+  }
+
+  log("incident: observations and nodes page on their own");
+  {
+    await page.goto("/incidents/" + BEACON);
+    const obsPager = page.locator("#observations .pager");
+    assert.match(await obsPager.textContent(), new RegExp(`1–50 of ${SENSORS}\\b`));
+    assert.equal(await page.locator("#observations .obs li").count(), 50);
+    assert.match(await page.locator("#nodes .pager").textContent(), new RegExp(`1–50 of ${SENSORS + 1}\\b`));
+    assert.equal(await page.locator("#nodes .nodes li").count(), 50);
+    await Promise.all([page.waitForURL(/observations_offset=50#observations$/), obsPager.locator("a[rel=next]").click()]);
+    assert.equal(await page.locator("#observations .obs li").count(), SENSORS - 50, "the other observations");
+    assert.match(await page.textContent("#observations"), new RegExp(`sensor-${SENSORS - 1}\\b`));
+    assert.doesNotMatch(await page.textContent("#observations"), /sensor-00\b/);
+    await Promise.all([page.waitForURL(/nodes_offset=50&.*#nodes$/), page.locator("#nodes .pager a[rel=next]").click()]);
+    assert.match(page.url(), /observations_offset=50/, "the observations stay on their page");
+    assert.equal(await page.locator("#nodes .nodes li").count(), SENSORS + 1 - 50, "the other nodes");
+    assert.equal(await page.locator("#observations .obs li").count(), SENSORS - 50);
+    await page.goto(incidentURL);
+  }
 
   log("incident: mark it resolved, confirming the classification");
   await Promise.all([page.waitForURL(/changed=1/), page.click("#status-actions button.st-3")]);
