@@ -60,7 +60,10 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.Query())
 	f := vigil.IncidentFilter{Severity: q.severity(), Range: q.timeRange(), Page: q.page(),
-		Assignee: q.str("assignee"), Tag: q.str("tag")}
+		Assignee: q.str("assignee"), Tag: q.str("tag"),
+		// An addition to the contract: when it happened, beside when
+		// Vigil saw it (start and end).
+		EventRange: q.rangeOf("event_start", "event_end")}
 	if f.Assignee != "" && !vigil.ValidAssignee(f.Assignee) {
 		q.bad("assignee", "must be 1 to 256 bytes of printable text")
 	}
@@ -86,7 +89,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	}
 	f.Sort = q.str("sort")
 	if !vigil.ValidIncidentSort(f.Sort) {
-		q.bad("sort", "must be one of created, last_activity, severity")
+		q.bad("sort", "must be one of "+strings.Join(vigil.IncidentSorts, ", "))
 	}
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)

@@ -768,6 +768,13 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("incidents = %s", il.Raw)
 	}
 	o.call("GET", "/v1/incidents?status=1&severity=critical&start=2000-01-01T00:00:00Z&limit=5&offset=0", admin, nil, http.StatusOK)
+	if il := o.call("GET", "/v1/incidents?sort=first_event&event_start=2024-05-01T00:00:00Z&event_end=2200-01-01T00:00:00Z", admin, nil, http.StatusOK); il.data()["total"] != float64(2) {
+		t.Errorf("incidents by event time = %s", il.Raw)
+	}
+	o.call("GET", "/v1/incidents?sort=last_event", admin, nil, http.StatusOK)
+	o.badQuery("/v1/incidents", admin, "sort", "happened", true)
+	o.badQuery("/v1/incidents", admin, "event_start", "yesterday", true)
+	o.badQuery("/v1/incidents?event_end=2024-01-01T00:00:00Z", admin, "event_start", "2025-01-01T00:00:00Z", false)
 	o.badQuery("/v1/incidents", admin, "status", "0", true)
 	o.badQuery("/v1/incidents", admin, "status", "6", true)
 	o.badQuery("/v1/incidents", admin, "status", "new", true)

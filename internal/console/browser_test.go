@@ -70,8 +70,8 @@ func TestBrowser(t *testing.T) {
 	ingest(t, base, admin, "auth", geoLines)
 	ip := attacker(t, base, admin, len(lines)+len(geoLines))
 	t.Logf("attacker of the largest brute force: %s", ip)
-	first, count := firstAttempt(t, base, admin, ip)
-	t.Logf("its %d artifacts start with %s", count, first)
+	attack := attackOf(t, base, admin, ip)
+	t.Logf("its %d artifacts, %s to %s, start with %s", attack.count, attack.first, attack.last, attack.firstRaw)
 	// One address seen by 55 sensors: an incident of more observations
 	// and nodes than a section of its page shows.
 	sensors := 55
@@ -90,15 +90,23 @@ func TestBrowser(t *testing.T) {
 	}
 
 	runBrowser(t, node, chromium, "console.mjs", 5*time.Minute, "BASE_URL="+base, "ATTACKER_IP="+ip,
-		"FIRST_ATTEMPT="+first, "ATTACK_ARTIFACTS="+strconv.Itoa(count), "BEACON_INCIDENT="+beacon, "SENSORS="+strconv.Itoa(sensors),
+		"FIRST_ATTEMPT="+attack.firstRaw, "ATTACK_ARTIFACTS="+strconv.Itoa(attack.count),
+		"ATTACK_FIRST="+attack.first.Format(time.RFC3339Nano), "ATTACK_LAST="+attack.last.Format(time.RFC3339Nano),
+		"BEACON_INCIDENT="+beacon, "SENSORS="+strconv.Itoa(sensors),
 		"TOKEN_ADMIN="+admin, "TOKEN_READER="+reader, "TOKEN_OTHER="+other, "TOKEN_SHORT="+short,
 		"SHORT_EXPIRES="+strconv.FormatInt(shortExp.Unix()+1, 10))
 }
 
-// firstAttempt returns the raw line of the oldest artifact (by event
-// time) of the brute force from ip, and how many artifacts it has, read
-// through the API's observations and artifacts by id.
-func firstAttempt(t *testing.T, base, token, ip string) (string, int) {
+// attack is what the largest brute force's artifacts say of it.
+type attack struct {
+	firstRaw    string // the line of its first attempt
+	count       int
+	first, last time.Time // its first and last event times
+}
+
+// attackOf reads the artifacts of the largest brute force from ip one by
+// one, through the API's observations and artifacts by id.
+func attackOf(t *testing.T, base, token, ip string) attack {
 	t.Helper()
 	type counted struct {
 		ID            string `json:"id"`
@@ -119,10 +127,7 @@ func firstAttempt(t *testing.T, base, token, ip string) (string, int) {
 	}
 	apiDo(t, "GET", base+"/v1/incidents/"+largest.ID, token, nil, &inc)
 	seen := map[string]bool{}
-	var oldest struct {
-		Raw       string    `json:"raw"`
-		Timestamp time.Time `json:"timestamp"`
-	}
+	var out attack
 	for _, ref := range inc.Observations {
 		var o struct {
 			ArtifactIDs []string `json:"artifact_ids"`
@@ -138,15 +143,18 @@ func firstAttempt(t *testing.T, base, token, ip string) (string, int) {
 				Timestamp time.Time `json:"timestamp"`
 			}
 			apiDo(t, "GET", base+"/v1/artifacts/"+id, token, nil, &a)
-			if oldest.Raw == "" || a.Timestamp.Before(oldest.Timestamp) {
-				oldest = a
+			if out.firstRaw == "" || a.Timestamp.Before(out.first) {
+				out.firstRaw, out.first = a.Raw, a.Timestamp
+			}
+			if a.Timestamp.After(out.last) {
+				out.last = a.Timestamp
 			}
 		}
 	}
-	if len(seen) != largest.ArtifactCount {
+	if out.count = len(seen); out.count != largest.ArtifactCount {
 		t.Fatalf("the brute force's observations name %d artifacts, its count is %d", len(seen), largest.ArtifactCount)
 	}
-	return oldest.Raw, len(seen)
+	return out
 }
 
 // runBrowser runs script of browser/ with node, in an environment of env

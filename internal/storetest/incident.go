@@ -19,6 +19,8 @@ func incidentTests() []test {
 		{"StatusHistory", testIncidentHistory},
 		{"SameStatusNoOp", testIncidentSameStatus},
 		{"Parts", testIncidentParts},
+		{"EventTimes", testIncidentEventTimes},
+		{"EventOrder", testIncidentEventOrder},
 	}
 }
 

@@ -16,6 +16,10 @@ const IP = env("ATTACKER_IP");
 const FIRST_ATTEMPT = env("FIRST_ATTEMPT");
 const ATTACK_ARTIFACTS = Number(env("ATTACK_ARTIFACTS"));
 const BEACON = env("BEACON_INCIDENT");
+const ATTACK_FIRST = new Date(env("ATTACK_FIRST"));
+const ATTACK_LAST = new Date(env("ATTACK_LAST"));
+// utc writes a time as the console does ("2026-07-10 16:01:43").
+const utc = (d) => d.toISOString().slice(0, 19).replace("T", " ");
 const SENSORS = Number(env("SENSORS"));
 const SHOTS = env("SHOT_DIR");
 const tokens = { admin: env("TOKEN_ADMIN"), reader: env("TOKEN_READER"), other: env("TOKEN_OTHER"), short: env("TOKEN_SHORT") };
@@ -66,7 +70,38 @@ try {
   await row.waitFor();
   const newCount = Number(await page.textContent(".counts a.st-1 b"));
   assert.ok(newCount >= 2, `New count ${newCount}`);
+
+  log("queue: when the attack happened, beside when Vigil saw it");
+  {
+    const happened = await row.locator("td.happened").textContent();
+    assert.ok(happened.includes(utc(ATTACK_FIRST)) && happened.includes(utc(ATTACK_LAST).slice(11)), "its first and last event times: " + happened);
+    assert.match(happened, /\d+ days ago/, "it happened days before it was sent: " + happened);
+    assert.match(await row.locator("td.seen").textContent(), /just now|min ago/, "Vigil saw it just now");
+  }
   await shot(page, "queue");
+
+  log("queue: sorted by when it happened, and filtered by it");
+  {
+    await page.selectOption("select[name=sort]", "first_event");
+    await Promise.all([page.waitForURL(/sort=first_event/), page.click(".filters button[type=submit]")]);
+    const firsts = await page.locator("#rows td.happened").evaluateAll((tds) => tds.map((td) => td.dataset.first || ""));
+    assert.ok(firsts.length >= 3, "rows: " + firsts.length);
+    for (let i = 1; i < firsts.length; i++) {
+      assert.ok(firsts[i] === "" || (firsts[i - 1] !== "" && firsts[i - 1] >= firsts[i]), `newest first event first: ${firsts[i - 1]} before ${firsts[i]}`);
+    }
+    // The attack's first second, typed as a browser's datetime-local value.
+    const from = ATTACK_FIRST, to = new Date(ATTACK_FIRST.getTime() + 1000);
+    await page.fill("input[name=event_start]", from.toISOString().slice(0, 19));
+    await page.fill("input[name=event_end]", to.toISOString().slice(0, 19));
+    await Promise.all([page.waitForURL(/event_start=/), page.click(".filters button[type=submit]")]);
+    assert.equal(await page.locator("#rows tr", { hasText: `SSH brute force from ${IP} ` }).count(), 1, "the attack happened then");
+    const spans = await page.locator("#rows td.happened").evaluateAll((tds) => tds.map((td) => [td.dataset.first, td.dataset.last]));
+    for (const [f, l] of spans) {
+      assert.ok(f < utc(to) + "Z" && l >= utc(from) + "Z", `a row that did not happen then: ${f} – ${l}`);
+    }
+    assert.equal(await page.inputValue("input[name=event_start]"), from.toISOString().slice(0, 19), "the form keeps the filter");
+    await page.goto("/");
+  }
 
   log("queue: filter by text and severity sort");
   await page.fill("#qbox", IP);
@@ -79,6 +114,13 @@ try {
   await page.keyboard.press("j");
   await Promise.all([page.waitForURL(/\/incidents\//), page.keyboard.press("Enter")]);
   const incidentURL = page.url();
+
+  log("incident: when it happened, beside when Vigil saw it");
+  {
+    const facts = await page.textContent(".head .facts");
+    assert.ok(facts.includes(`happened ${utc(ATTACK_FIRST)}–${utc(ATTACK_LAST).slice(11)}Z`), "the header says when it happened: " + facts);
+    assert.ok(facts.includes("seen by Vigil " + utc(new Date()).slice(0, 10)), "and when Vigil saw it (today): " + facts);
+  }
 
   log("incident: observations, nodes with roles and enrichment, graph, artifacts");
   await page.locator(".obs li", { hasText: "auth" }).first().waitFor();
