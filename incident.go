@@ -131,6 +131,9 @@ type IncidentFilter struct {
 	// and first < end), which those without event times never do.
 	Range      TimeRange
 	EventRange TimeRange
+	// ResolvedSince, when set, keeps the incidents last closed (ResolvedAt)
+	// at or after it: closed incidents, as open ones have none.
+	ResolvedSince time.Time
 	// Text, when set, keeps the incidents whose title contains it,
 	// case-insensitively (ASCII letters).
 	Text string

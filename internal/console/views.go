@@ -151,6 +151,9 @@ var funcs = template.FuncMap{
 	"deref": func(b *bool) bool { return b != nil && *b },
 	"lower": strings.ToLower,
 	"join":  strings.Join,
+	"previewRows": func(ms []previewMatch, severity, id string) previewTable {
+		return previewTable{Matches: ms, Severity: severity, ID: id}
+	},
 }
 
 // span says from when to when something happened (UTC), as briefly as

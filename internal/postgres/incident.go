@@ -123,6 +123,9 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 	if !f.EventRange.End.IsZero() {
 		c.add("first_event_at < ?", nanos(f.EventRange.End))
 	}
+	if !f.ResolvedSince.IsZero() {
+		c.add("resolved_at >= ?", nanos(f.ResolvedSince))
+	}
 	limit, pageArgs := c.page(f.Page)
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM incidents WHERE `+c.where, c.args...).Scan(&total); err != nil {

@@ -160,6 +160,10 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		where = append(where, "first_event_at < ?")
 		args = append(args, nanos(f.EventRange.End))
 	}
+	if !f.ResolvedSince.IsZero() {
+		where = append(where, "resolved_at >= ?")
+		args = append(args, nanos(f.ResolvedSince))
+	}
 	cond := strings.Join(where, " AND ")
 	var total int
 	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM incidents WHERE `+cond, args...).Scan(&total); err != nil {

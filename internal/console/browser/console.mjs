@@ -29,8 +29,8 @@ const log = (s) => { step = s; console.log("step:", s); };
 const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox", "--disable-gpu"] });
 const shot = (page, name) => page.screenshot({ path: join(SHOTS, name + ".png") });
 
-async function signIn(token) {
-  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE });
+async function signIn(token, options = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE, ...options });
   const page = await ctx.newPage();
   page.on("dialog", (d) => { page.lastDialog = d.message(); d.accept(); });
   page.on("pageerror", (e) => { throw new Error("script error on " + page.url() + ": " + e.message); });
@@ -221,24 +221,93 @@ try {
   await page.goto("/search?query=" + encodeURIComponent("89.160.20.156"));
   assert.match(await page.locator("article.art .enrl").first().textContent(), /89\.160\.20\.156\s+SE/, "GeoIP country beside the address");
 
-  log("rules: a bad condition is named, the preview lists matching open incidents, the rule saves");
+  log("rules: the form shows the conditions as rows, a bad one typed as JSON is named");
   await page.goto("/rules/new");
+  const rows = page.locator("#cond-rows .cond-row");
+  assert.equal(await rows.count(), 2, "the example as two rows");
+  assert.equal(await rows.nth(0).locator("input[name=cond_field]").inputValue(), "observation.type");
+  assert.equal(await rows.nth(1).locator("input[name=cond_value]").inputValue(), "20");
   await page.fill("input[name=name]", "Large brute force");
   await page.fill("input[name=priority]", "10");
   await page.selectOption("select[name=severity]", "critical");
   await page.fill("textarea[name=conditions]", '{"all": [{"field": "observation.type", "op": "equals", "value": "auth"}]}');
   await page.click("#preview");
   assert.match(await page.textContent("#cond-err"), /conditions\.all\[0\]\.op/, "the error names the bad part");
-  await page.fill("textarea[name=conditions]", '{"all": [{"field": "observation.type", "op": "eq", "value": "auth"}, {"field": "incident.artifact_count", "op": "gte", "value": 20}]}');
+  assert.equal(await page.locator("#cond-complex").count(), 1, "an operator the form does not offer: the JSON is the editor");
+
+  log("rules: built in the form, the JSON follows; the preview covers open and recently closed incidents; saved");
+  await page.fill("textarea[name=conditions]", "{}");
+  await page.locator("#cond-rows").waitFor({ state: "attached" }); // the rows follow the JSON: none
+  assert.equal(await rows.count(), 0);
+  const addRow = async (field, op, value) => {
+    await page.click("#cond-add");
+    const r = rows.last();
+    await r.locator("input[name=cond_field]").fill(field);
+    await r.locator("select[name=cond_op]").selectOption(op);
+    await r.locator("input[name=cond_value]").fill(value);
+  };
+  await addRow("observation.type", "eq", "auth");
+  await addRow("incident.node_count", "lt", "99");
+  await addRow("incident.artifact_count", "gte", "20");
+  await rows.nth(1).locator(".cond-del").click();
+  const built = { all: [{ field: "observation.type", op: "eq", value: "auth" }, { field: "incident.artifact_count", op: "gte", value: 20 }] };
+  const jsonIs = (want) => page.waitForFunction((w) => {
+    try { return JSON.stringify(JSON.parse(document.querySelector("textarea[name=conditions]").value)) === w; } catch { return false; }
+  }, JSON.stringify(want));
+  await jsonIs(built);
   await page.click("#preview");
   await page.locator("#preview-result").waitFor();
-  const matched = await page.locator("#preview-result tbody tr").count();
-  assert.ok(matched >= 1, "the preview lists the large open brute forces");
-  assert.ok(!(await page.textContent("#preview-result")).includes(`from ${IP} `), "the resolved incident is not open: not in the preview");
+  assert.ok(await page.locator("#preview-open tbody tr").count() >= 1, "the preview lists the large open brute forces");
+  assert.ok(!(await page.textContent("#preview-open")).includes(`from ${IP} `), "the resolved incident is not among the open ones");
+  assert.ok((await page.textContent("#preview-closed")).includes(`from ${IP} `), "it is among the recently closed it would have matched");
+  assert.match(await page.textContent("#preview-covers"), /open incidents,\s+and the \d+ most recently active of the \d+ incidents closed since \d{4}-\d\d-\d\d .*\(the last 30 days\)/s,
+    "the preview says what it covers");
+  assert.deepEqual(JSON.parse(await page.inputValue("textarea[name=conditions]")), built, "the preview keeps the conditions");
   await shot(page, "rule-preview");
   await Promise.all([page.waitForURL(/\/rules\?saved=/), page.click("#save")]);
   assert.ok(await page.locator("table.list tr", { hasText: "Large brute force" }).count() === 1);
   await shot(page, "rules");
+
+  log("rules: a saved rule opens as rows; JSON typed by an expert becomes rows, or says it is more than rows");
+  await Promise.all([page.waitForURL(/\/rules\/[0-9a-f-]{36}$/), page.locator("table.list a", { hasText: "Large brute force" }).click()]);
+  assert.equal(await rows.count(), 2);
+  assert.equal(await rows.nth(1).locator("select[name=cond_op]").inputValue(), "gte");
+  assert.equal(await rows.nth(1).locator("input[name=cond_value]").inputValue(), "20");
+  await page.fill("textarea[name=conditions]", '{"any": [{"field": "artifact.source", "op": "eq", "value": "auth"}, {"field": "node.value", "op": "cidr", "value": ["10.0.0.0/8", "192.168.0.0/16"]}, {"field": "event.user.name", "op": "exists"}]}');
+  await page.waitForFunction(() => document.querySelectorAll("#cond-rows .cond-row").length === 3);
+  assert.equal(await page.inputValue("select[name=match]"), "any");
+  assert.equal(await rows.nth(1).locator("input[name=cond_value]").inputValue(), "10.0.0.0/8, 192.168.0.0/16");
+  await page.fill("textarea[name=conditions]", '{"not": {"field": "artifact.source", "op": "eq", "value": "auth"}}');
+  await page.locator("#cond-complex").waitFor();
+  assert.equal(await rows.count(), 0, "nested conditions are edited as JSON");
+  await shot(page, "rule-json");
+
+  log("rules: without script the form still adds, removes and sends rows");
+  {
+    const { ctx: bare, page: p } = await signIn(tokens.admin, { javaScriptEnabled: false });
+    // A click that sends the form, and the page it gets back.
+    const submit = async (sel) => {
+      await Promise.all([p.waitForEvent("framenavigated"), p.locator(sel).first().click()]);
+      await p.waitForLoadState();
+    };
+    await p.goto("/rules/new");
+    await submit("#cond-add");
+    const r = p.locator("#cond-rows .cond-row");
+    assert.equal(await r.count(), 3, "a row added by the server");
+    await r.nth(2).locator("input[name=cond_field]").fill("artifact.source");
+    await r.nth(2).locator("input[name=cond_value]").fill("auth");
+    await r.nth(1).locator("input[name=cond_value]").fill("10");
+    await p.fill("input[name=name]", "Without script");
+    await submit("#preview");
+    assert.equal(await p.locator("#preview-result").count(), 1, "the preview of the rows sent");
+    assert.deepEqual(JSON.parse(await p.inputValue("textarea[name=conditions]")), { all: [
+      { field: "observation.type", op: "eq", value: "auth" }, { field: "incident.artifact_count", op: "gte", value: 10 },
+      { field: "artifact.source", op: "eq", value: "auth" }] }, "the rows as sent are the rule");
+    await submit("#cond-rows .cond-row .cond-del");
+    assert.equal(await r.count(), 2, "a row removed by the server");
+    assert.equal(await r.nth(0).locator("input[name=cond_field]").inputValue(), "incident.artifact_count");
+    await bare.close();
+  }
 
   log("detections: a bad Sigma rule is named, a test over yesterday then over the stored lines, save, disable, enable; starter rules switch");
   await page.goto("/detections");
