@@ -62,7 +62,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	f := vigil.IncidentFilter{Severity: q.severity(), Range: q.timeRange(), Page: q.page(),
 		Assignee: q.str("assignee"), Tag: q.str("tag"),
 		// An addition to the contract: when it happened, beside when
-		// Vigil saw it (start and end).
+		// Vigil saw it (which start and end filter).
 		EventRange: q.rangeOf("event_start", "event_end")}
 	if f.Assignee != "" && !vigil.ValidAssignee(f.Assignee) {
 		q.bad("assignee", "must be 1 to 256 bytes of printable text")

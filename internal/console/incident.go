@@ -23,8 +23,7 @@ func (c *Console) incidentRoutes(mux *http.ServeMux) {
 // the incident page shows at a time; each section pages on its own.
 const sectionSize = 50
 
-// The form values that hold each section's offset, and the sections'
-// anchors.
+// The form values that hold each section's offset.
 const (
 	obsOffset      = "observations_offset"
 	nodesOffset    = "nodes_offset"
@@ -77,13 +76,12 @@ func (l *list[T]) get(c *Console, r *http.Request, s *session, path, name, param
 	if _, err := c.call(r, s.token, "GET", path, q, nil, &raw); err != nil {
 		return err
 	}
-	if err := json.Unmarshal(raw[name], &l.Items); err != nil {
-		return fmt.Errorf("console: decode %s: %w", path, err)
+	for key, into := range map[string]any{name: &l.Items, "total": &l.Total, "offset": &l.Offset} {
+		if err := json.Unmarshal(raw[key], into); err != nil {
+			return fmt.Errorf("console: decode %s of %s: %w", key, path, err)
+		}
 	}
-	if err := json.Unmarshal(raw["total"], &l.Total); err != nil {
-		return fmt.Errorf("console: decode %s: %w", path, err)
-	}
-	return json.Unmarshal(raw["offset"], &l.Offset)
+	return nil
 }
 
 func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
