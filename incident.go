@@ -1,6 +1,7 @@
 package vigil
 
 import (
+	"slices"
 	"strings"
 	"time"
 )
@@ -76,6 +77,15 @@ type Incident struct {
 	UpdatedAt      time.Time  `json:"updated_at"`
 	LastActivityAt time.Time  `json:"last_activity_at"`
 	ResolvedAt     *time.Time `json:"resolved_at"`
+	// FirstEventAt and LastEventAt are when what the incident is about
+	// happened, where CreatedAt is when Vigil saw it: the earliest and
+	// latest event times of its observations, an observation's being its
+	// artifacts' timestamps or, when it names no artifact, its creation
+	// time. Kept as observations join, grow, merge, change or go; nil
+	// when the incident has no observation left (all deleted, or merged
+	// into another incident).
+	FirstEventAt *time.Time `json:"first_event_at"`
+	LastEventAt  *time.Time `json:"last_event_at"`
 	// Case work, absent when none: who works the incident, its tags.
 	Assignee *string  `json:"assignee,omitempty"`
 	Tags     []string `json:"tags,omitempty"`
@@ -115,13 +125,21 @@ type IncidentFilter struct {
 	Assignee string // "" = any
 	Tag      string // "" = any
 	// Node, a node's id, keeps the incidents that name it ("" = any).
-	Node  string
-	Range TimeRange
+	Node string
+	// Range filters on CreatedAt; EventRange keeps the incidents whose
+	// events span [FirstEventAt, LastEventAt] meets it (start <= last
+	// and first < end), which those without event times never do.
+	Range      TimeRange
+	EventRange TimeRange
+	// ResolvedSince, when set, keeps the incidents last closed (ResolvedAt)
+	// at or after it: closed incidents, as open ones have none.
+	ResolvedSince time.Time
 	// Text, when set, keeps the incidents whose title contains it,
 	// case-insensitively (ASCII letters).
 	Text string
 	// Sort is the order of the list: IncidentSortCreated (the default),
-	// IncidentSortActivity or IncidentSortSeverity.
+	// IncidentSortActivity, IncidentSortSeverity, IncidentSortFirstEvent
+	// or IncidentSortLastEvent.
 	Sort string
 	Page Page
 }
@@ -135,13 +153,20 @@ const (
 	IncidentSortActivity = "last_activity"
 	// IncidentSortSeverity: critical first, then by last activity.
 	IncidentSortSeverity = "severity"
+	// IncidentSortFirstEvent: the most recently started first (by
+	// first_event_at), those without event times last.
+	IncidentSortFirstEvent = "first_event"
+	// IncidentSortLastEvent: the most recently active first by event time
+	// (last_event_at), those without event times last.
+	IncidentSortLastEvent = "last_event"
 )
+
+// IncidentSorts are the orders of incident lists, the default first.
+var IncidentSorts = []string{IncidentSortCreated, IncidentSortActivity, IncidentSortSeverity, IncidentSortFirstEvent, IncidentSortLastEvent}
 
 // ValidIncidentSort reports whether s names an order of incident lists
 // ("" is the default).
-func ValidIncidentSort(s string) bool {
-	return s == "" || s == IncidentSortCreated || s == IncidentSortActivity || s == IncidentSortSeverity
-}
+func ValidIncidentSort(s string) bool { return s == "" || slices.Contains(IncidentSorts, s) }
 
 // IncidentOrderSQL is the ORDER BY clause of an incident list, the same
 // on both stores (their columns and severity texts are alike).
@@ -151,6 +176,10 @@ func IncidentOrderSQL(sort string) string {
 		return "last_activity_at DESC, id DESC"
 	case IncidentSortSeverity:
 		return "CASE severity WHEN 'critical' THEN 4 WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END DESC, last_activity_at DESC, id DESC"
+	case IncidentSortFirstEvent:
+		return "first_event_at DESC NULLS LAST, id DESC"
+	case IncidentSortLastEvent:
+		return "last_event_at DESC NULLS LAST, id DESC"
 	}
 	return "created_at DESC, id DESC"
 }

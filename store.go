@@ -130,6 +130,22 @@ type TriageStore interface {
 	// ListIncidents returns a page of org's matching incidents and the
 	// count of all matches.
 	ListIncidents(ctx context.Context, org string, f IncidentFilter) ([]*Incident, int, error)
+	// IncidentObservations returns a page of the observations of incident
+	// id of org, whole (with their nodes and artifacts), in the order of
+	// the incident's observations (oldest first: CreatedAt, ties by id),
+	// and their total; ENOTFOUND if org has no incident id.
+	IncidentObservations(ctx context.Context, org, id string, p Page) ([]*Observation, int, error)
+	// IncidentNodes returns a page of the nodes of incident id of org, each
+	// with its role (Key), in the order of the incident's nodes (first
+	// named first: CreatedAt, ties by id), and their total; ENOTFOUND if
+	// org has no incident id.
+	IncidentNodes(ctx context.Context, org, id string, p Page) ([]Node, int, error)
+	// IncidentArtifacts returns a page of previews (ArtifactFilter.Preview)
+	// of the artifacts of incident id of org that are still stored
+	// (retention drops artifacts, never the incident's record of them),
+	// newest first by Timestamp (ties by id, descending), and their
+	// total; ENOTFOUND if org has no incident id.
+	IncidentArtifacts(ctx context.Context, org, id string, p Page) ([]*Artifact, int, error)
 	// SetIncidentStatus moves an incident to status, recording who did it.
 	// Setting the current status again changes nothing.
 	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)

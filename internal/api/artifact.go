@@ -256,9 +256,7 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	org := principal(r.Context()).OrgID
-	if !s.searches.acquire(org) {
-		s.fail(w, r, vigil.Errorf(vigil.ERATELIMITED,
-			"your organization already has %d searches or artifact reads in progress; retry when one has finished", s.searches.max))
+	if !s.searchSlot(w, r, org) {
 		return
 	}
 	defer s.searches.release(org)
@@ -278,6 +276,18 @@ func (s *Server) searchArtifacts(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.writeArtifacts(w, r, arts, total, estimated, f.Page)
+}
+
+// searchSlot takes one of org's search slots, or answers 429 and
+// returns false when it has none free: a search or an artifact read
+// holds up to a few MiB.
+func (s *Server) searchSlot(w http.ResponseWriter, r *http.Request, org string) bool {
+	if s.searches.acquire(org) {
+		return true
+	}
+	s.fail(w, r, vigil.Errorf(vigil.ERATELIMITED,
+		"your organization already has %d searches or artifact reads in progress; retry when one has finished", s.searches.max))
+	return false
 }
 
 // ExactTotalUpTo is how many matches GET /v1/artifacts counts exactly
@@ -346,9 +356,7 @@ func previewEvent(a *vigil.Artifact) {
 // have more than MaxOrgSearches of either in flight.
 func (s *Server) getArtifact(w http.ResponseWriter, r *http.Request) {
 	org := principal(r.Context()).OrgID
-	if !s.searches.acquire(org) {
-		s.fail(w, r, vigil.Errorf(vigil.ERATELIMITED,
-			"your organization already has %d searches or artifact reads in progress; retry when one has finished", s.searches.max))
+	if !s.searchSlot(w, r, org) {
 		return
 	}
 	defer s.searches.release(org)

@@ -3,7 +3,12 @@ package api_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil/internal/api"
 )
 
 // The additions the console reads through: /v1/me, incident search and
@@ -101,5 +106,59 @@ func TestRulePreview(t *testing.T) {
 	wantError(t, call(t, e, "POST", "/v1/classification-rules/preview", e.token("org-a", "signals:manage"), map[string]any{}), http.StatusForbidden, "")
 	if d := preview(e.token("org-a", "incidents:read"), map[string]any{}); d["matched"] != float64(2) {
 		t.Errorf("empty conditions matched %v, want both open incidents", d["matched"])
+	}
+}
+
+// TestRulePreviewClosed: a preview also says which recently closed
+// incidents the rule would have matched, apart from the open ones it
+// would classify, and what it covered: the incidents closed in the last
+// 30 days, not before.
+func TestRulePreviewClosed(t *testing.T) {
+	var ago atomic.Int64 // how far back the server's clock is
+	ago.Store(int64(40 * 24 * time.Hour))
+	e := newEnvWith(t, func(c *api.Config) { c.Now = func() time.Time { return time.Now().Add(-time.Duration(ago.Load())) } })
+	tok := e.token("org-a", "admin")
+	auth := map[string]any{"type": "auth", "description": "Password guessing on web-01", "severity": "medium"}
+	long := createObs(t, e, tok, auth)["incident_id"].(string)
+	must(t, call(t, e, "PUT", "/v1/incidents/"+long+"/status", tok, map[string]any{"status": 3}), http.StatusOK) // 40 days ago
+	ago.Store(0)
+	open := createObs(t, e, tok, auth)["incident_id"].(string)
+	var recent []string
+	for _, st := range []int{3, 4, 5} {
+		id := createObs(t, e, tok, auth)["incident_id"].(string)
+		must(t, call(t, e, "PUT", "/v1/incidents/"+id+"/status", tok, map[string]any{"status": st}), http.StatusOK)
+		recent = append(recent, id)
+	}
+	net := createObs(t, e, tok, map[string]any{"type": "network", "description": "Port scan", "severity": "low"})["incident_id"].(string)
+	must(t, call(t, e, "PUT", "/v1/incidents/"+net+"/status", tok, map[string]any{"status": 4}), http.StatusOK)
+
+	d := must(t, call(t, e, "POST", "/v1/classification-rules/preview", tok, map[string]any{"severity": "high",
+		"conditions": map[string]any{"field": "observation.type", "op": "eq", "value": "auth"}}), http.StatusOK).data()
+	if ids := idsOf(items(t, must(t, call(t, e, "GET", "/v1/incidents?status=1", tok, nil), http.StatusOK), "incidents")); len(ids) != 1 || ids[0] != open {
+		t.Fatalf("setup: open incidents %v", ids)
+	}
+	if ms := d["matches"].([]any); len(ms) != 1 || ms[0].(map[string]any)["id"] != open || d["open_incidents"] != float64(1) {
+		t.Errorf("open matches = %v (of %v open), want the one open incident", ms, d["open_incidents"])
+	}
+	c, _ := d["closed"].(map[string]any)
+	if c == nil {
+		t.Fatalf("the preview says nothing of closed incidents: %s", d)
+	}
+	got := []string{}
+	for _, m := range c["matches"].([]any) {
+		mm := m.(map[string]any)
+		got = append(got, mm["id"].(string))
+		if mm["decides"] != true || mm["status"] == float64(1) {
+			t.Errorf("closed match %v", mm)
+		}
+	}
+	slices.Sort(got)
+	slices.Sort(recent)
+	if !slices.Equal(got, recent) || c["matched"] != float64(3) || c["scanned"] != float64(4) || c["closed_incidents"] != float64(4) {
+		t.Errorf("closed = %v; want the 3 auth incidents closed lately (%v) of the 4 closed within 30 days, not the one closed 40 days ago (%s)", c, recent, long)
+	}
+	since := timeOf(t, c["since"], "closed.since")
+	if d := time.Since(since) - 30*24*time.Hour; d < -time.Minute || d > time.Minute {
+		t.Errorf("closed.since = %v, want 30 days ago", since)
 	}
 }

@@ -42,8 +42,10 @@ func postRule(t testing.TB, e *env, tok, text string) map[string]any {
 	return r.data()
 }
 
-// datasetLines returns the lines of a file of ../shared/datasets as auth
-// artifacts, each with the timestamp given (the file's lines name no year).
+// datasetLines returns the lines of a file of ../shared/datasets as
+// artifacts of source, each with the timestamp given (the file's lines
+// name no year), or with none when ts is "" (the line's own time is the
+// event's).
 func datasetLines(t testing.TB, rel, source, ts string) []map[string]any {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "..", "shared", "datasets", rel))
@@ -54,7 +56,11 @@ func datasetLines(t testing.TB, rel, source, ts string) []map[string]any {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		if sc.Text() != "" {
-			out = append(out, map[string]any{"source": source, "raw": sc.Text(), "timestamp": ts})
+			a := map[string]any{"source": source, "raw": sc.Text()}
+			if ts != "" {
+				a["timestamp"] = ts
+			}
+			out = append(out, a)
 		}
 	}
 	return out
@@ -198,10 +204,7 @@ func TestSigmaBruteForceCorrelation(t *testing.T) {
 	must(t, call(t, e, "POST", "/v1/detection-rules/"+base["id"].(string)+"/disable", tok, nil), http.StatusOK)
 	postRule(t, e, tok, sshBruteForceCorrelation)
 
-	lines := datasetLines(t, "auth/loghub-Linux_2k.log", "auth", "")
-	for _, l := range lines {
-		delete(l, "timestamp") // the line's own time
-	}
+	lines := datasetLines(t, "auth/loghub-Linux_2k.log", "auth", "") // the lines' own times
 	for i := 0; i < len(lines); i += 500 {
 		postArtifacts(t, e, tok, lines[i:min(i+500, len(lines))]...)
 	}

@@ -60,7 +60,10 @@ func (s *Server) getIncident(w http.ResponseWriter, r *http.Request) {
 func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.Query())
 	f := vigil.IncidentFilter{Severity: q.severity(), Range: q.timeRange(), Page: q.page(),
-		Assignee: q.str("assignee"), Tag: q.str("tag")}
+		Assignee: q.str("assignee"), Tag: q.str("tag"),
+		// An addition to the contract: when it happened, beside when
+		// Vigil saw it (which start and end filter).
+		EventRange: q.rangeOf("event_start", "event_end")}
 	if f.Assignee != "" && !vigil.ValidAssignee(f.Assignee) {
 		q.bad("assignee", "must be 1 to 256 bytes of printable text")
 	}
@@ -86,7 +89,7 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	}
 	f.Sort = q.str("sort")
 	if !vigil.ValidIncidentSort(f.Sort) {
-		q.bad("sort", "must be one of created, last_activity, severity")
+		q.bad("sort", "must be one of "+strings.Join(vigil.IncidentSorts, ", "))
 	}
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
@@ -149,4 +152,58 @@ func (s *Server) incidentHistory(w http.ResponseWriter, r *http.Request) {
 	servePage(s, w, r, "events", "Incident history retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]*vigil.IncidentEvent, int, error) {
 		return s.store.IncidentHistory(ctx, org, id, p)
 	})
+}
+
+// The parts of an incident, a page at a time (additions to the contract):
+// the single-incident response carries every node and observation (the
+// short form) and no artifact, which an incident of thousands cannot
+// show whole.
+
+func (s *Server) incidentObservations(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	servePage(s, w, r, "observations", "Incident observations retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]*vigil.Observation, int, error) {
+		return s.store.IncidentObservations(ctx, org, id, p)
+	})
+}
+
+func (s *Server) incidentNodes(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	servePage(s, w, r, "nodes", "Incident nodes retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]vigil.Node, int, error) {
+		return s.store.IncidentNodes(ctx, org, id, p)
+	})
+}
+
+// incidentArtifacts answers as GET /v1/artifacts does: previews, and one
+// of the org's search slots held while they are read and written.
+func (s *Server) incidentArtifacts(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := newQuery(r.URL.Query())
+	p := q.page()
+	if err := q.err(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	org := principal(r.Context()).OrgID
+	if !s.searchSlot(w, r, org) {
+		return
+	}
+	defer s.searches.release(org)
+	arts, total, err := s.store.IncidentArtifacts(r.Context(), org, id, p)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeArtifacts(w, r, arts, total, false, p)
 }

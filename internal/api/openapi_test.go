@@ -72,6 +72,9 @@ var extensionRoutes = []struct {
 	{"GET", "/v1/api-keys/:id", "admin", "observer:read"},
 	{"DELETE", "/v1/api-keys/:id", "admin", "signals:manage"},
 	{"GET", "/v1/incidents/:id/history", "incidents:read", "signals:read"},
+	{"GET", "/v1/incidents/:id/observations", "observations:read", "incidents:read"},
+	{"GET", "/v1/incidents/:id/nodes", "incidents:read", "observations:read"},
+	{"GET", "/v1/incidents/:id/artifacts", "signals:read", "incidents:read"},
 	{"GET", "/v1/detection-rules", "signals:read", "observations:read"},
 	{"POST", "/v1/detection-rules", "signals:write", "signals:read"},
 	{"GET", "/v1/detection-rules/:id", "signals:read", "incidents:read"},
@@ -792,6 +795,13 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("incidents = %s", il.Raw)
 	}
 	o.call("GET", "/v1/incidents?status=1&severity=critical&start=2000-01-01T00:00:00Z&limit=5&offset=0", admin, nil, http.StatusOK)
+	if il := o.call("GET", "/v1/incidents?sort=first_event&event_start=2024-05-01T00:00:00Z&event_end=2200-01-01T00:00:00Z", admin, nil, http.StatusOK); il.data()["total"] != float64(2) {
+		t.Errorf("incidents by event time = %s", il.Raw)
+	}
+	o.call("GET", "/v1/incidents?sort=last_event", admin, nil, http.StatusOK)
+	o.badQuery("/v1/incidents", admin, "sort", "happened", true)
+	o.badQuery("/v1/incidents", admin, "event_start", "yesterday", true)
+	o.badQuery("/v1/incidents?event_end=2024-01-01T00:00:00Z", admin, "event_start", "2025-01-01T00:00:00Z", false)
 	o.badQuery("/v1/incidents", admin, "status", "0", true)
 	o.badQuery("/v1/incidents", admin, "status", "6", true)
 	o.badQuery("/v1/incidents", admin, "status", "new", true)
@@ -807,6 +817,22 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("GET", "/v1/incidents/not-a-uuid", admin, nil, http.StatusBadRequest)
 	o.call("GET", "/v1/incidents/"+oasMissingID, admin, nil, http.StatusNotFound)
 	o.call("GET", "/api/v1/incidents/"+incID, other, nil, http.StatusNotFound)
+	// Its parts, a page at a time (additions to the contract).
+	if got := o.call("GET", "/v1/incidents/"+incID+"/observations?limit=1&offset=1", admin, nil, http.StatusOK).data(); got["total"] != float64(2) {
+		t.Errorf("incident observations = %v", got)
+	}
+	if got := o.call("GET", "/api/v1/incidents/"+incID+"/nodes?limit=2", admin, nil, http.StatusOK).data(); got["total"] != float64(5) {
+		t.Errorf("incident nodes = %v", got)
+	}
+	if got := o.call("GET", "/v1/incidents/"+incID+"/artifacts", admin, nil, http.StatusOK).data(); got["total"] != float64(2) {
+		t.Errorf("incident artifacts = %v", got)
+	}
+	for _, part := range []string{"observations", "nodes", "artifacts"} {
+		o.badQuery("/v1/incidents/"+incID+"/"+part, admin, "limit", "0", true)
+		o.call("GET", "/v1/incidents/not-a-uuid/"+part, admin, nil, http.StatusBadRequest)
+		o.call("GET", "/v1/incidents/"+oasMissingID+"/"+part, admin, nil, http.StatusNotFound)
+		o.call("GET", "/v1/incidents/"+incID+"/"+part, other, nil, http.StatusNotFound)
+	}
 
 	// Nodes (an addition to the contract).
 	nl := o.call("GET", "/v1/nodes", admin, nil, http.StatusOK)
@@ -1344,6 +1370,7 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("429 without Retry-After")
 	}
 	h.call("GET", "/v1/artifacts/"+oasMissingID, admin, nil, http.StatusTooManyRequests)
+	h.call("GET", "/v1/incidents/"+oasMissingID+"/artifacts", admin, nil, http.StatusTooManyRequests)
 	close(hold.release)
 	<-done
 

@@ -61,12 +61,15 @@ func (q *query) page() vigil.Page {
 }
 
 // timeRange reads start and end as RFC 3339; start after end is invalid.
-func (q *query) timeRange() vigil.TimeRange {
+func (q *query) timeRange() vigil.TimeRange { return q.rangeOf("start", "end") }
+
+// rangeOf reads the parameters start and end as a time range.
+func (q *query) rangeOf(start, end string) vigil.TimeRange {
 	var r vigil.TimeRange
-	r.Start = q.time("start")
-	r.End = q.time("end")
+	r.Start = q.time(start)
+	r.End = q.time(end)
 	if !r.Start.IsZero() && !r.End.IsZero() && r.Start.After(r.End) {
-		q.bad("start", "must not be after end")
+		q.bad(start, "must not be after "+end)
 	}
 	return r
 }

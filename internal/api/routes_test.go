@@ -126,6 +126,9 @@ var additions = []endpoint{
 	{"GET", "/nodes/{id}", "observations:read", 200, withNode},
 
 	{"GET", "/incidents/{id}/history", "incidents:read", 200, withIncident("/history", nil)},
+	{"GET", "/incidents/{id}/observations", "observations:read", 200, withIncident("/observations", nil)},
+	{"GET", "/incidents/{id}/nodes", "incidents:read", 200, withIncident("/nodes", nil)},
+	{"GET", "/incidents/{id}/artifacts", "signals:read", 200, withIncident("/artifacts", nil)},
 	{"PUT", "/incidents/{id}", "incidents:write", 200, withIncident("", map[string]any{"tags": []string{"vip"}})},
 	{"GET", "/incidents/{id}/comments", "incidents:read", 200, withIncident("/comments", nil)},
 	{"POST", "/incidents/{id}/comments", "incidents:write", 201, withIncident("/comments", map[string]any{"body": "seen"})},

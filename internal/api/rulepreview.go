@@ -15,14 +15,18 @@ import (
 )
 
 // Bounds of a rule preview: the open incidents looked at (the most
-// recently active; each costs the facts of up to 500 artifacts), the time
-// spent looking (past it, the incidents not yet looked at are left out,
-// and scanned says so) and the matches listed.
+// recently active; each costs the facts of up to 500 artifacts), and the
+// closed ones (those closed within previewClosedWithin, the most recently
+// active), the time spent looking at each kind (past it, the incidents
+// not yet looked at are left out, and scanned says so) and the matches
+// listed of each.
 const (
-	previewScan    = 500
-	previewMatches = 100
-	previewBudget  = 2 * time.Second
-	previewWorkers = 4
+	previewScan         = 500
+	previewClosedScan   = 200
+	previewClosedWithin = 30 * 24 * time.Hour
+	previewMatches      = 100
+	previewBudget       = 2 * time.Second
+	previewWorkers      = 4
 )
 
 // previewBody is a rule as it would be saved; id names the rule it would
@@ -79,35 +83,61 @@ func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
 		rule.Conditions = *b.Conditions
 	}
 	org := principal(r.Context()).OrgID
-	// The most recently active open incidents, New and Investigating.
-	var open []*vigil.Incident
-	total := 0
-	for _, st := range []int{vigil.StatusNew, vigil.StatusInvestigating} {
-		incs, n, err := s.store.ListIncidents(r.Context(), org, vigil.IncidentFilter{Status: st, Sort: vigil.IncidentSortActivity,
-			Page: vigil.Page{Limit: previewScan}})
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		open, total = append(open, incs...), total+n
-	}
-	slices.SortFunc(open, func(a, b *vigil.Incident) int {
-		return cmp.Or(b.LastActivityAt.Compare(a.LastActivityAt), cmp.Compare(b.ID, a.ID))
-	})
-	open = open[:min(len(open), previewScan)]
-	byID := make(map[string]*vigil.Incident, len(open))
-	ids := make([]string, len(open))
-	for i, inc := range open {
-		ids[i], byID[inc.ID] = inc.ID, inc
-	}
-	// The facts of an incident are read from its newest 500 artifacts:
-	// the scan stops at a time budget, and says how far it got.
 	pv, err := rules.NewClassifier(s.store).NewPreview(r.Context(), org, rule)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	budget, cancel := context.WithTimeout(r.Context(), previewBudget)
+	// The most recently active open incidents (New, Investigating), which
+	// the rule would classify once saved; then those closed lately, which
+	// it would have matched (closed incidents keep their severity).
+	open, err := s.previewScan(r.Context(), pv, org, []int{vigil.StatusNew, vigil.StatusInvestigating}, time.Time{}, previewScan)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	since := s.now().Add(-previewClosedWithin).UTC()
+	closed, err := s.previewScan(r.Context(), pv, org, []int{vigil.StatusResolved, vigil.StatusClosed, vigil.StatusDisrupted}, since, previewClosedScan)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ok(w, http.StatusOK, "Rule preview computed", map[string]any{
+		"matches": open.matches, "matched": open.matched, "scanned": open.scanned, "open_incidents": open.total,
+		"severity": rule.Severity,
+		"closed": map[string]any{"matches": closed.matches, "matched": closed.matched, "scanned": closed.scanned,
+			"closed_incidents": closed.total, "since": since},
+	})
+}
+
+// previewed is what a preview found among incidents of some statuses.
+type previewed struct {
+	matches                 []previewMatch // at most previewMatches
+	matched, scanned, total int
+}
+
+// previewScan runs pv over the most recently active incidents of org in
+// the statuses given (closed at or after since, unless zero), at most
+// limit of them, for at most previewBudget: what was looked at by then is
+// the answer, in order, and scanned says how many that was.
+func (s *Server) previewScan(ctx context.Context, pv *rules.Preview, org string, statuses []int, since time.Time, limit int) (previewed, error) {
+	var out previewed
+	var incs []*vigil.Incident
+	for _, st := range statuses {
+		page, n, err := s.store.ListIncidents(ctx, org, vigil.IncidentFilter{Status: st, Sort: vigil.IncidentSortActivity,
+			ResolvedSince: since, Page: vigil.Page{Limit: limit}})
+		if err != nil {
+			return out, err
+		}
+		incs, out.total = append(incs, page...), out.total+n
+	}
+	slices.SortFunc(incs, func(a, b *vigil.Incident) int {
+		return cmp.Or(b.LastActivityAt.Compare(a.LastActivityAt), cmp.Compare(b.ID, a.ID))
+	})
+	incs = incs[:min(len(incs), limit)]
+	// The facts of an incident are read from its newest 500 artifacts:
+	// the scan stops at a time budget, and says how far it got.
+	budget, cancel := context.WithTimeout(ctx, previewBudget)
 	defer cancel()
 	// A few readers at once (each incident is a handful of indexed reads);
 	// the answer is the most recently active incidents looked at, in order.
@@ -116,52 +146,46 @@ func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
 		err  error
 		done bool
 	}
-	results := make([]result, len(ids))
+	results := make([]result, len(incs))
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(previewWorkers, len(ids)) {
+	for range min(previewWorkers, len(incs)) {
 		wg.Go(func() {
 			for budget.Err() == nil {
 				i := int(next.Add(1) - 1)
-				if i >= len(ids) {
+				if i >= len(incs) {
 					return
 				}
-				m, err := pv.Match(budget, ids[i])
+				m, err := pv.Match(budget, incs[i].ID)
 				results[i] = result{m: m, err: err, done: true}
 			}
 		})
 	}
 	wg.Wait()
-	var found []rules.PreviewMatch
-	scanned := 0
-	for _, res := range results {
+	out.matches = []previewMatch{}
+	for i, res := range results {
 		if !res.done {
 			break
 		}
 		if res.err != nil {
-			if budget.Err() != nil && r.Context().Err() == nil {
+			if budget.Err() != nil && ctx.Err() == nil {
 				break // out of time: what was looked at is the answer
 			}
-			s.fail(w, r, res.err)
-			return
+			return out, res.err
 		}
-		scanned++
-		if res.m != nil {
-			found = append(found, *res.m)
+		out.scanned++
+		if res.m == nil {
+			continue
+		}
+		if out.matched++; len(out.matches) < previewMatches {
+			inc := incs[i]
+			pm := previewMatch{ID: inc.ID, Title: inc.Title, Severity: inc.Severity, Status: inc.Status, StatusName: inc.StatusName,
+				LastActivityAt: inc.LastActivityAt, Decides: res.m.Decides}
+			if sb := res.m.ShadowedBy; sb != nil {
+				pm.ShadowedBy = &vigil.RuleRef{ID: sb.ID, Name: sb.Name}
+			}
+			out.matches = append(out.matches, pm)
 		}
 	}
-	matches := []previewMatch{}
-	for _, m := range found[:min(len(found), previewMatches)] {
-		inc := byID[m.IncidentID]
-		pm := previewMatch{ID: inc.ID, Title: inc.Title, Severity: inc.Severity, Status: inc.Status, StatusName: inc.StatusName,
-			LastActivityAt: inc.LastActivityAt, Decides: m.Decides}
-		if m.ShadowedBy != nil {
-			pm.ShadowedBy = &vigil.RuleRef{ID: m.ShadowedBy.ID, Name: m.ShadowedBy.Name}
-		}
-		matches = append(matches, pm)
-	}
-	ok(w, http.StatusOK, "Rule preview computed", map[string]any{
-		"matches": matches, "matched": len(found), "scanned": scanned, "open_incidents": total,
-		"severity": rule.Severity,
-	})
+	return out, nil
 }

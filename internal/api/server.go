@@ -290,6 +290,11 @@ func (s *Server) routeTable() []route {
 		{"GET", "/incidents", vigil.PermIncidentsRead, s.listIncidents},
 		{"GET", "/incidents/{id}", vigil.PermIncidentsRead, s.getIncident},
 		{"PUT", "/incidents/{id}/status", vigil.PermIncidentsWrite, s.setIncidentStatus},
+		// An incident's parts a page at a time: additions to the contract,
+		// each read with the permission of what it lists.
+		{"GET", "/incidents/{id}/observations", vigil.PermObservationsRead, s.incidentObservations},
+		{"GET", "/incidents/{id}/nodes", vigil.PermIncidentsRead, s.incidentNodes},
+		{"GET", "/incidents/{id}/artifacts", vigil.PermSignalsRead, s.incidentArtifacts},
 		// Case work: additions to the contract (docs/api.md, Case work).
 		{"GET", "/incidents/{id}/history", vigil.PermIncidentsRead, s.incidentHistory},
 		{"PUT", "/incidents/{id}", vigil.PermIncidentsWrite, s.updateIncidentCase},

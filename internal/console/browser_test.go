@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -68,10 +70,91 @@ func TestBrowser(t *testing.T) {
 	ingest(t, base, admin, "auth", geoLines)
 	ip := attacker(t, base, admin, len(lines)+len(geoLines))
 	t.Logf("attacker of the largest brute force: %s", ip)
+	attack := attackOf(t, base, admin, ip)
+	t.Logf("its %d artifacts, %s to %s, start with %s", attack.count, attack.first, attack.last, attack.firstRaw)
+	// One address seen by 55 sensors: an incident of more observations
+	// and nodes than a section of its page shows.
+	sensors := 55
+	var beacon string
+	for i := range sensors {
+		var o struct {
+			IncidentID string `json:"incident_id"`
+		}
+		host := fmt.Sprintf("sensor-%02d", i)
+		if st := apiDo(t, "POST", base+"/v1/observations", admin, map[string]any{"type": "network", "severity": "medium",
+			"description": "Beaconing to 203.0.113.50 seen by " + host,
+			"nodes":       []map[string]string{{"type": "IP", "value": "203.0.113.50"}, {"type": "Host", "value": host}}}, &o); st != http.StatusCreated {
+			t.Fatalf("post observation: %d", st)
+		}
+		beacon = o.IncidentID
+	}
 
 	runBrowser(t, node, chromium, "console.mjs", 5*time.Minute, "BASE_URL="+base, "ATTACKER_IP="+ip,
+		"FIRST_ATTEMPT="+attack.firstRaw, "ATTACK_ARTIFACTS="+strconv.Itoa(attack.count),
+		"ATTACK_FIRST="+attack.first.Format(time.RFC3339Nano), "ATTACK_LAST="+attack.last.Format(time.RFC3339Nano),
+		"BEACON_INCIDENT="+beacon, "SENSORS="+strconv.Itoa(sensors),
 		"TOKEN_ADMIN="+admin, "TOKEN_READER="+reader, "TOKEN_OTHER="+other, "TOKEN_SHORT="+short,
 		"SHORT_EXPIRES="+strconv.FormatInt(shortExp.Unix()+1, 10))
+}
+
+// attack is what the largest brute force's artifacts say of it.
+type attack struct {
+	firstRaw    string // the line of its first attempt
+	count       int
+	first, last time.Time // its first and last event times
+}
+
+// attackOf reads the artifacts of the largest brute force from ip one by
+// one, through the API's observations and artifacts by id.
+func attackOf(t *testing.T, base, token, ip string) attack {
+	t.Helper()
+	type counted struct {
+		ID            string `json:"id"`
+		ArtifactCount int    `json:"artifact_count"`
+	}
+	var incs struct {
+		Incidents []counted `json:"incidents"`
+	}
+	apiDo(t, "GET", base+"/v1/incidents?limit=1000&q="+url.QueryEscape("SSH brute force from "+ip+" "), token, nil, &incs)
+	if len(incs.Incidents) == 0 {
+		t.Fatalf("no brute force from %s", ip)
+	}
+	largest := slices.MaxFunc(incs.Incidents, func(a, b counted) int { return a.ArtifactCount - b.ArtifactCount })
+	var inc struct {
+		Observations []struct {
+			ID string `json:"id"`
+		} `json:"observations"`
+	}
+	apiDo(t, "GET", base+"/v1/incidents/"+largest.ID, token, nil, &inc)
+	seen := map[string]bool{}
+	var out attack
+	for _, ref := range inc.Observations {
+		var o struct {
+			ArtifactIDs []string `json:"artifact_ids"`
+		}
+		apiDo(t, "GET", base+"/v1/observations/"+ref.ID, token, nil, &o)
+		for _, id := range o.ArtifactIDs {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			var a struct {
+				Raw       string    `json:"raw"`
+				Timestamp time.Time `json:"timestamp"`
+			}
+			apiDo(t, "GET", base+"/v1/artifacts/"+id, token, nil, &a)
+			if out.firstRaw == "" || a.Timestamp.Before(out.first) {
+				out.firstRaw, out.first = a.Raw, a.Timestamp
+			}
+			if a.Timestamp.After(out.last) {
+				out.last = a.Timestamp
+			}
+		}
+	}
+	if out.count = len(seen); out.count != largest.ArtifactCount {
+		t.Fatalf("the brute force's observations name %d artifacts, its count is %d", len(seen), largest.ArtifactCount)
+	}
+	return out
 }
 
 // runBrowser runs script of browser/ with node, in an environment of env

@@ -2,10 +2,9 @@ package console
 
 import (
 	"encoding/json"
-	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"sort"
 	"strconv"
 
@@ -20,11 +19,15 @@ func (c *Console) incidentRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /incidents/{id}/status", c.authed(vigil.PermIncidentsWrite, c.incidentStatus))
 }
 
-// Bounds of one incident page: each observation and artifact is one API
-// call; the page says when it shows only part.
+// sectionSize is how many observations, nodes and artifacts a section of
+// the incident page shows at a time; each section pages on its own.
+const sectionSize = 50
+
+// The form values that hold each section's offset.
 const (
-	pageObservations = 50
-	pageArtifacts    = 50
+	obsOffset      = "observations_offset"
+	nodesOffset    = "nodes_offset"
+	artifactOffset = "artifacts_offset"
 )
 
 type nodeGroup struct {
@@ -40,10 +43,11 @@ type nodeView struct {
 type incidentView struct {
 	Inc          vigil.Incident
 	Observations []vigil.Observation
-	MoreObs      int
+	ObsPage      pager
 	Groups       []nodeGroup
+	NodePage     pager
 	Artifacts    []artifactView
-	ArtifactIDs  int // distinct artifacts of the observations
+	ArtPage      pager
 	Graph        graph
 	Statuses     []int // the statuses it may be moved to
 	Case         caseView
@@ -54,80 +58,97 @@ type incidentView struct {
 // nodeTypes orders the node groups.
 var nodeTypes = []string{"IP", "Domain", "Host", "User", "URL", "Hash"}
 
+// list is a page of a list the API returns: its items under the JSON
+// name of the list, in Items.
+type list[T any] struct {
+	Items         []T
+	Total, Offset int
+}
+
+// get reads a page of the list at path, whose items are named name in
+// the reply, at the offset the form value param holds.
+func (l *list[T]) get(c *Console, r *http.Request, s *session, path, name, param string) error {
+	q := url.Values{"limit": {strconv.Itoa(sectionSize)}}
+	if off := offsetParam(r.URL.Query(), param); off > 0 {
+		q.Set("offset", strconv.Itoa(off))
+	}
+	var raw map[string]json.RawMessage
+	if _, err := c.call(r, s.token, "GET", path, q, nil, &raw); err != nil {
+		return err
+	}
+	for key, into := range map[string]any{name: &l.Items, "total": &l.Total, "offset": &l.Offset} {
+		if err := json.Unmarshal(raw[key], into); err != nil {
+			return fmt.Errorf("console: decode %s of %s: %w", key, path, err)
+		}
+	}
+	return nil
+}
+
 func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
+	base := "/v1/incidents/" + url.PathEscape(id)
 	var v incidentView
-	if _, err := c.call(r, s.token, "GET", "/v1/incidents/"+url.PathEscape(id), nil, nil, &v.Inc); err != nil {
+	if _, err := c.call(r, s.token, "GET", base, nil, nil, &v.Inc); err != nil {
 		c.apiFailed(w, r, s, err)
 		return
 	}
 	p := page{Title: v.Inc.Title, Nav: "queue"}
-	// Observations, whole (their nodes and artifacts), when the token may
-	// read them.
-	obsRead := s.Can(vigil.PermObservationsRead)
-	v.NoObservations = !obsRead
-	for i, ref := range v.Inc.Observations {
-		if !obsRead {
-			break
+	// Each section's pager keeps the other sections where they are, and
+	// drops the flash of what was just done.
+	form := without(r.URL.Query(), "changed", "saved")
+	here := "/incidents/" + url.PathEscape(id)
+	// fail records the first error of a section, unless the session
+	// expired (true: the user was sent to sign in).
+	fail := func(err error) bool {
+		if c.expired(w, r, err) {
+			return true
 		}
-		if i == pageObservations {
-			v.MoreObs = len(v.Inc.Observations) - i
-			break
-		}
-		var o vigil.Observation
-		if _, err := c.call(r, s.token, "GET", "/v1/observations/"+url.PathEscape(ref.ID), nil, nil, &o); err != nil {
-			if c.expired(w, r, err) {
-				return
-			}
+		if p.Err == nil {
 			p.Err = err
-			break
 		}
-		v.Observations = append(v.Observations, o)
+		return false
 	}
-	if !obsRead { // the refs the incident carries
-		for _, ref := range v.Inc.Observations {
-			v.Observations = append(v.Observations, vigil.Observation{ID: ref.ID, Type: ref.Type, Description: ref.Description, Severity: ref.Severity})
+
+	// Observations, whole (their nodes and artifacts), when the token may
+	// read them; else the short forms the incident carries.
+	v.NoObservations = !s.Can(vigil.PermObservationsRead)
+	var obs list[vigil.Observation]
+	if v.NoObservations {
+		off := min(offsetParam(form, obsOffset), len(v.Inc.Observations))
+		for _, ref := range v.Inc.Observations[off:min(off+sectionSize, len(v.Inc.Observations))] {
+			obs.Items = append(obs.Items, vigil.Observation{ID: ref.ID, Type: ref.Type, Description: ref.Description, Severity: ref.Severity})
 		}
+		obs.Total, obs.Offset = len(v.Inc.Observations), off
+	} else if err := obs.get(c, r, s, base+"/observations", "observations", obsOffset); err != nil && fail(err) {
+		return
 	}
+	v.Observations = obs.Items
+	v.ObsPage = sectionPager(here, "observations", obsOffset, inOrder, form, obs.Total, obs.Offset, sectionSize)
+
 	// The artifacts, newest first, when the token may read signals.
-	var artIDs []string
-	seen := map[string]bool{}
-	for _, o := range v.Observations {
-		for _, a := range o.ArtifactIDs {
-			if !seen[a] {
-				seen[a] = true
-				artIDs = append(artIDs, a)
-			}
-		}
-	}
-	v.ArtifactIDs = len(artIDs)
 	v.NoArtifacts = !s.Can(vigil.PermSignalsRead)
 	info := map[string]*nodeInfo{}
-	if !v.NoArtifacts && p.Err == nil {
-		// Artifact ids are time-ordered (UUIDv7): the newest are last.
-		slices.Sort(artIDs)
-		slices.Reverse(artIDs)
-		for _, a := range artIDs[:min(len(artIDs), pageArtifacts)] {
-			var art vigil.Artifact
-			if _, err := c.call(r, s.token, "GET", "/v1/artifacts/"+url.PathEscape(a), nil, nil, &art); err != nil {
-				if c.expired(w, r, err) {
-					return
-				}
-				var ae *apiError
-				if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-					continue // dropped by retention
-				}
-				p.Err = err
-				break
-			}
-			av := newArtifactView(&art, nil)
-			v.Artifacts = append(v.Artifacts, av)
-			mergeInfo(info, art.Enrichment)
+	if !v.NoArtifacts {
+		var arts list[*vigil.Artifact]
+		if err := arts.get(c, r, s, base+"/artifacts", "artifacts", artifactOffset); err != nil && fail(err) {
+			return
 		}
-		sort.SliceStable(v.Artifacts, func(i, j int) bool { return v.Artifacts[i].Timestamp.After(v.Artifacts[j].Timestamp) })
+		for _, a := range arts.Items {
+			v.Artifacts = append(v.Artifacts, newArtifactView(a, nil))
+			mergeInfo(info, a.Enrichment)
+		}
+		v.ArtPage = sectionPager(here, "artifacts", artifactOffset, newestFirst, form, arts.Total, arts.Offset, sectionSize)
 	}
+
+	// The nodes, by type, key nodes first in each type, with what
+	// enrichment found about them in the artifacts shown.
+	var nodes list[vigil.Node]
+	if err := nodes.get(c, r, s, base+"/nodes", "nodes", nodesOffset); err != nil && fail(err) {
+		return
+	}
+	v.NodePage = sectionPager(here, "nodes", nodesOffset, inOrder, form, nodes.Total, nodes.Offset, sectionSize)
 	byType := map[string][]nodeView{}
-	for _, n := range v.Inc.Nodes {
+	for _, n := range nodes.Items {
 		byType[n.Type] = append(byType[n.Type], nodeView{Node: n, Info: info[n.Value]})
 	}
 	for _, t := range nodeTypes {

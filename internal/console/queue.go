@@ -55,6 +55,12 @@ func queueQuery(form url.Values, now time.Time) url.Values {
 	}
 	q.Set("sort", sortOf(form))
 	timeFilter(form, now, q)
+	// When it happened, beside when Vigil saw it (the range above).
+	for _, k := range []string{"event_start", "event_end"} {
+		if v := strings.TrimSpace(form.Get(k)); v != "" {
+			q.Set(k, rfc3339(v))
+		}
+	}
 	q.Set("limit", "50")
 	if off := offsetOf(form); off > 0 {
 		q.Set("offset", strconv.Itoa(off))

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -18,6 +19,7 @@ func (c *Console) ruleRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("GET /rules/new", c.authed(vigil.PermSignalsWrite, c.ruleNew))
 	mux.HandleFunc("GET /rules/{id}", c.authed(vigil.PermSignalsRead, c.ruleEdit))
 	mux.HandleFunc("POST /rules", c.authed(vigil.PermSignalsRead, c.ruleSubmit))
+	mux.HandleFunc("POST /rules/conditions", c.authed(vigil.PermSignalsRead, c.ruleConditions))
 	mux.HandleFunc("POST /rules/{id}/delete", c.authed(vigil.PermSignalsManage, c.ruleDelete))
 }
 
@@ -43,6 +45,15 @@ func (c *Console) rules(w http.ResponseWriter, r *http.Request, s *session) {
 type ruleForm struct {
 	ID, Name, Priority, Severity, Conditions string
 	Enabled, TargetInfrastructure            bool
+	// Cond is Conditions as rows, when it is a list of conditions.
+	Cond condForm
+}
+
+// withConditions returns f with its conditions set to cond, in both of
+// the editor's forms.
+func (f ruleForm) withConditions(cond string) ruleForm {
+	f.Conditions, f.Cond = cond, formOf(cond)
+	return f
 }
 
 type ruleEditView struct {
@@ -52,18 +63,35 @@ type ruleEditView struct {
 }
 
 type rulePreview struct {
-	Matches []struct {
-		ID         string         `json:"id"`
-		Title      string         `json:"title"`
-		Severity   string         `json:"severity"`
-		Status     int            `json:"status"`
-		Decides    bool           `json:"decides"`
-		ShadowedBy *vigil.RuleRef `json:"shadowed_by"`
-	} `json:"matches"`
-	Matched       int    `json:"matched"`
-	Scanned       int    `json:"scanned"`
-	OpenIncidents int    `json:"open_incidents"`
-	Severity      string `json:"severity"`
+	Matches       []previewMatch `json:"matches"`
+	Matched       int            `json:"matched"`
+	Scanned       int            `json:"scanned"`
+	OpenIncidents int            `json:"open_incidents"`
+	Severity      string         `json:"severity"`
+	Closed        struct {
+		Matches         []previewMatch `json:"matches"`
+		Matched         int            `json:"matched"`
+		Scanned         int            `json:"scanned"`
+		ClosedIncidents int            `json:"closed_incidents"`
+		Since           time.Time      `json:"since"`
+	} `json:"closed"`
+}
+
+// previewMatch is an incident a previewed rule matches.
+type previewMatch struct {
+	ID         string         `json:"id"`
+	Title      string         `json:"title"`
+	Severity   string         `json:"severity"`
+	Status     int            `json:"status"`
+	Decides    bool           `json:"decides"`
+	ShadowedBy *vigil.RuleRef `json:"shadowed_by"`
+}
+
+// previewTable is one table of a preview: its matches, the severity the
+// rule sets, and the table's id.
+type previewTable struct {
+	Matches      []previewMatch
+	Severity, ID string
 }
 
 const exampleConditions = `{"all": [
@@ -72,7 +100,7 @@ const exampleConditions = `{"all": [
 ]}`
 
 func (c *Console) ruleNew(w http.ResponseWriter, r *http.Request, s *session) {
-	f := ruleForm{Priority: "100", Severity: vigil.SeverityHigh, Enabled: true, Conditions: exampleConditions}
+	f := ruleForm{Priority: "100", Severity: vigil.SeverityHigh, Enabled: true}.withConditions(exampleConditions)
 	c.render(w, r, http.StatusOK, "rule", page{Title: "New rule", Nav: "rules", Data: ruleEditView{Form: f}})
 }
 
@@ -89,7 +117,7 @@ func (c *Console) ruleEdit(w http.ResponseWriter, r *http.Request, s *session) {
 		cond.Write(b)
 	}
 	f := ruleForm{ID: rule.ID, Name: rule.Name, Priority: strconv.Itoa(rule.Priority), Severity: rule.Severity,
-		Enabled: rule.Enabled, TargetInfrastructure: rule.TargetInfrastructure, Conditions: cond.String()}
+		Enabled: rule.Enabled, TargetInfrastructure: rule.TargetInfrastructure}.withConditions(cond.String())
 	c.render(w, r, http.StatusOK, "rule", page{Title: "Rule " + rule.Name, Nav: "rules", Data: ruleEditView{Form: f}})
 }
 
@@ -104,7 +132,7 @@ func (c *Console) ruleSubmit(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	pf := r.PostForm
 	f := ruleForm{ID: pf.Get("id"), Name: pf.Get("name"), Priority: strings.TrimSpace(pf.Get("priority")), Severity: pf.Get("severity"),
-		Enabled: pf.Get("enabled") != "", TargetInfrastructure: pf.Get("target_infrastructure") != "", Conditions: pf.Get("conditions")}
+		Enabled: pf.Get("enabled") != "", TargetInfrastructure: pf.Get("target_infrastructure") != ""}.withConditions(postedConditions(pf))
 	v := ruleEditView{Form: f}
 	title := "New rule"
 	if f.ID != "" {
@@ -112,6 +140,19 @@ func (c *Console) ruleSubmit(w http.ResponseWriter, r *http.Request, s *session)
 	}
 	show := func(status int) {
 		c.render(w, r, status, "rule", page{Title: title, Nav: "rules", Data: v})
+	}
+	// A row added or removed without script: the form again, nothing sent.
+	if a := pf.Get("action"); a == "add" || strings.HasPrefix(a, "remove:") {
+		rows := postedRows(pf)
+		if a == "add" {
+			rows = append(rows, condRow{Op: "eq"})
+		} else if i, err := strconv.Atoi(strings.TrimPrefix(a, "remove:")); err == nil && i >= 0 && i < len(rows) {
+			rows = append(rows[:i], rows[i+1:]...)
+		}
+		v.Form = f.withConditions(conditionsOf(pf.Get("match"), rows))
+		v.Form.Cond.Rows = rows // an empty row stays to be filled
+		show(http.StatusOK)
+		return
 	}
 	body := map[string]any{"name": f.Name, "enabled": f.Enabled, "target_infrastructure": f.TargetInfrastructure}
 	if f.Severity != "" {
@@ -170,6 +211,58 @@ func (c *Console) ruleSubmit(w http.ResponseWriter, r *http.Request, s *session)
 		return
 	}
 	http.Redirect(w, r, "/rules?"+url.Values{"saved": {f.Name}}.Encode(), http.StatusSeeOther)
+}
+
+// postedRows returns the condition rows of a posted rule form.
+func postedRows(pf url.Values) []condRow {
+	fields, ops, values := pf["cond_field"], pf["cond_op"], pf["cond_value"]
+	var rows []condRow
+	for i := range fields {
+		r := condRow{Field: fields[i]}
+		if i < len(ops) {
+			r.Op = ops[i]
+		}
+		if i < len(values) {
+			r.Value = values[i]
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// postedConditions returns the conditions of a posted rule form: the JSON
+// when it was changed from what the page showed (an expert's edit, or the
+// page's script writing the rows into it), when the rows could not show
+// it, or when none was sent (a reader's form has them disabled), else
+// what the rows say.
+func postedConditions(pf url.Values) string {
+	if _, rows := pf["cond_field"]; !rows {
+		return pf.Get("conditions")
+	}
+	// A browser sends a textarea's line breaks as CRLF.
+	norm := func(s string) string { return strings.TrimSpace(strings.ReplaceAll(s, "\r\n", "\n")) }
+	typed, shown := pf.Get("conditions"), pf.Get("conditions_shown")
+	if formOf(shown).Complex || norm(typed) != norm(shown) {
+		return typed
+	}
+	return conditionsOf(pf.Get("match"), postedRows(pf))
+}
+
+// ruleConditions is the page script's way of keeping the two editors of
+// the conditions in step: given the form and which editor changed (from
+// rows or json), it answers the conditions block drawn again from it.
+func (c *Console) ruleConditions(w http.ResponseWriter, r *http.Request, s *session) {
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	if err := r.ParseForm(); err != nil {
+		http.Error(w, "the form could not be read", http.StatusBadRequest)
+		return
+	}
+	cond := r.PostForm.Get("conditions")
+	if r.PostForm.Get("from") == "rows" {
+		cond = conditionsOf(r.PostForm.Get("match"), postedRows(r.PostForm))
+	}
+	f := ruleForm{}.withConditions(cond)
+	c.renderFragment(w, "rule", "conditions", page{S: s, Data: ruleEditView{Form: f}})
 }
 
 func (c *Console) ruleDelete(w http.ResponseWriter, r *http.Request, s *session) {

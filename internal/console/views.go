@@ -131,7 +131,8 @@ var funcs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04:05Z")
 	},
-	"ago": ago,
+	"ago":  ago,
+	"span": span,
 	"statuses": func() []int {
 		return []int{vigil.StatusNew, vigil.StatusInvestigating, vigil.StatusResolved, vigil.StatusClosed, vigil.StatusDisrupted}
 	},
@@ -150,6 +151,23 @@ var funcs = template.FuncMap{
 	"deref": func(b *bool) bool { return b != nil && *b },
 	"lower": strings.ToLower,
 	"join":  strings.Join,
+	"previewRows": func(ms []previewMatch, severity, id string) previewTable {
+		return previewTable{Matches: ms, Severity: severity, ID: id}
+	},
+}
+
+// span says from when to when something happened (UTC), as briefly as
+// it reads unambiguously: one time, one day's times, or two times.
+func span(first, last *time.Time) string {
+	switch {
+	case first == nil || last == nil:
+		return ""
+	case first.Equal(*last):
+		return first.UTC().Format("2006-01-02 15:04:05Z")
+	case first.UTC().Format("2006-01-02") == last.UTC().Format("2006-01-02"):
+		return first.UTC().Format("2006-01-02 15:04:05") + "–" + last.UTC().Format("15:04:05Z")
+	}
+	return first.UTC().Format("2006-01-02 15:04:05Z") + " – " + last.UTC().Format("2006-01-02 15:04:05Z")
 }
 
 // ago says how long before now t was, in the largest whole unit.

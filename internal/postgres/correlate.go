@@ -218,8 +218,12 @@ func (t *corrTx) MergeIncident(_ context.Context, from, into string, now time.Ti
 		ON CONFLICT DO NOTHING`, from, t.org, into)
 	t.exec(`DELETE FROM incident_nodes WHERE incident_id = $1 AND `+incidentOfOrg, from, t.org)
 	t.exec(`DELETE FROM incident_artifacts WHERE incident_id = $1 AND `+incidentOfOrg, from, t.org)
-	t.exec(`UPDATE incidents SET merged_into = $3, artifact_count = 0, node_count = 0, updated_at = $4
-		WHERE org_id = $2 AND id = $1`, from, t.org, into, nanos(now))
+	// into spans its own events and from's (LEAST and GREATEST skip NULLs).
+	t.exec(`UPDATE incidents t SET first_event_at = LEAST(t.first_event_at, f.first_event_at),
+		last_event_at = GREATEST(t.last_event_at, f.last_event_at)
+		FROM incidents f WHERE t.org_id = $2 AND t.id = $3 AND f.org_id = $2 AND f.id = $1`, from, t.org, into)
+	t.exec(`UPDATE incidents SET merged_into = $3, artifact_count = 0, node_count = 0, updated_at = $4,
+		first_event_at = NULL, last_event_at = NULL WHERE org_id = $2 AND id = $1`, from, t.org, into, nanos(now))
 	t.refresh(into, now, false, true)
 	return nil
 }
@@ -233,6 +237,16 @@ func (t *corrTx) RebuildIncident(_ context.Context, id string, now time.Time) er
 	t.exec(`INSERT INTO incident_artifacts (incident_id, artifact_id)
 		SELECT DISTINCT $1, x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
 		WHERE o.org_id = $2 AND o.incident_id = $1`, id, t.org)
+	// Its event times, from the artifacts still stored and the
+	// observations that name none.
+	t.exec(`UPDATE incidents SET (first_event_at, last_event_at) = (
+		SELECT MIN(e.t), MAX(e.t) FROM (
+			SELECT k.ts AS t FROM incident_artifacts x JOIN artifact_ids k ON k.id = x.artifact_id
+			WHERE x.incident_id = $1 AND k.org_id = $2
+			UNION ALL
+			SELECT o.created_at FROM observations o WHERE o.org_id = $2 AND o.incident_id = $1
+			AND NOT EXISTS (SELECT 1 FROM observation_artifacts y WHERE y.observation_id = o.id)) e)
+		WHERE org_id = $2 AND id = $1`, id, t.org)
 	t.refresh(id, now, false, true)
 	return nil
 }
@@ -302,13 +316,19 @@ func (t *corrTx) insertRefs(obsID string, nodeIDs []string, keys map[string]bool
 func (t *corrTx) JoinIncident(_ context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error {
 	t.exec(`UPDATE observations SET incident_id = $1 WHERE org_id = $2 AND id = $3`, incident, t.org, o.ID)
 	t.addToIncident(incident, o.NodeIDs, keys, o.ArtifactIDs)
+	if len(o.ArtifactIDs) == 0 {
+		// An observation naming no artifact happened when reported.
+		t.exec(`UPDATE incidents SET first_event_at = LEAST(first_event_at, $3), last_event_at = GREATEST(last_event_at, $3)
+			WHERE org_id = $2 AND id = $1`, incident, t.org, nanos(o.CreatedAt))
+	}
 	t.refresh(incident, now, true, false)
 	return nil
 }
 
 // addToIncident queues the statements that add nodes (a key stays a key)
 // and artifacts to an incident, advancing its artifact count by those new
-// to it.
+// to it and widening its event times to their timestamps (LEAST and
+// GREATEST skip NULLs: none new, nothing changes).
 func (t *corrTx) addToIncident(incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) {
 	if len(nodeIDs) > 0 {
 		t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
@@ -318,8 +338,13 @@ func (t *corrTx) addToIncident(incident string, nodeIDs []string, keys map[strin
 	}
 	if len(artifactIDs) > 0 {
 		t.exec(`WITH ins AS (INSERT INTO incident_artifacts (incident_id, artifact_id)
-			SELECT $1, a FROM unnest($3::text[]) AS a WHERE `+incidentOfOrg+` ON CONFLICT DO NOTHING RETURNING 1)
-			UPDATE incidents SET artifact_count = artifact_count + (SELECT COUNT(*) FROM ins) WHERE id = $1 AND org_id = $2`,
+				SELECT $1, a FROM unnest($3::text[]) AS a WHERE `+incidentOfOrg+` ON CONFLICT DO NOTHING RETURNING artifact_id),
+			ev AS (SELECT MIN(k.ts) AS lo, MAX(k.ts) AS hi FROM artifact_ids k
+				WHERE k.org_id = $2 AND k.id IN (SELECT artifact_id FROM ins))
+			UPDATE incidents SET artifact_count = artifact_count + (SELECT COUNT(*) FROM ins),
+				first_event_at = LEAST(first_event_at, (SELECT lo FROM ev)),
+				last_event_at = GREATEST(last_event_at, (SELECT hi FROM ev))
+			WHERE id = $1 AND org_id = $2`,
 			incident, t.org, artifactIDs)
 	}
 }

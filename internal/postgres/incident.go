@@ -10,17 +10,20 @@ import (
 )
 
 const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
-	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags`
+	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags,
+	first_event_at, last_event_at`
 
 func scanIncident(row pgx.Row) (*vigil.Incident, error) {
 	var i vigil.Incident
 	var class, byID, byName, merged *string
 	var created, updated, active int64
-	var resolved *int64
+	var resolved, firstEvent, lastEvent *int64
 	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
-		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &i.Assignee, &i.Tags); err != nil {
+		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &i.Assignee, &i.Tags,
+		&firstEvent, &lastEvent); err != nil {
 		return nil, err
 	}
+	i.FirstEventAt, i.LastEventAt = nullTime(firstEvent), nullTime(lastEvent)
 	if len(i.Tags) == 0 {
 		i.Tags = nil
 	}
@@ -35,11 +38,18 @@ func scanIncident(row pgx.Row) (*vigil.Incident, error) {
 	}
 	i.MergedInto = merged
 	i.CreatedAt, i.UpdatedAt, i.LastActivityAt = fromNanos(created), fromNanos(updated), fromNanos(active)
-	if resolved != nil {
-		t := fromNanos(*resolved)
-		i.ResolvedAt = &t
-	}
+	i.ResolvedAt = nullTime(resolved)
 	return &i, nil
+}
+
+// nullTime returns the time of a nullable column of Unix nanoseconds, or
+// nil.
+func nullTime(n *int64) *time.Time {
+	if n == nil {
+		return nil
+	}
+	t := fromNanos(*n)
+	return &t
 }
 
 // GetIncident returns an incident of org with its nodes, observations and
@@ -54,22 +64,10 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, notFound(err, "incident")
 	}
-	rows, err := q.Query(ctx, `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
-		WHERE x.incident_id = $1 AND n.org_id = $2 ORDER BY n.created_at, n.id`, id, org)
-	if err != nil {
+	if i.Nodes, err = incidentNodes(ctx, q, org, id, ""); err != nil {
 		return nil, err
 	}
-	i.Nodes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Node, error) {
-		n := vigil.Node{OrgID: org}
-		var key bool
-		err := r.Scan(&n.ID, &n.Type, &n.Value, &key)
-		n.Key = &key
-		return n, err
-	})
-	if err != nil {
-		return nil, err
-	}
-	rows, err = q.Query(ctx, `SELECT id, type, description, severity FROM observations
+	rows, err := q.Query(ctx, `SELECT id, type, description, severity FROM observations
 		WHERE org_id = $1 AND incident_id = $2 ORDER BY created_at, id`, org, id)
 	if err != nil {
 		return nil, err
@@ -84,9 +82,6 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	i.History, err = statusHistory(ctx, q, org, id)
 	if err != nil {
 		return nil, err
-	}
-	if i.Nodes == nil {
-		i.Nodes = []vigil.Node{}
 	}
 	if i.Observations == nil {
 		i.Observations = []vigil.ObservationRef{}
@@ -120,6 +115,17 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		c.add("id IN (SELECT incident_id FROM incident_nodes WHERE node_id = ?)", f.Node)
 	}
 	c.timeRange("created_at", f.Range)
+	// The events' span meets the range: it ends at or after its start and
+	// begins before its end.
+	if !f.EventRange.Start.IsZero() {
+		c.add("last_event_at >= ?", nanos(f.EventRange.Start))
+	}
+	if !f.EventRange.End.IsZero() {
+		c.add("first_event_at < ?", nanos(f.EventRange.End))
+	}
+	if !f.ResolvedSince.IsZero() {
+		c.add("resolved_at >= ?", nanos(f.ResolvedSince))
+	}
 	limit, pageArgs := c.page(f.Page)
 	var total int
 	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM incidents WHERE `+c.where, c.args...).Scan(&total); err != nil {

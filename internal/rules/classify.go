@@ -131,7 +131,7 @@ func facts(vf *vigil.IncidentFacts) *Facts {
 	return f
 }
 
-// PreviewMatch is an open incident that a rule's conditions match.
+// PreviewMatch is an incident that a rule's conditions match.
 type PreviewMatch struct {
 	IncidentID string
 	// Decides: the rule would set the incident's severity, no enabled

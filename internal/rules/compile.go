@@ -126,6 +126,28 @@ var opNames = []struct {
 
 const severityNames = "low, medium, high, critical"
 
+// IncidentFields returns the fields a classification rule may name,
+// besides event.<ECS field>, in the order error messages list them.
+func IncidentFields() []string {
+	var out []string
+	for _, f := range fixedFields {
+		if f.scopes&scopeIncident != 0 {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// Operators returns the operators a condition may name, in the order
+// error messages list them.
+func Operators() []string {
+	out := make([]string, len(opNames))
+	for i, o := range opNames {
+		out[i] = o.name
+	}
+	return out
+}
+
 // Condition is a compiled conditions tree, matched with the semantics set
 // out in the package comment. It is immutable and safe for concurrent use.
 type Condition struct {

@@ -113,8 +113,13 @@ func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.
 			ON CONFLICT DO NOTHING`, 3},
 		{`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg, 2},
 		{`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg, 2},
-		{`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
-			WHERE id = ?1 AND +org_id = ?2`, 4},
+		// into spans its own events and from's.
+		{`UPDATE incidents AS t SET
+			first_event_at = MIN(COALESCE(t.first_event_at, f.first_event_at), COALESCE(f.first_event_at, t.first_event_at)),
+			last_event_at = MAX(COALESCE(t.last_event_at, f.last_event_at), COALESCE(f.last_event_at, t.last_event_at))
+			FROM incidents AS f WHERE t.id = ?3 AND +t.org_id = ?2 AND f.id = ?1 AND +f.org_id = ?2`, 3},
+		{`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4,
+			first_event_at = NULL, last_event_at = NULL WHERE id = ?1 AND +org_id = ?2`, 4},
 	}
 	args := []any{from, t.org, into, nanos(now)}
 	for _, st := range stmts {
@@ -139,6 +144,16 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 		`INSERT INTO incident_artifacts (incident_id, artifact_id)
 			SELECT DISTINCT ?1, x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
 			WHERE o.incident_id = ?1 AND +o.org_id = ?2`,
+		// Its event times, from the artifacts still stored and the
+		// observations that name none.
+		`UPDATE incidents SET (first_event_at, last_event_at) = (
+			SELECT MIN(t), MAX(t) FROM (
+				SELECT a.ts AS t FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
+				WHERE x.incident_id = ?1 AND +a.org_id = ?2
+				UNION ALL
+				SELECT o.created_at FROM observations o WHERE o.incident_id = ?1 AND +o.org_id = ?2
+				AND NOT EXISTS (SELECT 1 FROM observation_artifacts y WHERE y.observation_id = o.id)))
+			WHERE id = ?1 AND +org_id = ?2`,
 	}
 	for _, q := range stmts {
 		if _, err := t.tx.ExecContext(ctx, q, id, t.org); err != nil {
@@ -152,7 +167,8 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 // and computed severity are those of its observation of the highest rank
 // (the newest on ties; a headline without a title keeps the incident's),
 // and its severity follows unless a rule decided it. Its node and
-// artifact counts grow by added, or are recounted when added is recount.
+// artifact counts grow by added, or are recounted when added is recount,
+// and its event times widen to added's.
 // With activity it is marked active at now, unless it was already active
 // later: an observation recorded late must not move the last activity
 // back and close the correlation window early.
@@ -170,19 +186,51 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 		computed_severity = ?3,
 		severity = CASE WHEN classified_by_id IS NULL THEN ?3 ELSE severity END,
 		title = COALESCE(NULLIF(?6, ''), title),
+		first_event_at = CASE WHEN ?8 IS NULL THEN first_event_at ELSE MIN(COALESCE(first_event_at, ?8), ?8) END,
+		last_event_at = CASE WHEN ?9 IS NULL THEN last_event_at ELSE MAX(COALESCE(last_event_at, ?9), ?9) END,
 		updated_at = ?4`
 	if activity {
 		q += `, last_activity_at = MAX(last_activity_at, ?4)`
 	}
-	_, err = t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, sev, nanos(now), added.artifacts, title, added.nodes)
+	first, last := added.events.args()
+	_, err = t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, sev, nanos(now), added.artifacts, title, added.nodes, first, last)
 	return err
 }
 
 // addedRefs counts the nodes and artifacts a statement added to an
-// incident; -1 has them counted again.
-type addedRefs struct{ nodes, artifacts int }
+// incident (-1 has them counted again), and spans the event times they
+// bring.
+type addedRefs struct {
+	nodes, artifacts int
+	events           eventSpan
+}
 
-var recount = addedRefs{-1, -1}
+var recount = addedRefs{nodes: -1, artifacts: -1}
+
+// eventSpan is the earliest and latest of some event times (Unix
+// nanoseconds); empty until one is added.
+type eventSpan struct {
+	first, last int64
+	set         bool
+}
+
+func (e *eventSpan) add(t int64) {
+	if !e.set || t < e.first {
+		e.first = t
+	}
+	if !e.set || t > e.last {
+		e.last = t
+	}
+	e.set = true
+}
+
+// args returns the span as statement arguments: NULLs when empty.
+func (e eventSpan) args() (first, last any) {
+	if !e.set {
+		return nil, nil
+	}
+	return e.first, e.last
+}
 
 // headlineOrder puts an incident's headline observation first; the index
 // observations_incident_rank serves it.
@@ -229,13 +277,17 @@ func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Obs
 	if err != nil {
 		return err
 	}
+	if len(o.ArtifactIDs) == 0 {
+		added.events.add(nanos(o.CreatedAt)) // an observation naming no artifact happened when reported
+	}
 	return t.refresh(ctx, incident, now, true, added)
 }
 
 // addToIncident adds nodes (a key stays a key) and artifacts to an
-// incident and returns how many of each were new to it. A node or
-// artifact it has already costs a look-up, not a write: a growing burst
-// brings the same few nodes at every batch.
+// incident and returns how many of each were new to it, and the span of
+// the new artifacts' timestamps. A node or artifact it has already costs
+// a look-up, not a write: a growing burst brings the same few nodes at
+// every batch.
 func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) (addedRefs, error) {
 	var added addedRefs
 	for _, id := range nodeIDs {
@@ -259,8 +311,14 @@ func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []s
 		if err != nil {
 			return added, err
 		}
-		n, _ := res.RowsAffected()
-		added.artifacts += int(n)
+		if n, _ := res.RowsAffected(); n > 0 {
+			added.artifacts++
+			var ts int64
+			if err := t.tx.QueryRowContext(ctx, `SELECT ts FROM artifacts WHERE id = ? AND +org_id = ?`, id, t.org).Scan(&ts); err != nil {
+				return added, err
+			}
+			added.events.add(ts)
+		}
 	}
 	return added, nil
 }

@@ -13,18 +13,21 @@ import (
 )
 
 const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
-	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags`
+	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags,
+	first_event_at, last_event_at`
 
 func scanIncident(row interface{ Scan(...any) error }) (*vigil.Incident, error) {
 	var i vigil.Incident
 	var class, byID, byName, merged, assignee sql.NullString
 	var created, updated, active int64
-	var resolved sql.NullInt64
+	var resolved, firstEvent, lastEvent sql.NullInt64
 	var tags string
 	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
-		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &assignee, &tags); err != nil {
+		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &assignee, &tags,
+		&firstEvent, &lastEvent); err != nil {
 		return nil, err
 	}
+	i.FirstEventAt, i.LastEventAt = nullTime(firstEvent), nullTime(lastEvent)
 	if assignee.Valid {
 		i.Assignee = &assignee.String
 	}
@@ -45,11 +48,18 @@ func scanIncident(row interface{ Scan(...any) error }) (*vigil.Incident, error) 
 		i.MergedInto = &merged.String
 	}
 	i.CreatedAt, i.UpdatedAt, i.LastActivityAt = fromNanos(created), fromNanos(updated), fromNanos(active)
-	if resolved.Valid {
-		t := fromNanos(resolved.Int64)
-		i.ResolvedAt = &t
-	}
+	i.ResolvedAt = nullTime(resolved)
 	return &i, nil
+}
+
+// nullTime returns the time of a nullable column of Unix nanoseconds, or
+// nil.
+func nullTime(n sql.NullInt64) *time.Time {
+	if !n.Valid {
+		return nil
+	}
+	t := fromNanos(n.Int64)
+	return &t
 }
 
 // GetIncident returns an incident of org with its nodes, observations and
@@ -83,26 +93,11 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, err
 	}
-	i.Nodes, i.Observations, i.History = []vigil.Node{}, []vigil.ObservationRef{}, []vigil.StatusChange{}
-	rows, err := q.QueryContext(ctx, incidentNodesSQL, id, org)
-	if err != nil {
+	i.Observations, i.History = []vigil.ObservationRef{}, []vigil.StatusChange{}
+	if i.Nodes, err = incidentNodes(ctx, q, org, id, ""); err != nil {
 		return nil, err
 	}
-	for rows.Next() {
-		n := vigil.Node{OrgID: org}
-		var key bool
-		if err := rows.Scan(&n.ID, &n.Type, &n.Value, &key); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		n.Key = &key
-		i.Nodes = append(i.Nodes, n)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	rows, err = q.QueryContext(ctx, incidentObservationsSQL, id, org)
+	rows, err := q.QueryContext(ctx, incidentObservationsSQL, id, org)
 	if err != nil {
 		return nil, err
 	}
@@ -155,6 +150,20 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		args = append(args, f.Node)
 	}
 	where, args = rangeClause("created_at", f.Range, where, args)
+	// The events' span meets the range: it ends at or after its start and
+	// begins before its end.
+	if !f.EventRange.Start.IsZero() {
+		where = append(where, "last_event_at >= ?")
+		args = append(args, nanos(f.EventRange.Start))
+	}
+	if !f.EventRange.End.IsZero() {
+		where = append(where, "first_event_at < ?")
+		args = append(args, nanos(f.EventRange.End))
+	}
+	if !f.ResolvedSince.IsZero() {
+		where = append(where, "resolved_at >= ?")
+		args = append(args, nanos(f.ResolvedSince))
+	}
 	cond := strings.Join(where, " AND ")
 	var total int
 	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM incidents WHERE `+cond, args...).Scan(&total); err != nil {

@@ -18,6 +18,9 @@ func incidentTests() []test {
 		{"StatusResolvedAt", testIncidentResolvedAt},
 		{"StatusHistory", testIncidentHistory},
 		{"SameStatusNoOp", testIncidentSameStatus},
+		{"Parts", testIncidentParts},
+		{"EventTimes", testIncidentEventTimes},
+		{"EventOrder", testIncidentEventOrder},
 	}
 }
 

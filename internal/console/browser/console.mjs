@@ -13,6 +13,14 @@ const env = (k) => {
 };
 const BASE = env("BASE_URL");
 const IP = env("ATTACKER_IP");
+const FIRST_ATTEMPT = env("FIRST_ATTEMPT");
+const ATTACK_ARTIFACTS = Number(env("ATTACK_ARTIFACTS"));
+const BEACON = env("BEACON_INCIDENT");
+const ATTACK_FIRST = new Date(env("ATTACK_FIRST"));
+const ATTACK_LAST = new Date(env("ATTACK_LAST"));
+// utc writes a time as the console does ("2026-07-10 16:01:43").
+const utc = (d) => d.toISOString().slice(0, 19).replace("T", " ");
+const SENSORS = Number(env("SENSORS"));
 const SHOTS = env("SHOT_DIR");
 const tokens = { admin: env("TOKEN_ADMIN"), reader: env("TOKEN_READER"), other: env("TOKEN_OTHER"), short: env("TOKEN_SHORT") };
 
@@ -21,8 +29,8 @@ const log = (s) => { step = s; console.log("step:", s); };
 const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox", "--disable-gpu"] });
 const shot = (page, name) => page.screenshot({ path: join(SHOTS, name + ".png") });
 
-async function signIn(token) {
-  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE });
+async function signIn(token, options = {}) {
+  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE, ...options });
   const page = await ctx.newPage();
   page.on("dialog", (d) => { page.lastDialog = d.message(); d.accept(); });
   page.on("pageerror", (e) => { throw new Error("script error on " + page.url() + ": " + e.message); });
@@ -62,7 +70,38 @@ try {
   await row.waitFor();
   const newCount = Number(await page.textContent(".counts a.st-1 b"));
   assert.ok(newCount >= 2, `New count ${newCount}`);
+
+  log("queue: when the attack happened, beside when Vigil saw it");
+  {
+    const happened = await row.locator("td.happened").textContent();
+    assert.ok(happened.includes(utc(ATTACK_FIRST)) && happened.includes(utc(ATTACK_LAST).slice(11)), "its first and last event times: " + happened);
+    assert.match(happened, /\d+ days ago/, "it happened days before it was sent: " + happened);
+    assert.match(await row.locator("td.seen").textContent(), /just now|min ago/, "Vigil saw it just now");
+  }
   await shot(page, "queue");
+
+  log("queue: sorted by when it happened, and filtered by it");
+  {
+    await page.selectOption("select[name=sort]", "first_event");
+    await Promise.all([page.waitForURL(/sort=first_event/), page.click(".filters button[type=submit]")]);
+    const firsts = await page.locator("#rows td.happened").evaluateAll((tds) => tds.map((td) => td.dataset.first || ""));
+    assert.ok(firsts.length >= 3, "rows: " + firsts.length);
+    for (let i = 1; i < firsts.length; i++) {
+      assert.ok(firsts[i] === "" || (firsts[i - 1] !== "" && firsts[i - 1] >= firsts[i]), `newest first event first: ${firsts[i - 1]} before ${firsts[i]}`);
+    }
+    // The attack's first second, typed as a browser's datetime-local value.
+    const from = ATTACK_FIRST, to = new Date(ATTACK_FIRST.getTime() + 1000);
+    await page.fill("input[name=event_start]", from.toISOString().slice(0, 19));
+    await page.fill("input[name=event_end]", to.toISOString().slice(0, 19));
+    await Promise.all([page.waitForURL(/event_start=/), page.click(".filters button[type=submit]")]);
+    assert.equal(await page.locator("#rows tr", { hasText: `SSH brute force from ${IP} ` }).count(), 1, "the attack happened then");
+    const spans = await page.locator("#rows td.happened").evaluateAll((tds) => tds.map((td) => [td.dataset.first, td.dataset.last]));
+    for (const [f, l] of spans) {
+      assert.ok(f < utc(to) + "Z" && l >= utc(from) + "Z", `a row that did not happen then: ${f} – ${l}`);
+    }
+    assert.equal(await page.inputValue("input[name=event_start]"), from.toISOString().slice(0, 19), "the form keeps the filter");
+    await page.goto("/");
+  }
 
   log("queue: filter by text and severity sort");
   await page.fill("#qbox", IP);
@@ -76,6 +115,13 @@ try {
   await Promise.all([page.waitForURL(/\/incidents\//), page.keyboard.press("Enter")]);
   const incidentURL = page.url();
 
+  log("incident: when it happened, beside when Vigil saw it");
+  {
+    const facts = await page.textContent(".head .facts");
+    assert.ok(facts.includes(`happened ${utc(ATTACK_FIRST)}–${utc(ATTACK_LAST).slice(11)}Z`), "the header says when it happened: " + facts);
+    assert.ok(facts.includes("seen by Vigil " + utc(new Date()).slice(0, 10)), "and when Vigil saw it (today): " + facts);
+  }
+
   log("incident: observations, nodes with roles and enrichment, graph, artifacts");
   await page.locator(".obs li", { hasText: "auth" }).first().waitFor();
   const ipNode = page.locator(".nodes li", { hasText: IP });
@@ -88,6 +134,41 @@ try {
   await page.locator("article.art details summary").first().click();
   assert.match(await page.locator("article.art dl.fields").first().textContent(), /source\.ip/);
   await shot(page, "incident");
+
+  log("incident: every artifact is reachable, a page at a time, down to the first attempt");
+  {
+    const pager = page.locator("#artifacts .pager").first();
+    assert.match(await pager.textContent(), new RegExp(`1–50 of ${ATTACK_ARTIFACTS}\\b`), "the artifacts say how many there are");
+    assert.equal(await page.locator("#artifacts article.art").count(), 50, "a page of 50");
+    // The oldest page: its own link, or the next when it is the next.
+    await Promise.all([page.waitForURL(/artifacts_offset=\d+#artifacts$/), pager.locator("a.end, a[rel=next]").last().click()]);
+    const last = Math.floor((ATTACK_ARTIFACTS - 1) / 50) * 50;
+    assert.equal(await page.locator("#artifacts article.art").count(), ATTACK_ARTIFACTS - last, "the rest on the last page");
+    assert.match(await page.locator("#artifacts .pager").first().textContent(), new RegExp(`${last + 1}–${ATTACK_ARTIFACTS} of ${ATTACK_ARTIFACTS}`));
+    assert.equal(await page.locator("#artifacts article.art pre.raw").last().textContent(), FIRST_ATTEMPT, "the last artifact is the first attempt");
+    await shot(page, "incident-artifacts");
+    await Promise.all([page.waitForURL((u) => !u.searchParams.has("artifacts_offset")), page.locator("#artifacts .pager a[rel=prev]").first().click()]);
+    assert.match(await page.locator("#artifacts .pager").first().textContent(), /1–50 of/, "back to the newest");
+  }
+
+  log("incident: observations and nodes page on their own");
+  {
+    await page.goto("/incidents/" + BEACON);
+    const obsPager = page.locator("#observations .pager");
+    assert.match(await obsPager.textContent(), new RegExp(`1–50 of ${SENSORS}\\b`));
+    assert.equal(await page.locator("#observations .obs li").count(), 50);
+    assert.match(await page.locator("#nodes .pager").textContent(), new RegExp(`1–50 of ${SENSORS + 1}\\b`));
+    assert.equal(await page.locator("#nodes .nodes li").count(), 50);
+    await Promise.all([page.waitForURL(/observations_offset=50#observations$/), obsPager.locator("a[rel=next]").click()]);
+    assert.equal(await page.locator("#observations .obs li").count(), SENSORS - 50, "the other observations");
+    assert.match(await page.textContent("#observations"), new RegExp(`sensor-${SENSORS - 1}\\b`));
+    assert.doesNotMatch(await page.textContent("#observations"), /sensor-00\b/);
+    await Promise.all([page.waitForURL(/nodes_offset=50&.*#nodes$/), page.locator("#nodes .pager a[rel=next]").click()]);
+    assert.match(page.url(), /observations_offset=50/, "the observations stay on their page");
+    assert.equal(await page.locator("#nodes .nodes li").count(), SENSORS + 1 - 50, "the other nodes");
+    assert.equal(await page.locator("#observations .obs li").count(), SENSORS - 50);
+    await page.goto(incidentURL);
+  }
 
   log("incident: mark it resolved, confirming the classification");
   await Promise.all([page.waitForURL(/changed=1/), page.click("#status-actions button.st-3")]);
@@ -140,24 +221,93 @@ try {
   await page.goto("/search?query=" + encodeURIComponent("89.160.20.156"));
   assert.match(await page.locator("article.art .enrl").first().textContent(), /89\.160\.20\.156\s+SE/, "GeoIP country beside the address");
 
-  log("rules: a bad condition is named, the preview lists matching open incidents, the rule saves");
+  log("rules: the form shows the conditions as rows, a bad one typed as JSON is named");
   await page.goto("/rules/new");
+  const rows = page.locator("#cond-rows .cond-row");
+  assert.equal(await rows.count(), 2, "the example as two rows");
+  assert.equal(await rows.nth(0).locator("input[name=cond_field]").inputValue(), "observation.type");
+  assert.equal(await rows.nth(1).locator("input[name=cond_value]").inputValue(), "20");
   await page.fill("input[name=name]", "Large brute force");
   await page.fill("input[name=priority]", "10");
   await page.selectOption("select[name=severity]", "critical");
   await page.fill("textarea[name=conditions]", '{"all": [{"field": "observation.type", "op": "equals", "value": "auth"}]}');
   await page.click("#preview");
   assert.match(await page.textContent("#cond-err"), /conditions\.all\[0\]\.op/, "the error names the bad part");
-  await page.fill("textarea[name=conditions]", '{"all": [{"field": "observation.type", "op": "eq", "value": "auth"}, {"field": "incident.artifact_count", "op": "gte", "value": 20}]}');
+  assert.equal(await page.locator("#cond-complex").count(), 1, "an operator the form does not offer: the JSON is the editor");
+
+  log("rules: built in the form, the JSON follows; the preview covers open and recently closed incidents; saved");
+  await page.fill("textarea[name=conditions]", "{}");
+  await page.locator("#cond-rows").waitFor({ state: "attached" }); // the rows follow the JSON: none
+  assert.equal(await rows.count(), 0);
+  const addRow = async (field, op, value) => {
+    await page.click("#cond-add");
+    const r = rows.last();
+    await r.locator("input[name=cond_field]").fill(field);
+    await r.locator("select[name=cond_op]").selectOption(op);
+    await r.locator("input[name=cond_value]").fill(value);
+  };
+  await addRow("observation.type", "eq", "auth");
+  await addRow("incident.node_count", "lt", "99");
+  await addRow("incident.artifact_count", "gte", "20");
+  await rows.nth(1).locator(".cond-del").click();
+  const built = { all: [{ field: "observation.type", op: "eq", value: "auth" }, { field: "incident.artifact_count", op: "gte", value: 20 }] };
+  const jsonIs = (want) => page.waitForFunction((w) => {
+    try { return JSON.stringify(JSON.parse(document.querySelector("textarea[name=conditions]").value)) === w; } catch { return false; }
+  }, JSON.stringify(want));
+  await jsonIs(built);
   await page.click("#preview");
   await page.locator("#preview-result").waitFor();
-  const matched = await page.locator("#preview-result tbody tr").count();
-  assert.ok(matched >= 1, "the preview lists the large open brute forces");
-  assert.ok(!(await page.textContent("#preview-result")).includes(`from ${IP} `), "the resolved incident is not open: not in the preview");
+  assert.ok(await page.locator("#preview-open tbody tr").count() >= 1, "the preview lists the large open brute forces");
+  assert.ok(!(await page.textContent("#preview-open")).includes(`from ${IP} `), "the resolved incident is not among the open ones");
+  assert.ok((await page.textContent("#preview-closed")).includes(`from ${IP} `), "it is among the recently closed it would have matched");
+  assert.match(await page.textContent("#preview-covers"), /open incidents,\s+and the \d+ most recently active of the \d+ incidents closed since \d{4}-\d\d-\d\d .*\(the last 30 days\)/s,
+    "the preview says what it covers");
+  assert.deepEqual(JSON.parse(await page.inputValue("textarea[name=conditions]")), built, "the preview keeps the conditions");
   await shot(page, "rule-preview");
   await Promise.all([page.waitForURL(/\/rules\?saved=/), page.click("#save")]);
   assert.ok(await page.locator("table.list tr", { hasText: "Large brute force" }).count() === 1);
   await shot(page, "rules");
+
+  log("rules: a saved rule opens as rows; JSON typed by an expert becomes rows, or says it is more than rows");
+  await Promise.all([page.waitForURL(/\/rules\/[0-9a-f-]{36}$/), page.locator("table.list a", { hasText: "Large brute force" }).click()]);
+  assert.equal(await rows.count(), 2);
+  assert.equal(await rows.nth(1).locator("select[name=cond_op]").inputValue(), "gte");
+  assert.equal(await rows.nth(1).locator("input[name=cond_value]").inputValue(), "20");
+  await page.fill("textarea[name=conditions]", '{"any": [{"field": "artifact.source", "op": "eq", "value": "auth"}, {"field": "node.value", "op": "cidr", "value": ["10.0.0.0/8", "192.168.0.0/16"]}, {"field": "event.user.name", "op": "exists"}]}');
+  await page.waitForFunction(() => document.querySelectorAll("#cond-rows .cond-row").length === 3);
+  assert.equal(await page.inputValue("select[name=match]"), "any");
+  assert.equal(await rows.nth(1).locator("input[name=cond_value]").inputValue(), "10.0.0.0/8, 192.168.0.0/16");
+  await page.fill("textarea[name=conditions]", '{"not": {"field": "artifact.source", "op": "eq", "value": "auth"}}');
+  await page.locator("#cond-complex").waitFor();
+  assert.equal(await rows.count(), 0, "nested conditions are edited as JSON");
+  await shot(page, "rule-json");
+
+  log("rules: without script the form still adds, removes and sends rows");
+  {
+    const { ctx: bare, page: p } = await signIn(tokens.admin, { javaScriptEnabled: false });
+    // A click that sends the form, and the page it gets back.
+    const submit = async (sel) => {
+      await Promise.all([p.waitForEvent("framenavigated"), p.locator(sel).first().click()]);
+      await p.waitForLoadState();
+    };
+    await p.goto("/rules/new");
+    await submit("#cond-add");
+    const r = p.locator("#cond-rows .cond-row");
+    assert.equal(await r.count(), 3, "a row added by the server");
+    await r.nth(2).locator("input[name=cond_field]").fill("artifact.source");
+    await r.nth(2).locator("input[name=cond_value]").fill("auth");
+    await r.nth(1).locator("input[name=cond_value]").fill("10");
+    await p.fill("input[name=name]", "Without script");
+    await submit("#preview");
+    assert.equal(await p.locator("#preview-result").count(), 1, "the preview of the rows sent");
+    assert.deepEqual(JSON.parse(await p.inputValue("textarea[name=conditions]")), { all: [
+      { field: "observation.type", op: "eq", value: "auth" }, { field: "incident.artifact_count", op: "gte", value: 10 },
+      { field: "artifact.source", op: "eq", value: "auth" }] }, "the rows as sent are the rule");
+    await submit("#cond-rows .cond-row .cond-del");
+    assert.equal(await r.count(), 2, "a row removed by the server");
+    assert.equal(await r.nth(0).locator("input[name=cond_field]").inputValue(), "incident.artifact_count");
+    await bare.close();
+  }
 
   log("detections: a bad Sigma rule is named, a test over yesterday then over the stored lines, save, disable, enable; starter rules switch");
   await page.goto("/detections");

@@ -20,6 +20,59 @@
     a.addEventListener("click", function (e) { if (history.length > 1) { e.preventDefault(); history.back(); } });
   });
 
+  // The rule editor's two editors of the conditions, the rows and the
+  // JSON, kept in step: the console writes one from the other (the same
+  // code that reads a form sent without script), a moment after a change.
+  var rf = $("#ruleform");
+  if (rf && $("#conditions")) {
+    var wait = null, seq = 0;
+    var sync = function (from) {
+      if (from === "json") {
+        try { JSON.parse($("textarea[name=conditions]", rf).value); } catch (err) { return; } // still being typed
+      }
+      var body = new URLSearchParams(new FormData(rf));
+      body.set("from", from);
+      var mine = ++seq;
+      fetch("/rules/conditions", { method: "POST", body: body, credentials: "same-origin" }).then(function (r) {
+        if (r.status === 401) { location.reload(); return null; }
+        return r.ok ? r.text() : null;
+      }).then(function (html) {
+        if (!html || mine !== seq) return; // a later change is on its way
+        var box = document.createElement("div");
+        box.innerHTML = html;
+        var cur = $("#conditions"), fresh = $("#conditions", box);
+        if (!fresh) return;
+        if (from === "rows") $("textarea[name=conditions]", cur).value = $("textarea[name=conditions]", fresh).value;
+        else $("#condform", cur).replaceWith($("#condform", fresh));
+        $("input[name=conditions_shown]", cur).value = $("input[name=conditions_shown]", fresh).value;
+        cur.setAttribute("data-synced", mine);
+      }).catch(function () {});
+    };
+    var later = function (from) {
+      clearTimeout(wait);
+      wait = setTimeout(function () { sync(from); }, 300);
+    };
+    var edited = function (e) {
+      if (e.target.closest("#condform")) later("rows");
+      else if (e.target.name === "conditions") later("json");
+    };
+    rf.addEventListener("input", edited);
+    rf.addEventListener("change", edited);
+    // Adding and removing a row need no page.
+    rf.addEventListener("click", function (e) {
+      var b = e.target.closest("#cond-add, .cond-del");
+      if (!b) return;
+      e.preventDefault();
+      if (b.id === "cond-add") {
+        $("#cond-rows").appendChild($("#cond-blank").content.cloneNode(true));
+        $("#cond-rows .cond-row:last-child input[name=cond_field]").focus();
+      } else {
+        b.closest(".cond-row").remove();
+      }
+      later("rows");
+    });
+  }
+
   var table = $("#queue");
   if (!table) return;
 
