@@ -61,6 +61,13 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 		c.apiFailed(w, r, s, err)
 		return
 	}
+	// A merged incident has left the queue: its observations, nodes and
+	// artifacts are the other's now, and so is its page (a chain of
+	// merges is followed one redirect at a time).
+	if to := v.Inc.MergedInto; to != nil && vigil.ValidID(*to) {
+		http.Redirect(w, r, "/incidents/"+url.PathEscape(*to)+"?merged_from="+url.QueryEscape(v.Inc.ID), http.StatusFound)
+		return
+	}
 	p := page{Title: v.Inc.Title, Nav: "queue"}
 	// Observations, whole (their nodes and artifacts), when the token may
 	// read them.
@@ -149,6 +156,9 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 		if st != v.Inc.Status {
 			v.Statuses = append(v.Statuses, st)
 		}
+	}
+	if from := r.URL.Query().Get("merged_from"); vigil.ValidID(from) {
+		p.Flash = "Incident " + from + " was merged into this one: its observations, nodes and artifacts are here."
 	}
 	if r.URL.Query().Get("changed") == "1" {
 		p.Flash = "Status changed to " + v.Inc.StatusName + "."
