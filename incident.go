@@ -141,7 +141,44 @@ type IncidentFilter struct {
 	// IncidentSortActivity, IncidentSortSeverity, IncidentSortFirstEvent
 	// or IncidentSortLastEvent.
 	Sort string
-	Page Page
+	// Merged says what of the incidents merged into another the list
+	// holds: MergedExclude ("", the default: they left the queue),
+	// MergedInclude or MergedOnly.
+	Merged string
+	Page   Page
+}
+
+// What of the merged incidents a list holds.
+const (
+	MergedExclude = "exclude"
+	MergedInclude = "include"
+	MergedOnly    = "only"
+)
+
+// ValidMerged reports whether m says what of the merged incidents a list
+// holds ("" is the default, MergedExclude).
+func ValidMerged(m string) bool {
+	return m == "" || m == MergedExclude || m == MergedInclude || m == MergedOnly
+}
+
+// MergedSQL is the condition of an incident list on merged incidents, the
+// same on both stores, or "" for none.
+func MergedSQL(m string) string {
+	switch m {
+	case MergedInclude:
+		return ""
+	case MergedOnly:
+		return "merged_into IS NOT NULL"
+	}
+	return "merged_into IS NULL"
+}
+
+// MergedIncident is the error of a change an incident merged into another
+// cannot take (its status): it names the incident that holds its
+// observations now.
+func MergedIncident(into string) *Error {
+	return &Error{Code: ECONFLICT, Message: "incident was merged into " + into + "; change that incident instead",
+		Details: []FieldIssue{{Field: "id", Issue: "was merged into incident " + into}}}
 }
 
 // Orders of an incident list. Each ends with the id, descending, so that

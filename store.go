@@ -128,7 +128,8 @@ type TriageStore interface {
 	// history; ENOTFOUND if org has none with id.
 	GetIncident(ctx context.Context, org, id string) (*Incident, error)
 	// ListIncidents returns a page of org's matching incidents and the
-	// count of all matches.
+	// count of all matches; the incidents merged into another are left
+	// out unless f.Merged asks for them.
 	ListIncidents(ctx context.Context, org string, f IncidentFilter) ([]*Incident, int, error)
 	// IncidentObservations returns a page of the observations of incident
 	// id of org, whole (with their nodes and artifacts), in the order of
@@ -147,7 +148,9 @@ type TriageStore interface {
 	// total; ENOTFOUND if org has no incident id.
 	IncidentArtifacts(ctx context.Context, org, id string, p Page) ([]*Artifact, int, error)
 	// SetIncidentStatus moves an incident to status, recording who did it.
-	// Setting the current status again changes nothing.
+	// Setting the current status again changes nothing. An incident merged
+	// into another takes no status: ECONFLICT naming the other
+	// (MergedIncident).
 	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)
 }
 

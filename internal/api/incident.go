@@ -91,6 +91,11 @@ func (s *Server) listIncidents(w http.ResponseWriter, r *http.Request) {
 	if !vigil.ValidIncidentSort(f.Sort) {
 		q.bad("sort", "must be one of "+strings.Join(vigil.IncidentSorts, ", "))
 	}
+	// And whether the incidents merged into another are listed: they have
+	// left the queue, so not unless asked.
+	if f.Merged = q.str("merged"); !vigil.ValidMerged(f.Merged) {
+		q.bad("merged", "must be one of exclude, include, only")
+	}
 	if err := q.err(); err != nil {
 		s.fail(w, r, err)
 		return

@@ -862,6 +862,21 @@ func TestOpenAPIConformance(t *testing.T) {
 		t.Errorf("re-opened status = %s", st.Raw)
 	}
 	o.ok("PUT", "/v1/incidents/"+incID+"/status", admin, map[string]any{"status": 4}, http.StatusOK)
+	// An incident merged into another (an observation bridged them) leaves
+	// the list unless asked for, and takes no status.
+	mergeTok := e.token("org-merge", "admin")
+	ipNode := func(v string) map[string]any { return map[string]any{"type": "IP", "value": v} }
+	kept := o.ok("POST", "/v1/observations", mergeTok, map[string]any{"type": "network", "description": "scan", "nodes": []any{ipNode("192.0.2.61")}}, http.StatusCreated).data()
+	gone := o.ok("POST", "/v1/observations", mergeTok, map[string]any{"type": "network", "description": "scan", "nodes": []any{ipNode("192.0.2.62")}}, http.StatusCreated).data()
+	o.ok("POST", "/v1/observations", mergeTok, map[string]any{"type": "network", "description": "both", "nodes": []any{ipNode("192.0.2.61"), ipNode("192.0.2.62")}}, http.StatusCreated)
+	if l := o.call("GET", "/v1/incidents?merged=only", mergeTok, nil, http.StatusOK).data(); l["total"] != float64(1) {
+		t.Errorf("merged incidents = %v", l)
+	}
+	o.call("GET", "/api/v1/incidents?merged=include&status=1", mergeTok, nil, http.StatusOK)
+	o.badQuery("/v1/incidents", mergeTok, "merged", "all", true)
+	if r := o.call("PUT", "/v1/incidents/"+gone["incident_id"].(string)+"/status", mergeTok, map[string]any{"status": 4}, http.StatusConflict); !strings.Contains(string(r.Raw), kept["incident_id"].(string)) {
+		t.Errorf("status of a merged incident: %s, want the incident it went to named", r.Raw)
+	}
 	if h := o.call("GET", "/v1/incidents/"+incID, admin, nil, http.StatusOK).data()["history"].([]any); len(h) != 3 {
 		t.Errorf("history = %v", h)
 	}

@@ -36,23 +36,11 @@ func TestBrowser(t *testing.T) {
 	}
 
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "vigil")
-	build := exec.Command("go", "build", "-o", bin, "github.com/vigil-soc/vigil/cmd/vigil")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build vigil: %v\n%s", err, out)
-	}
+	bin := buildVigil(t, dir)
 	data := filepath.Join(dir, "data")
 	base := startServe(t, bin, data)
 	token := func(ttl time.Duration, org string, perms ...string) string {
-		args := []string{"token", "--data-dir", data, "--org", org, "--sub", "alice", "--ttl", ttl.String()}
-		for _, p := range perms {
-			args = append(args, "--permission", p)
-		}
-		out, err := exec.Command(bin, args...).Output()
-		if err != nil {
-			t.Fatalf("vigil token: %v", err)
-		}
-		return strings.TrimSpace(string(out))
+		return mintToken(t, bin, data, ttl, org, perms...)
 	}
 	admin := token(time.Hour, "acme", "admin")
 	reader := token(time.Hour, "acme", "incidents:read", "observations:read", "signals:read")
@@ -155,6 +143,32 @@ func attackOf(t *testing.T, base, token, ip string) attack {
 		t.Fatalf("the brute force's observations name %d artifacts, its count is %d", len(seen), largest.ArtifactCount)
 	}
 	return out
+}
+
+// buildVigil builds the vigil command into dir and returns its path.
+func buildVigil(t *testing.T, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "vigil")
+	build := exec.Command("go", "build", "-o", bin, "github.com/vigil-soc/vigil/cmd/vigil")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build vigil: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// mintToken returns a token of alice in org with perms, valid for ttl,
+// minted by `vigil token` for the server of data.
+func mintToken(t *testing.T, bin, data string, ttl time.Duration, org string, perms ...string) string {
+	t.Helper()
+	args := []string{"token", "--data-dir", data, "--org", org, "--sub", "alice", "--ttl", ttl.String()}
+	for _, p := range perms {
+		args = append(args, "--permission", p)
+	}
+	out, err := exec.Command(bin, args...).Output()
+	if err != nil {
+		t.Fatalf("vigil token: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // runBrowser runs script of browser/ with node, in an environment of env

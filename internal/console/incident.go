@@ -92,6 +92,13 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 		c.apiFailed(w, r, s, err)
 		return
 	}
+	// A merged incident has left the queue: its observations, nodes and
+	// artifacts are the other's now, and so is its page (a chain of
+	// merges is followed one redirect at a time).
+	if to := v.Inc.MergedInto; to != nil && vigil.ValidID(*to) {
+		http.Redirect(w, r, "/incidents/"+url.PathEscape(*to)+"?merged_from="+url.QueryEscape(v.Inc.ID), http.StatusFound)
+		return
+	}
 	p := page{Title: v.Inc.Title, Nav: "queue"}
 	// Each section's pager keeps the other sections where they are, and
 	// drops the flash of what was just done.
@@ -170,6 +177,9 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 		if st != v.Inc.Status {
 			v.Statuses = append(v.Statuses, st)
 		}
+	}
+	if from := r.URL.Query().Get("merged_from"); vigil.ValidID(from) {
+		p.Flash = "Incident " + from + " was merged into this one: its observations, nodes and artifacts are here."
 	}
 	if r.URL.Query().Get("changed") == "1" {
 		p.Flash = "Status changed to " + v.Inc.StatusName + "."

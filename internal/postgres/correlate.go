@@ -145,10 +145,42 @@ func (t *corrTx) LockDetections(_ context.Context, pairs []correlate.DetectionKe
 }
 
 func (t *corrTx) HubNodes(ctx context.Context, ids []string, limit int) ([]string, error) {
-	return t.queryStrings(ctx, `SELECT n.node_id FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
-		WHERE i.org_id = $1 AND n.key AND i.status IN (1, 2) AND i.merged_into IS NULL AND n.node_id = ANY($2)
-		GROUP BY n.node_id HAVING COUNT(*) >= $3`, t.org, ids, limit)
+	return t.queryStrings(ctx, hubNodesSQL, t.org, ids, limit)
 }
+
+// keyIncidents is the FROM and WHERE of the open incidents (new or in
+// progress, not merged) of org $1 in which one of the nodes $2 is a key.
+// It starts from those nodes, through the node → incident index, and reads
+// each of their incidents by its primary key: the lateral subquery (kept
+// whole by OFFSET 0, so that the planner neither reorders the join nor
+// takes the incident's conditions into it) leaves no other way. Planned
+// freely, without statistics or with stale ones, it walked the org's open
+// incidents (incidents_org_open) and probed each one's nodes: a cost that
+// grows with what the org has open.
+const keyIncidents = `FROM incident_nodes n
+	CROSS JOIN LATERAL (SELECT id, created_at, org_id, status, merged_into, last_activity_at
+		FROM incidents WHERE id = n.incident_id OFFSET 0) i
+	WHERE n.node_id = ANY($2) AND n.key AND i.org_id = $1 AND i.status IN (1, 2) AND i.merged_into IS NULL`
+
+// hubNodesSQL returns those of the nodes $2 that are key nodes of at least
+// $3 open incidents of org $1.
+const hubNodesSQL = `SELECT n.node_id ` + keyIncidents + ` GROUP BY n.node_id HAVING COUNT(*) >= $3`
+
+// openIncidentsSQL returns the open incidents of org $1 in which one of
+// the nodes $2 is a key and that were active at or after $3, in the order
+// in which they are locked.
+const openIncidentsSQL = `SELECT DISTINCT i.id, i.created_at ` + keyIncidents + ` AND i.last_activity_at >= $3
+	ORDER BY i.created_at, i.id`
+
+// lockIncidentsSQL locks the incidents $2 of org $1 one after the other,
+// in the order given (that of openIncidentsSQL, which every transaction
+// that locks several follows), each read by its primary key as in
+// keyIncidents: with the org's condition in it, a generic plan on stale
+// statistics read the org's whole part of incidents_org_open to intersect
+// it with the ids. The ids are the org's (openIncidentsSQL found them).
+const lockIncidentsSQL = `SELECT 1 FROM unnest($2::text[]) AS c(id)
+	CROSS JOIN LATERAL (SELECT org_id FROM incidents WHERE id = c.id OFFSET 0 FOR UPDATE) i
+	WHERE i.org_id = $1`
 
 // OpenIncidents locks the candidates (FOR UPDATE) and then looks them up
 // again, until the lookup finds no candidate it has not locked: the key
@@ -173,10 +205,7 @@ func (t *corrTx) OpenIncidents(ctx context.Context, keys []string, since time.Ti
 				out = append(out, c)
 			}
 			return rows.Err()
-		}, `SELECT i.id, i.created_at FROM incidents i
-			WHERE i.org_id = $1 AND i.status IN (1, 2) AND i.merged_into IS NULL AND i.last_activity_at >= $3
-			AND EXISTS (SELECT 1 FROM incident_nodes n WHERE n.incident_id = i.id AND n.key AND n.node_id = ANY($2))`,
-			t.org, keys, nanos(since))
+		}, openIncidentsSQL, t.org, keys, nanos(since))
 		if err != nil {
 			return nil, err
 		}
@@ -191,7 +220,7 @@ func (t *corrTx) OpenIncidents(ctx context.Context, keys []string, since time.Ti
 			return out, nil
 		}
 		// Sent with the next lookup.
-		t.exec(`SELECT 1 FROM incidents WHERE org_id = $1 AND id = ANY($2) ORDER BY created_at, id FOR UPDATE`, t.org, lock)
+		t.exec(lockIncidentsSQL, t.org, lock)
 	}
 }
 

@@ -8,3 +8,7 @@ func SetSearchHook(s *Store, hook func(context.Context)) int {
 	s.searchHook = hook
 	return cap(s.searches)
 }
+
+// CorrelationReads are the queries of a correlation that find incidents by
+// the key nodes or ids it names, for their plans.
+var CorrelationReads = map[string]string{"open incidents": openIncidentsSQL, "hub nodes": hubNodesSQL, "lock incidents": lockIncidentsSQL}

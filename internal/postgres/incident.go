@@ -114,6 +114,9 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 	if f.Node != "" {
 		c.add("id IN (SELECT incident_id FROM incident_nodes WHERE node_id = ?)", f.Node)
 	}
+	if m := vigil.MergedSQL(f.Merged); m != "" {
+		c.addExpr(m)
+	}
 	c.timeRange("created_at", f.Range)
 	// The events' span meets the range: it ends at or after its start and
 	// begins before its end.
@@ -154,9 +157,14 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		var cur int
 		var resolved *int64
-		err := tx.QueryRow(ctx, `SELECT status, resolved_at FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`, org, id).Scan(&cur, &resolved)
+		var merged *string
+		err := tx.QueryRow(ctx, `SELECT status, resolved_at, merged_into FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+			org, id).Scan(&cur, &resolved, &merged)
 		if err != nil {
 			return notFound(err, "incident")
+		}
+		if merged != nil {
+			return vigil.MergedIncident(*merged)
 		}
 		if cur != status {
 			// resolved_at is when the incident was last closed; re-opening clears it.

@@ -317,10 +317,15 @@ func (c *conds) add(expr string, arg any) {
 		}
 		out = append(out, expr[i])
 	}
+	c.addExpr(string(out))
+}
+
+// addExpr ANDs expr, which takes no argument.
+func (c *conds) addExpr(expr string) {
 	if c.where != "" {
 		c.where += " AND "
 	}
-	c.where += string(out)
+	c.where += expr
 }
 
 // timeRange adds the conditions of r on column col.

@@ -54,17 +54,36 @@ func (t *corrTx) LockKeys(context.Context, []string) error { return nil }
 func (t *corrTx) LockDetections(context.Context, []correlate.DetectionKey) error { return nil }
 
 func (t *corrTx) HubNodes(ctx context.Context, ids []string, limit int) ([]string, error) {
-	return queryStrings(ctx, t.tx, `SELECT n.node_id FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
-		WHERE i.org_id = ?1 AND n.key = 1 AND i.status IN (1, 2) AND i.merged_into IS NULL
-		AND n.node_id IN (`+numbered(3, len(ids))+`)
-		GROUP BY n.node_id HAVING COUNT(*) >= ?2`, append([]any{t.org, limit}, stringArgs(ids)...)...)
+	return queryStrings(ctx, t.tx, hubNodesSQL(len(ids)), append([]any{t.org, limit}, stringArgs(ids)...)...)
+}
+
+// keyIncidents is the FROM and WHERE of the open incidents (new or in
+// progress, not merged) of org ?1 in which one of the n nodes ?3… is a
+// key. It starts from those nodes, through the node → incident index, and
+// looks each of their incidents up by its primary key: CROSS JOIN keeps
+// that order and "+" keeps SQLite off the incidents_org_* indexes. Walking
+// the org's open incidents and probing each one's nodes (as SQLite chose
+// to) cost what the org has open: a fifth of the ingest rate with 20,000.
+func keyIncidents(n int) string {
+	return `FROM incident_nodes n CROSS JOIN incidents i ON i.id = n.incident_id
+		WHERE n.node_id IN (` + numbered(3, n) + `) AND n.key = 1
+		AND +i.org_id = ?1 AND +i.status IN (1, 2) AND i.merged_into IS NULL`
+}
+
+// hubNodesSQL returns those of the n nodes ?3… that are key nodes of at
+// least ?2 open incidents of org ?1.
+func hubNodesSQL(n int) string {
+	return `SELECT n.node_id ` + keyIncidents(n) + ` GROUP BY n.node_id HAVING COUNT(*) >= ?2`
+}
+
+// openIncidentsSQL returns the open incidents of org ?1 in which one of
+// the n nodes ?3… is a key and that were active at or after ?2.
+func openIncidentsSQL(n int) string {
+	return `SELECT DISTINCT i.id, i.created_at ` + keyIncidents(n) + ` AND +i.last_activity_at >= ?2`
 }
 
 func (t *corrTx) OpenIncidents(ctx context.Context, keys []string, since time.Time) ([]correlate.Candidate, error) {
-	rows, err := t.tx.QueryContext(ctx, `SELECT DISTINCT i.id, i.created_at FROM incident_nodes n JOIN incidents i ON i.id = n.incident_id
-		WHERE i.org_id = ?1 AND n.key = 1 AND n.node_id IN (`+numbered(3, len(keys))+`)
-		AND i.status IN (1, 2) AND i.merged_into IS NULL AND i.last_activity_at >= ?2`,
-		append([]any{t.org, nanos(since)}, stringArgs(keys)...)...)
+	rows, err := t.tx.QueryContext(ctx, openIncidentsSQL(len(keys)), append([]any{t.org, nanos(since)}, stringArgs(keys)...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -41,6 +41,16 @@ func QueryPlan(ctx context.Context, s *Store, query string, args ...any) (string
 // observations and artifacts, for their plans.
 var IncidentReads = map[string]string{"nodes": incidentNodesSQL, "observations": incidentObservationsSQL, "artifacts": incidentArtifactsSQL}
 
+// CorrelationReads are the queries of a correlation that look up records
+// by the key nodes or ids it names, each with two of them, for their
+// plans.
+var CorrelationReads = map[string]string{
+	"open incidents": openIncidentsSQL(2),
+	"hub nodes":      hubNodesSQL(2),
+	"node refs":      missingIDsSQL("nodes", 2),
+	"artifact refs":  missingIDsSQL("artifacts", 2),
+}
+
 // SetDrivenHook makes every count of a search that reads its matching
 // rows tell hook the rowids [lo, hi] it read them among.
 func SetDrivenHook(s *Store, hook func(lo, hi int64)) { s.drivenHook = hook }

@@ -149,6 +149,9 @@ func (s *Store) ListIncidents(ctx context.Context, org string, f vigil.IncidentF
 		where = append(where, "id IN (SELECT incident_id FROM incident_nodes WHERE node_id = ?)")
 		args = append(args, f.Node)
 	}
+	if m := vigil.MergedSQL(f.Merged); m != "" {
+		where = append(where, m)
+	}
 	where, args = rangeClause("created_at", f.Range, where, args)
 	// The events' span meets the range: it ends at or after its start and
 	// begins before its end.
@@ -192,12 +195,17 @@ func (s *Store) SetIncidentStatus(ctx context.Context, org, id string, status in
 	err := s.tx(ctx, func(tx *wtx) error {
 		var cur int
 		var resolved sql.NullInt64
-		err := tx.QueryRowContext(ctx, `SELECT status, resolved_at FROM incidents WHERE org_id = ? AND id = ?`, org, id).Scan(&cur, &resolved)
+		var merged sql.NullString
+		err := tx.QueryRowContext(ctx, `SELECT status, resolved_at, merged_into FROM incidents WHERE org_id = ? AND id = ?`,
+			org, id).Scan(&cur, &resolved, &merged)
 		if errors.Is(err, sql.ErrNoRows) {
 			return vigil.NotFound("incident")
 		}
 		if err != nil {
 			return err
+		}
+		if merged.Valid {
+			return vigil.MergedIncident(merged.String)
 		}
 		if cur != status {
 			// resolved_at is when the incident was last closed; re-opening clears it.

@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
 // The detection signals counted in memory (correlate.Tally) must fire
@@ -264,10 +264,4 @@ func BenchmarkDetectNewKeys(b *testing.B) {
 }
 
 // processCPU returns the CPU time (user and system) of the process so far.
-func processCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func processCPU(b *testing.B) time.Duration { return storetest.ProcessCPU(b) }

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +22,7 @@ func correlationTests() []test {
 		{"LastActivityNeverMovesBack", testCorrelateOutOfOrder},
 		{"ClosedIncidentNeverGrows", testCorrelateClosed},
 		{"BridgeMergesIntoOlder", testCorrelateMerge},
+		{"MergedLeavesTheQueue", testMergedLeavesQueue},
 		{"HubLimit", testCorrelateHubLimit},
 	}
 }
@@ -265,6 +268,45 @@ func testCorrelateMerge(t *testing.T, s Store) {
 	o4 := mustRecord(t, s, org, obs(vigil.SeverityLow, at(3*time.Minute), ids(domain), ids(domain), nil), policy)
 	if o4.IncidentID != older {
 		t.Errorf("observation on the merged incident's key node went to %s, want %s", o4.IncidentID, older)
+	}
+}
+
+// testMergedLeavesQueue: an incident merged into another leaves lists and
+// counts by status unless asked for, still answers by id, and takes no
+// status (ECONFLICT naming where it went).
+func testMergedLeavesQueue(t *testing.T, s Store) {
+	org := vigil.NewID()
+	n := mustNodes(t, s, org, ipNode("203.0.113.7"), ipNode("198.51.100.23"))
+	older := mustRecord(t, s, org, obs(vigil.SeverityLow, at(0), ids(n[0]), ids(n[0]), nil), policy).IncidentID
+	newer := mustRecord(t, s, org, obs(vigil.SeverityLow, at(time.Minute), ids(n[1]), ids(n[1]), nil), policy).IncidentID
+	mustRecord(t, s, org, obs(vigil.SeverityLow, at(2*time.Minute), ids(n[0], n[1]), ids(n[0], n[1]), nil), policy)
+	for _, tc := range []struct {
+		f    vigil.IncidentFilter
+		want []string
+	}{
+		{vigil.IncidentFilter{}, ids(older)},
+		{vigil.IncidentFilter{Merged: vigil.MergedExclude}, ids(older)},
+		{vigil.IncidentFilter{Status: vigil.StatusNew}, ids(older)},
+		{vigil.IncidentFilter{Merged: vigil.MergedInclude}, ids(newer, older)},
+		{vigil.IncidentFilter{Merged: vigil.MergedInclude, Status: vigil.StatusNew}, ids(newer, older)},
+		{vigil.IncidentFilter{Merged: vigil.MergedOnly}, ids(newer)},
+	} {
+		list, total := mustListIncidents(t, s, org, tc.f)
+		if got := incidentIDs(list); !slices.Equal(got, tc.want) || total != len(tc.want) {
+			t.Errorf("ListIncidents(%+v) = %v (total %d), want %v", tc.f, got, total, tc.want)
+		}
+	}
+	merged := mustIncident(t, s, org, newer)
+	if merged.MergedInto == nil || *merged.MergedInto != older || merged.Status != vigil.StatusNew {
+		t.Errorf("merged incident: merged_into %s status %d, want %s and New", strPtrString(merged.MergedInto), merged.Status, older)
+	}
+	_, err := s.SetIncidentStatus(t.Context(), org, newer, vigil.StatusClosed, "alice", at(3*time.Minute))
+	wantCode(t, err, vigil.ECONFLICT, "status of a merged incident")
+	if msg := vigil.ErrorMessage(err); !strings.Contains(msg, older) {
+		t.Errorf("status of a merged incident: message %q does not name %s", msg, older)
+	}
+	if got := mustIncident(t, s, org, newer); got.Status != vigil.StatusNew || len(got.History) != 0 {
+		t.Errorf("merged incident after a refused status: status %d, history %v", got.Status, got.History)
 	}
 }
 

@@ -164,7 +164,7 @@ func EventTimesBackfill(t *testing.T, s Store) (check func(t *testing.T, s vigil
 	mustDetect(t, s, org, &first)
 	mustDetect(t, s, org, &rest)
 
-	kept, total := mustListIncidents(t, s, org, vigil.IncidentFilter{Page: vigil.Page{Limit: vigil.MaxLimit}})
+	kept, total := mustListIncidents(t, s, org, vigil.IncidentFilter{Merged: vigil.MergedInclude, Page: vigil.Page{Limit: vigil.MaxLimit}})
 	var none, some int
 	for _, i := range kept {
 		if i.FirstEventAt == nil {
