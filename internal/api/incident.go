@@ -150,3 +150,17 @@ func (s *Server) incidentHistory(w http.ResponseWriter, r *http.Request) {
 		return s.store.IncidentHistory(ctx, org, id, p)
 	})
 }
+
+// rollupSources serves GET /v1/incidents/{id}/sources, an addition to the
+// contract: a page of a roll-up's sources, heaviest first, each with its
+// count; 404 when the incident is none of the org's roll-ups.
+func (s *Server) rollupSources(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	servePage(s, w, r, "sources", "Roll-up sources retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]vigil.RollupSource, int, error) {
+		return s.store.RollupSources(ctx, org, id, p)
+	})
+}

@@ -63,7 +63,8 @@ type Tx interface {
 	// transaction has made it so far.
 	RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error
 	// RebuildIncident recomputes an incident's nodes and artifacts from its
-	// observations, then its counts and headline.
+	// observations, then its counts and headline; a roll-up's nodes stay
+	// context and its sources are counted again from its observations.
 	RebuildIncident(ctx context.Context, id string, now time.Time) error
 
 	// InsertObservation stores o, in no incident yet, with its title,
@@ -118,6 +119,92 @@ type Tx interface {
 	StartBurst(ctx context.Context, b Burst) error
 	// ExtendBurst sets a grown burst's last signal time and count.
 	ExtendBurst(ctx context.Context, k DetectionKey, observationID string, last int64, signals int) error
+
+	RollupTx
+}
+
+// RollupTx is the state of roll-ups and entity risk in a correlation
+// transaction (rollup.go, risk.go): the decisions are the Engine's.
+type RollupTx interface {
+	// AddRisk records what observation r.ObservationID added to the risk
+	// of node r.NodeID (its points, its detection, at r.At); an entry it
+	// holds already takes the higher points.
+	AddRisk(ctx context.Context, r RiskEntry) error
+	// Risk returns the risk of node from since on: the sum of its
+	// entries' points and its distinct detections, sorted.
+	Risk(ctx context.Context, node string, since time.Time) (points int, detections []string, err error)
+	// DetectionSources returns how many distinct nodes have a risk entry
+	// of detection from since on, and the time of the oldest entry.
+	DetectionSources(ctx context.Context, detection string, since time.Time) (int, time.Time, error)
+	// LockRollup makes the roll-up decisions of one detection run one
+	// after the other until the transaction ends, so that two workers
+	// never open two roll-ups of it.
+	LockRollup(ctx context.Context, detection string) error
+	// OpenRollup returns the open (new or in progress, not merged) roll-up
+	// of detection whose window holds at, locked until the transaction
+	// ends, or nil.
+	OpenRollup(ctx context.Context, detection string, at time.Time) (*Rollup, error)
+	// RollupOf returns the roll-up that incident is, or nil.
+	RollupOf(ctx context.Context, incident string) (*Rollup, error)
+	// CreateRollup records that incident r.IncidentID (created already)
+	// is a roll-up.
+	CreateRollup(ctx context.Context, r Rollup) error
+	// UpdateRollup adds sources and count to roll-up incident's and,
+	// unless title is empty, sets its title and its incident's.
+	UpdateRollup(ctx context.Context, incident string, sources, count int, title string) error
+	// AddRollupSource adds count to the source node of roll-up incident
+	// (active at), creating it when new, and reports whether it was new.
+	AddRollupSource(ctx context.Context, incident, node string, count int, at time.Time) (bool, error)
+	// Absorbable returns the incidents that hold nothing but findings of
+	// detection recorded from since on (by its risk entries), each open
+	// and new, not merged, not assigned and no roll-up: those its roll-up
+	// takes in when it forms.
+	Absorbable(ctx context.Context, detection string, since time.Time) ([]string, error)
+	// AbsorbIntoRollup moves the observations, nodes (as context) and
+	// artifacts of incident from into roll-up into, adds from's key nodes
+	// to its sources (each counting from's artifacts) and to its counts,
+	// leaves from as a pointer to into with no counts of its own, and
+	// refreshes into. It returns how many sources were new to into and
+	// the count added.
+	AbsorbIntoRollup(ctx context.Context, from, into string, now time.Time) (sources, count int, err error)
+	// RollupsOf returns the open roll-ups of which node is a source.
+	RollupsOf(ctx context.Context, node string) ([]Rollup, error)
+	// LeaveRollup moves the observations of roll-up r whose key node is
+	// node into incident to, with their nodes (keys as they are in each
+	// observation) and artifacts, removes node and those artifacts from
+	// r and node from its sources, and refreshes both incidents. It
+	// returns the observations moved and the source's count.
+	LeaveRollup(ctx context.Context, r Rollup, node, to string, now time.Time) ([]string, int, error)
+	// SetRaisedBy records why incident stands apart, unless it says so
+	// already.
+	SetRaisedBy(ctx context.Context, incident string, why vigil.RaisedBy) error
+	// Node returns the org's node id (for what an incident says of it).
+	Node(ctx context.Context, id string) (vigil.Node, error)
+}
+
+// RiskEntry is what one observation adds to the risk of one of its key
+// nodes.
+type RiskEntry struct {
+	ObservationID string
+	NodeID        string
+	Detection     string
+	Points        int
+	At            time.Time
+}
+
+// Rollup is the recorded state of a roll-up incident.
+type Rollup struct {
+	IncidentID string
+	// Detection is what rolls up: the detector and the finding's roll-up
+	// name (detection). Detector and Name are its parts.
+	Detection   string
+	Detector    string
+	Name        string
+	WindowStart time.Time
+	WindowEnd   time.Time
+	Sources     int
+	Count       int
+	Title       string
 }
 
 // Candidate is an open incident an observation may join.
@@ -137,14 +224,15 @@ type NewIncident struct {
 // Growth is what a growing burst adds to its observation and incident:
 // nodes (keys[id] marking key nodes) and artifacts, appended to the
 // observation's (its artifacts up to vigil.MaxObservationArtifacts) and
-// added to the incident's; the observation's new description, severity
-// and rank; the incident's counts and headline are refreshed, active at
-// Now.
+// added to the incident's (every node as context when Context: a
+// roll-up); the observation's new description, severity and rank; the
+// incident's counts and headline are refreshed, active at Now.
 type Growth struct {
 	ObservationID string
 	IncidentID    string
 	NodeIDs       []string
 	Keys          map[string]bool
+	Context       bool
 	ArtifactIDs   []string
 	Description   string
 	Severity      string
@@ -172,4 +260,6 @@ type Burst struct {
 	IncidentID string
 	Open       bool
 	Severity   string
+	// Rollup: that incident is a roll-up.
+	Rollup bool
 }

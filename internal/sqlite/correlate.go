@@ -132,13 +132,27 @@ func (t *corrTx) RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error 
 func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) error {
 	stmts := []string{
 		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
+		// A roll-up's nodes are context, whatever its observations say.
 		`INSERT INTO incident_nodes (incident_id, node_id, key)
-			SELECT ?1, x.node_id, MAX(x.key) FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+			SELECT ?1, x.node_id, MAX(x.key) * NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1)
+			FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
 			WHERE o.incident_id = ?1 AND +o.org_id = ?2 GROUP BY x.node_id`,
 		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		`INSERT INTO incident_artifacts (incident_id, artifact_id)
 			SELECT DISTINCT ?1, x.artifact_id FROM observation_artifacts x JOIN observations o ON o.id = x.observation_id
 			WHERE o.incident_id = ?1 AND +o.org_id = ?2`,
+		// A roll-up's sources, counted again: each source's artifacts
+		// among its observations'.
+		`DELETE FROM rollup_sources WHERE incident_id = ?1 AND EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1 AND org_id = ?2)`,
+		`INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
+			SELECT ?1, x.node_id, COUNT(DISTINCT a.artifact_id), MIN(o.created_at), MAX(o.updated_at)
+			FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+			JOIN observation_artifacts a ON a.observation_id = o.id
+			WHERE o.incident_id = ?1 AND +o.org_id = ?2 AND x.key = 1
+			AND EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1 AND org_id = ?2) GROUP BY x.node_id`,
+		`UPDATE rollups SET sources = (SELECT COUNT(*) FROM rollup_sources WHERE incident_id = ?1),
+			count = (SELECT COALESCE(SUM(count), 0) FROM rollup_sources WHERE incident_id = ?1)
+			WHERE incident_id = ?1 AND org_id = ?2`,
 	}
 	for _, q := range stmts {
 		if _, err := t.tx.ExecContext(ctx, q, id, t.org); err != nil {
@@ -169,7 +183,7 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 		artifact_count = CASE WHEN ?5 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?5 END,
 		computed_severity = ?3,
 		severity = CASE WHEN classified_by_id IS NULL THEN ?3 ELSE severity END,
-		title = COALESCE(NULLIF(?6, ''), title),
+		title = COALESCE((SELECT r.title FROM rollups r WHERE r.incident_id = ?1), NULLIF(?6, ''), title),
 		updated_at = ?4`
 	if activity {
 		q += `, last_activity_at = MAX(last_activity_at, ?4)`
@@ -333,7 +347,11 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 			have++
 		}
 	}
-	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
+	keys := g.Keys
+	if g.Context {
+		keys = nil
+	}
+	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, keys, g.ArtifactIDs)
 	if err != nil {
 		return err
 	}
