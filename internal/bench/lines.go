@@ -80,6 +80,8 @@ func linesOf(files string, now time.Time) ([]line, []string, error) {
 		return syntheticLines(20000, now), []string{"synthetic"}, nil
 	case files == "internet-zipf" || files == "internet-unique":
 		return internetLines(internetLineCount, now, files == "internet-unique"), []string{files}, nil
+	case files == "internet-edge":
+		return edgeLines(internetLineCount, now), []string{files}, nil
 	case files == "":
 		dir := findDatasets()
 		if dir == "" {
