@@ -27,14 +27,15 @@ type fakeTx struct {
 	locked     *vigil.Observation   // what LockObservation returns
 
 	// Roll-ups and risk (rollup_test.go).
-	risk       []RiskEntry
-	rollups    map[string]*Rollup        // by incident
-	sources    map[string]map[string]int // incident → node → count
-	absorbable []string                  // what Absorbable returns
-	raised     map[string]vigil.RaisedBy // by incident
-	joinKeys   map[string]bool           // the keys JoinIncident was given
-	growth     []Growth                  // as GrowObservation was given them
-	created    []NewIncident             // as CreateIncident was given them
+	risk        []RiskEntry
+	rollups     map[string]*Rollup        // by incident
+	sources     map[string]map[string]int // incident → node → count
+	candidacies []Candidacy               // what RollupCandidates returns
+	left        map[string]int            // observations left in each incident TakeIntoRollup takes from
+	raised      map[string]vigil.RaisedBy // by incident
+	joinKeys    map[string]bool           // the keys JoinIncident was given
+	growth      []Growth                  // as GrowObservation was given them
+	created     []NewIncident             // as CreateIncident was given them
 }
 
 func (f *fakeTx) call(format string, args ...any) {
@@ -76,7 +77,11 @@ func (f *fakeTx) MergeIncident(_ context.Context, from, into string, _ time.Time
 }
 func (f *fakeTx) RecordEvent(_ context.Context, ev vigil.IncidentEvent) error {
 	d := ev.Detail
-	f.call("RecordEvent %s %s by %s/%s %s%s%s", ev.Type, ev.IncidentID, ev.Actor, ev.Via, d.ObservationID, d.MergedFrom, d.MergedInto)
+	moved := ""
+	if d.MovedTo != "" || d.MovedFrom != "" {
+		moved = " moved " + d.MovedFrom + ">" + d.MovedTo
+	}
+	f.call("RecordEvent %s %s by %s/%s %s%s%s%s", ev.Type, ev.IncidentID, ev.Actor, ev.Via, d.ObservationID, d.MergedFrom, d.MergedInto, moved)
 	return nil
 }
 func (f *fakeTx) RebuildIncident(_ context.Context, id string, _ time.Time) error {
@@ -185,7 +190,7 @@ func (s fakeStore) Correlate(_ context.Context, _ string, fn func(Tx) error) err
 
 func newFake() *fakeTx {
 	return &fakeTx{bursts: map[DetectionKey][]Burst{}, signals: map[DetectionKey][]vigil.Signal{},
-		rollups: map[string]*Rollup{}, sources: map[string]map[string]int{}, raised: map[string]vigil.RaisedBy{}}
+		rollups: map[string]*Rollup{}, sources: map[string]map[string]int{}, raised: map[string]vigil.RaisedBy{}, left: map[string]int{}}
 }
 
 // calls returns the primitives of the log, without their arguments.

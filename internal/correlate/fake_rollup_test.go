@@ -105,17 +105,22 @@ func (f *fakeTx) AddRollupSource(_ context.Context, incident, node string, count
 	return !had, nil
 }
 
-func (f *fakeTx) Absorbable(_ context.Context, detection string, _ time.Time) ([]string, error) {
-	f.call("Absorbable %s", detection)
-	return f.absorbable, nil
+func (f *fakeTx) RollupCandidates(_ context.Context, detection string, _ time.Time) ([]Candidacy, error) {
+	f.call("RollupCandidates %s", detection)
+	return f.candidacies, nil
 }
 
-func (f *fakeTx) AbsorbIntoRollup(_ context.Context, from, into string, _ time.Time) (int, int, error) {
-	f.call("AbsorbIntoRollup %s", from)
-	f.sources[into]["node-of-"+from] = 1
-	f.rollups[into].Sources++
-	f.rollups[into].Count++
-	return 1, 1, nil
+func (f *fakeTx) TakeIntoRollup(_ context.Context, obs []string, node, from, into string, _ time.Time) (bool, int, bool, error) {
+	f.call("TakeIntoRollup %v %s %s", obs, from, into)
+	_, had := f.sources[into][node]
+	f.sources[into][node] += len(obs)
+	r := f.rollups[into]
+	if !had {
+		r.Sources++
+	}
+	r.Count += len(obs)
+	f.left[from] -= len(obs)
+	return !had, len(obs), f.left[from] <= 0, nil
 }
 
 func (f *fakeTx) RollupsOf(_ context.Context, node string) ([]Rollup, error) {

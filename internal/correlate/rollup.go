@@ -85,7 +85,8 @@ func (e *Engine) rollUp(ctx context.Context, tx Tx, o *vigil.Observation, key st
 
 // openRollup opens the roll-up of src's detection, its window starting
 // at oldest (the detection's oldest finding within the window), and takes
-// in the incidents that hold nothing but findings of it.
+// in what the findings of the detection opened below the threshold
+// (takeIn).
 func (e *Engine) openRollup(ctx context.Context, tx Tx, o *vigil.Observation, src *source, oldest time.Time, b by, pol vigil.RollupPolicy) (*Rollup, error) {
 	now := o.CreatedAt
 	r := &Rollup{IncidentID: vigil.NewID(), Detection: src.detection(), Detector: src.detector, Name: src.name(),
@@ -103,25 +104,125 @@ func (e *Engine) openRollup(ctx context.Context, tx Tx, o *vigil.Observation, sr
 	if err := tx.RecordEvent(ctx, b.event(vigil.EventCreated, r.IncidentID, now, vigil.EventDetail{ObservationID: o.ID})); err != nil {
 		return nil, err
 	}
-	absorb, err := tx.Absorbable(ctx, r.Detection, now.Add(-pol.Window))
+	return r, e.takeIn(ctx, tx, r, b, pol, now)
+}
+
+// takeIn moves into roll-up r the findings of its detection that opened
+// incidents of their own below the threshold, within its window: from
+// each open, new incident that holds nothing but findings that roll up
+// (of one source, not risky, at a severity the org rolls up), its
+// findings of r's detection join r, and those of other detections join
+// their open roll-ups. An incident left empty points to the roll-up that
+// emptied it (merged); one left with findings of a detection that has no
+// roll-up yet keeps them, for that roll-up to take when it forms.
+func (e *Engine) takeIn(ctx context.Context, tx Tx, r *Rollup, b by, pol vigil.RollupPolicy, now time.Time) error {
+	cands, err := tx.RollupCandidates(ctx, r.Detection, now.Add(-pol.Window))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	for _, id := range absorb {
-		n, count, err := tx.AbsorbIntoRollup(ctx, id, r.IncidentID, now)
+	for len(cands) > 0 {
+		n := 1
+		for n < len(cands) && cands[n].IncidentID == cands[0].IncidentID {
+			n++
+		}
+		inc := cands[:n]
+		cands = cands[n:]
+		node, ok := singleSource(inc, pol)
+		if !ok {
+			continue
+		}
+		p, dets, err := tx.Risk(ctx, node, now.Add(-vigil.RiskWindow))
 		if err != nil {
-			return nil, err
+			return err
 		}
-		r.Sources += n
-		r.Count += count
-		if err := tx.RecordEvent(ctx, b.event(vigil.EventMerged, id, now, vigil.EventDetail{MergedInto: r.IncidentID})); err != nil {
-			return nil, err
+		if pol.Risky(p, len(dets)) {
+			continue
 		}
-		if err := tx.RecordEvent(ctx, b.event(vigil.EventMerged, r.IncidentID, now, vigil.EventDetail{MergedFrom: id})); err != nil {
-			return nil, err
+		if err := e.takeIncident(ctx, tx, r, inc, node, b, now); err != nil {
+			return err
 		}
 	}
-	return r, nil
+	return nil
+}
+
+// singleSource returns the one key node of the observations of an
+// incident when every one of them rolls up under pol (a detector's
+// finding of a severity the org rolls up, of that node alone).
+func singleSource(inc []Candidacy, pol vigil.RollupPolicy) (string, bool) {
+	node := inc[0].NodeID
+	seen := map[string]bool{}
+	for _, c := range inc {
+		if seen[c.ObservationID] || c.NodeID != node || node == "" || c.Detection == analystDetection || !pol.RollsUp(c.Severity) {
+			return "", false // an observation with two keys, or one that does not roll up
+		}
+		seen[c.ObservationID] = true
+	}
+	return node, true
+}
+
+// takeIncident moves the findings of one incident (inc, of source node)
+// into roll-up r, or into the open roll-ups of their other detections,
+// and records each move in the histories.
+func (e *Engine) takeIncident(ctx context.Context, tx Tx, r *Rollup, inc []Candidacy, node string, b by, now time.Time) error {
+	from := inc[0].IncidentID
+	byDet := map[string][]string{}
+	var order []string
+	for _, c := range inc {
+		if _, ok := byDet[c.Detection]; !ok {
+			order = append(order, c.Detection)
+		}
+		byDet[c.Detection] = append(byDet[c.Detection], c.ObservationID)
+	}
+	for _, det := range order {
+		into := r
+		if det != r.Detection {
+			var err error
+			if into, err = tx.OpenRollup(ctx, det, now); err != nil {
+				return err
+			}
+			if into == nil {
+				continue // taken in when its own roll-up forms
+			}
+		}
+		isNew, count, emptied, err := tx.TakeIntoRollup(ctx, byDet[det], node, from, into.IncidentID, now)
+		if err != nil {
+			return err
+		}
+		if isNew {
+			into.Sources++
+		}
+		into.Count += count
+		if into != r {
+			if err := tx.UpdateRollup(ctx, into.IncidentID, 0, 0, vigil.RollupTitle(into.Name, into.Sources)); err != nil {
+				return err
+			}
+		}
+		if err := recordTaken(ctx, tx, b, byDet[det], from, into.IncidentID, emptied, now); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordTaken records in both histories that observations obs moved from
+// incident from into roll-up into: as a merge when they were all from
+// had left, else each as a move.
+func recordTaken(ctx context.Context, tx Tx, b by, obs []string, from, into string, emptied bool, now time.Time) error {
+	if emptied {
+		if err := tx.RecordEvent(ctx, b.event(vigil.EventMerged, from, now, vigil.EventDetail{MergedInto: into})); err != nil {
+			return err
+		}
+		return tx.RecordEvent(ctx, b.event(vigil.EventMerged, into, now, vigil.EventDetail{MergedFrom: from}))
+	}
+	for _, id := range obs {
+		if err := tx.RecordEvent(ctx, b.event(vigil.EventObservationMoved, from, now, vigil.EventDetail{ObservationID: id, MovedTo: into})); err != nil {
+			return err
+		}
+		if err := tx.RecordEvent(ctx, b.event(vigil.EventObservationMoved, into, now, vigil.EventDetail{ObservationID: id, MovedFrom: from})); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // joinRollup puts o, of source key, into roll-up r: its nodes join as

@@ -62,7 +62,19 @@ func TestRollupForms(t *testing.T) {
 	if len(tx.created) != 2 || len(tx.rollups) != 0 {
 		t.Fatalf("created %+v, roll-ups %v: want one incident per source below the threshold", tx.created, tx.rollups)
 	}
-	tx.absorbable = []string{"inc-1", "inc-2"}
+	// What the store holds below the threshold: the two incidents, one
+	// of a source that tripped another signature too (no roll-up yet),
+	// and one an analyst's observation joined.
+	const ssh, other = "suricata_alert: Suricata: ET SCAN Potential SSH Scan", "suricata_alert: Suricata: ET SCAN Other"
+	tx.candidacies = []Candidacy{
+		{"inc-1", "o1", vigil.SeverityMedium, ssh, "node:203.0.113.1"},
+		{"inc-2", "o2", vigil.SeverityMedium, ssh, "node:203.0.113.2"},
+		{"inc-x", "ox1", vigil.SeverityMedium, ssh, "node:203.0.113.8"},
+		{"inc-x", "ox2", vigil.SeverityLow, other, "node:203.0.113.8"},
+		{"inc-y", "oy1", vigil.SeverityMedium, ssh, "node:203.0.113.9"},
+		{"inc-y", "oy2", vigil.SeverityMedium, analystDetection, "node:203.0.113.9"},
+	}
+	tx.left = map[string]int{"inc-1": 1, "inc-2": 1, "inc-x": 2, "inc-y": 2}
 	detect(t, e, scan("ET SCAN Potential SSH Scan", "recon", vigil.SeverityMedium, "203.0.113.3", t0.Add(2*time.Second)))
 	if len(tx.rollups) != 1 || len(tx.created) != 3 {
 		t.Fatalf("roll-ups %v, created %+v: want the third source to open one roll-up", tx.rollups, tx.created)
@@ -71,23 +83,28 @@ func TestRollupForms(t *testing.T) {
 	for _, x := range tx.rollups {
 		r = x
 	}
-	if r.Detection != "suricata_alert: Suricata: ET SCAN Potential SSH Scan" || r.Sources != 3 || r.Count != 3 ||
-		r.Title != "Suricata: ET SCAN Potential SSH Scan from 3 sources" || !r.WindowStart.Equal(t0.Add(time.Second)) {
-		t.Errorf("roll-up %+v: want the detection's, 3 sources (2 taken in, 1 joined), titled by them, from the oldest finding", r)
+	if r.Detection != ssh || r.Sources != 4 || r.Count != 4 ||
+		r.Title != "Suricata: ET SCAN Potential SSH Scan from 4 sources" || !r.WindowStart.Equal(t0.Add(time.Second)) {
+		t.Errorf("roll-up %+v: want the detection's, 4 sources (3 taken in, 1 joined), titled by them, from the oldest finding", r)
 	}
 	if tx.joined != r.IncidentID || tx.joinKeys != nil {
 		t.Errorf("joined %s with keys %v, want the roll-up with no key: its sources never join anything", tx.joined, tx.joinKeys)
 	}
-	for _, want := range []string{"AbsorbIntoRollup inc-1", "AbsorbIntoRollup inc-2",
-		"RecordEvent incident.merged inc-1 by system/suricata_alert " + r.IncidentID} {
+	for _, want := range []string{"TakeIntoRollup [o1] inc-1 " + r.IncidentID, "TakeIntoRollup [o2] inc-2 " + r.IncidentID,
+		"TakeIntoRollup [ox1] inc-x " + r.IncidentID, "OpenRollup " + other,
+		"RecordEvent incident.merged inc-1 by system/suricata_alert " + r.IncidentID,
+		"RecordEvent incident.observation_moved inc-x by system/suricata_alert ox1 moved >" + r.IncidentID} {
 		if !slices.Contains(tx.log, want) {
 			t.Errorf("log %v: want %q", tx.log, want)
 		}
 	}
-	// A fourth source joins it: no new incident.
+	if slices.ContainsFunc(tx.log, func(l string) bool { return strings.Contains(l, "inc-y") }) {
+		t.Errorf("log %v: an incident an analyst's observation joined was taken in", tx.log)
+	}
+	// A fifth source joins it: no new incident.
 	detect(t, e, scan("ET SCAN Potential SSH Scan", "recon", vigil.SeverityMedium, "203.0.113.4", t0.Add(3*time.Second)))
-	if len(tx.created) != 3 || r.Sources != 4 || r.Title != "Suricata: ET SCAN Potential SSH Scan from 4 sources" {
-		t.Errorf("created %d, roll-up %+v: want the fourth source in the roll-up", len(tx.created), r)
+	if len(tx.created) != 3 || r.Sources != 5 || r.Title != "Suricata: ET SCAN Potential SSH Scan from 5 sources" {
+		t.Errorf("created %d, roll-up %+v: want the fifth source in the roll-up", len(tx.created), r)
 	}
 	// Another signature is another detection: its own incidents.
 	detect(t, e, scan("ET SCAN Potential VNC Scan 5900-5920", "recon", vigil.SeverityMedium, "203.0.113.5", t0.Add(4*time.Second)))
@@ -171,8 +188,8 @@ func TestRiskySourceLeavesTheRollup(t *testing.T) {
 		r.Title != "Suricata: ET SCAN X from 9 sources" {
 		t.Errorf("log %v, roll-up %+v: want the source out of the roll-up, its count with it", tx.log, r)
 	}
-	for _, want := range []string{"RecordEvent incident.observation_moved rollup by system/suricata_alert obs-of-node:203.0.113.7",
-		"RecordEvent incident.observation_moved " + own + " by system/suricata_alert obs-of-node:203.0.113.7"} {
+	for _, want := range []string{"RecordEvent incident.observation_moved rollup by system/suricata_alert obs-of-node:203.0.113.7 moved >" + own,
+		"RecordEvent incident.observation_moved " + own + " by system/suricata_alert obs-of-node:203.0.113.7 moved rollup>"} {
 		if !slices.Contains(tx.log, want) {
 			t.Errorf("log %v: want %q", tx.log, want)
 		}

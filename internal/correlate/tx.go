@@ -155,18 +155,22 @@ type RollupTx interface {
 	// AddRollupSource adds count to the source node of roll-up incident
 	// (active at), creating it when new, and reports whether it was new.
 	AddRollupSource(ctx context.Context, incident, node string, count int, at time.Time) (bool, error)
-	// Absorbable returns the incidents that hold nothing but findings of
-	// detection recorded from since on (by its risk entries), each open
-	// and new, not merged, not assigned and no roll-up: those its roll-up
-	// takes in when it forms.
-	Absorbable(ctx context.Context, detection string, since time.Time) ([]string, error)
-	// AbsorbIntoRollup moves the observations, nodes (as context) and
-	// artifacts of incident from into roll-up into, adds from's key nodes
-	// to its sources (each counting from's artifacts) and to its counts,
-	// leaves from as a pointer to into with no counts of its own, and
-	// refreshes into. It returns how many sources were new to into and
-	// the count added.
-	AbsorbIntoRollup(ctx context.Context, from, into string, now time.Time) (sources, count int, err error)
+	// RollupCandidates returns the observations of the incidents that a
+	// roll-up of detection may take in when it forms: incidents holding a
+	// finding of detection recorded from since on (by its risk entries),
+	// each open and new, not merged, not assigned and no roll-up; every
+	// observation of each, with its detection and key node by its risk
+	// entries (a row per key node; none: "" for both), by incident, oldest
+	// first.
+	RollupCandidates(ctx context.Context, detection string, since time.Time) ([]Candidacy, error)
+	// TakeIntoRollup moves observations obs of incident from, all of
+	// source node, into roll-up into: their nodes join it as context,
+	// their artifacts new to it count on node (a source new to it when it
+	// had none) and on its counts, and it is refreshed. Incident from is
+	// then rebuilt from the observations it has left or, when none, left
+	// as a pointer to into with no counts of its own. It reports whether
+	// node was new to into, the count added and whether from was emptied.
+	TakeIntoRollup(ctx context.Context, obs []string, node, from, into string, now time.Time) (isNew bool, count int, emptied bool, err error)
 	// RollupsOf returns the open roll-ups of which node is a source.
 	RollupsOf(ctx context.Context, node string) ([]Rollup, error)
 	// LeaveRollup moves the observations of roll-up r whose key node is
@@ -180,6 +184,17 @@ type RollupTx interface {
 	SetRaisedBy(ctx context.Context, incident string, why vigil.RaisedBy) error
 	// Node returns the org's node id (for what an incident says of it).
 	Node(ctx context.Context, id string) (vigil.Node, error)
+}
+
+// Candidacy is one observation of an incident a forming roll-up may take
+// in: its severity, and the detection and key node of one of its risk
+// entries.
+type Candidacy struct {
+	IncidentID    string
+	ObservationID string
+	Severity      string
+	Detection     string
+	NodeID        string
 }
 
 // RiskEntry is what one observation adds to the risk of one of its key

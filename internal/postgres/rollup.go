@@ -142,55 +142,75 @@ func (t *corrTx) AddRollupSource(ctx context.Context, incident, node string, cou
 	return len(inserted) == 1 && inserted[0], err
 }
 
-func (t *corrTx) Absorbable(ctx context.Context, detection string, since time.Time) ([]string, error) {
-	return t.queryStrings(ctx, `SELECT i.id FROM incidents i
-		WHERE i.id IN (SELECT o.incident_id FROM entity_risk r JOIN observations o ON o.id = r.observation_id
-			WHERE r.org_id = $1 AND r.detection = $2 AND r.at >= $3 AND o.incident_id IS NOT NULL)
-		AND i.org_id = $1 AND i.status = 1 AND i.merged_into IS NULL AND i.assignee IS NULL
-		AND NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = i.id)
-		AND NOT EXISTS (SELECT 1 FROM observations o WHERE o.incident_id = i.id AND o.org_id = $1
-			AND NOT EXISTS (SELECT 1 FROM entity_risk r WHERE r.org_id = $1 AND r.observation_id = o.id AND r.detection = $2))
-		ORDER BY i.created_at, i.id FOR UPDATE OF i`, t.org, detection, nanos(since))
-}
-
-func (t *corrTx) AbsorbIntoRollup(ctx context.Context, from, into string, now time.Time) (int, int, error) {
-	// Its key nodes are its sources, each counting its artifacts.
-	var sources, count int64
+func (t *corrTx) RollupCandidates(ctx context.Context, detection string, since time.Time) ([]correlate.Candidacy, error) {
+	var out []correlate.Candidacy
 	err := t.query(ctx, func(rows pgx.Rows) error {
 		for rows.Next() {
-			if err := rows.Scan(&sources, &count); err != nil {
+			var c correlate.Candidacy
+			if err := rows.Scan(&c.IncidentID, &c.ObservationID, &c.Severity, &c.Detection, &c.NodeID); err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	}, `WITH inc AS (SELECT i.id, i.created_at FROM incidents i
+			WHERE i.id IN (SELECT o2.incident_id FROM entity_risk r2 JOIN observations o2 ON o2.id = r2.observation_id
+				WHERE r2.org_id = $1 AND r2.detection = $2 AND r2.at >= $3 AND o2.incident_id IS NOT NULL)
+			AND i.org_id = $1 AND i.status = 1 AND i.merged_into IS NULL AND i.assignee IS NULL
+			AND NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = i.id)
+			FOR UPDATE OF i)
+		SELECT o.incident_id, o.id, o.severity, COALESCE(r.detection, ''), COALESCE(r.node_id, '')
+		FROM inc JOIN observations o ON o.incident_id = inc.id AND o.org_id = $1
+		LEFT JOIN entity_risk r ON r.org_id = $1 AND r.observation_id = o.id
+		ORDER BY inc.created_at, o.incident_id, o.created_at, o.id`, t.org, detection, nanos(since))
+	return out, err
+}
+
+func (t *corrTx) TakeIntoRollup(ctx context.Context, obs []string, node, from, into string, now time.Time) (bool, int, bool, error) {
+	// The artifacts new to the roll-up count on the source.
+	var arts int64
+	err := t.query(ctx, func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&arts); err != nil {
 				return err
 			}
 		}
 		return rows.Err()
-	}, `WITH f AS (SELECT id, artifact_count, created_at, last_activity_at FROM incidents WHERE id = $1 AND org_id = $2),
-		ins AS (INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
-			SELECT $3, x.node_id, f.artifact_count, f.created_at, f.last_activity_at FROM incident_nodes x, f
-			WHERE x.incident_id = f.id AND x.key AND EXISTS (SELECT 1 FROM rollups WHERE incident_id = $3 AND org_id = $2)
-			ON CONFLICT (incident_id, node_id) DO UPDATE SET count = rollup_sources.count + excluded.count,
-				first_at = LEAST(rollup_sources.first_at, excluded.first_at), last_at = GREATEST(rollup_sources.last_at, excluded.last_at)
-			RETURNING (xmax = 0) AS inserted)
-		SELECT (SELECT COUNT(*) FROM ins WHERE inserted), COALESCE((SELECT artifact_count FROM f), 0)`, from, t.org, into)
+	}, `WITH ins AS (INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT DISTINCT $1, x.artifact_id FROM observation_artifacts x WHERE x.observation_id = ANY($3) AND `+incidentOfOrg+`
+			ON CONFLICT DO NOTHING RETURNING 1),
+		n AS (UPDATE incidents SET artifact_count = artifact_count + (SELECT COUNT(*) FROM ins) WHERE id = $1 AND org_id = $2)
+		SELECT COUNT(*) FROM ins`, into, t.org, obs)
 	if err != nil {
-		return 0, 0, err
+		return false, 0, false, err
 	}
-	t.exec(`UPDATE rollups SET sources = sources + $3, count = count + $4 WHERE incident_id = $1 AND org_id = $2`,
-		into, t.org, sources, count)
-	t.exec(`UPDATE observations SET incident_id = $3 WHERE org_id = $2 AND incident_id = $1`, from, t.org, into)
-	t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
-		SELECT $3, x.node_id, false FROM incident_nodes x
-		WHERE x.incident_id = $1 AND `+incidentOfOrg+` AND EXISTS (SELECT 1 FROM incidents WHERE id = $3 AND org_id = $2)
-		ON CONFLICT DO NOTHING`, from, t.org, into)
-	t.exec(`INSERT INTO incident_artifacts (incident_id, artifact_id)
-		SELECT $3, x.artifact_id FROM incident_artifacts x
-		WHERE x.incident_id = $1 AND `+incidentOfOrg+` AND EXISTS (SELECT 1 FROM incidents WHERE id = $3 AND org_id = $2)
-		ON CONFLICT DO NOTHING`, from, t.org, into)
+	t.exec(`WITH ins AS (INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT DISTINCT $1, x.node_id, false FROM observation_nodes x WHERE x.observation_id = ANY($3) AND `+incidentOfOrg+`
+			ON CONFLICT DO NOTHING RETURNING 1)
+		UPDATE incidents SET node_count = node_count + (SELECT COUNT(*) FROM ins) WHERE id = $1 AND org_id = $2`, into, t.org, obs)
+	t.exec(`UPDATE observations SET incident_id = $3 WHERE org_id = $2 AND incident_id = $1 AND id = ANY($4)`, from, t.org, into, obs)
+	isNew, err := t.AddRollupSource(ctx, into, node, int(arts), now)
+	if err != nil {
+		return false, 0, false, err
+	}
+	added := 0
+	if isNew {
+		added = 1
+	}
+	t.exec(`UPDATE rollups SET sources = sources + $3, count = count + $4 WHERE incident_id = $1 AND org_id = $2`, into, t.org, added, arts)
+	t.refresh(into, now, true, false)
+	left, err := t.queryStrings(ctx, `SELECT id FROM observations WHERE org_id = $1 AND incident_id = $2 LIMIT 1`, t.org, from)
+	if err != nil {
+		return false, 0, false, err
+	}
+	if len(left) > 0 {
+		return isNew, int(arts), false, t.RebuildIncident(ctx, from, now)
+	}
 	t.exec(`DELETE FROM incident_nodes WHERE incident_id = $1 AND `+incidentOfOrg, from, t.org)
 	t.exec(`DELETE FROM incident_artifacts WHERE incident_id = $1 AND `+incidentOfOrg, from, t.org)
 	t.exec(`UPDATE incidents SET merged_into = $3, artifact_count = 0, node_count = 0, updated_at = $4
 		WHERE org_id = $2 AND id = $1`, from, t.org, into, nanos(now))
-	t.refresh(into, now, true, true)
-	return int(sources), int(count), nil
+	return isNew, int(arts), true, nil
 }
 
 func (t *corrTx) RollupsOf(ctx context.Context, node string) ([]correlate.Rollup, error) {

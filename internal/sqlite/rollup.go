@@ -124,68 +124,89 @@ func (t *corrTx) AddRollupSource(ctx context.Context, incident, node string, cou
 // id): they are written only when it is a roll-up of org ?5.
 const rollupOfOrg = `EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1 AND org_id = ?5)`
 
-func (t *corrTx) Absorbable(ctx context.Context, detection string, since time.Time) ([]string, error) {
-	return queryStrings(ctx, t.tx, `SELECT i.id FROM incidents i
-		WHERE i.id IN (SELECT o.incident_id FROM entity_risk r JOIN observations o ON o.id = r.observation_id
-			WHERE r.org_id = ?1 AND r.detection = ?2 AND r.at >= ?3 AND o.incident_id IS NOT NULL)
-		AND +i.org_id = ?1 AND i.status = 1 AND i.merged_into IS NULL AND i.assignee IS NULL
-		AND NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = i.id)
-		AND NOT EXISTS (SELECT 1 FROM observations o WHERE o.incident_id = i.id AND +o.org_id = ?1
-			AND NOT EXISTS (SELECT 1 FROM entity_risk r WHERE r.org_id = ?1 AND r.observation_id = o.id AND r.detection = ?2))
-		ORDER BY i.created_at, i.id`, t.org, detection, nanos(since))
+func (t *corrTx) RollupCandidates(ctx context.Context, detection string, since time.Time) ([]correlate.Candidacy, error) {
+	rows, err := t.tx.QueryContext(ctx, `SELECT o.incident_id, o.id, o.severity, COALESCE(r.detection, ''), COALESCE(r.node_id, '')
+		FROM observations o LEFT JOIN entity_risk r ON r.org_id = ?1 AND r.observation_id = o.id
+		WHERE o.incident_id IN (SELECT i.id FROM incidents i
+			WHERE i.id IN (SELECT o2.incident_id FROM entity_risk r2 JOIN observations o2 ON o2.id = r2.observation_id
+				WHERE r2.org_id = ?1 AND r2.detection = ?2 AND r2.at >= ?3 AND o2.incident_id IS NOT NULL)
+			AND +i.org_id = ?1 AND i.status = 1 AND i.merged_into IS NULL AND i.assignee IS NULL
+			AND NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = i.id))
+		AND +o.org_id = ?1
+		ORDER BY (SELECT created_at FROM incidents WHERE id = o.incident_id), o.incident_id, o.created_at, o.id`, t.org, detection, nanos(since))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []correlate.Candidacy
+	for rows.Next() {
+		var c correlate.Candidacy
+		if err := rows.Scan(&c.IncidentID, &c.ObservationID, &c.Severity, &c.Detection, &c.NodeID); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
 }
 
-func (t *corrTx) AbsorbIntoRollup(ctx context.Context, from, into string, now time.Time) (int, int, error) {
-	var count int
-	if err := t.tx.QueryRowContext(ctx, `SELECT artifact_count FROM incidents WHERE id = ? AND org_id = ?`, from, t.org).Scan(&count); err != nil {
-		return 0, 0, err
+func (t *corrTx) TakeIntoRollup(ctx context.Context, obs []string, node, from, into string, now time.Time) (bool, int, bool, error) {
+	var nodes, arts int
+	for _, id := range obs {
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT ?1, x.node_id, 0 FROM observation_nodes x WHERE x.observation_id = ?3 AND `+incidentOfOrg+` ON CONFLICT DO NOTHING`,
+			into, t.org, id)
+		if err != nil {
+			return false, 0, false, err
+		}
+		n, _ := res.RowsAffected()
+		nodes += int(n)
+		if res, err = t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT ?1, x.artifact_id FROM observation_artifacts x WHERE x.observation_id = ?3 AND `+incidentOfOrg+` ON CONFLICT DO NOTHING`,
+			into, t.org, id); err != nil {
+			return false, 0, false, err
+		}
+		n, _ = res.RowsAffected()
+		arts += int(n)
+		if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND incident_id = ? AND +org_id = ?`,
+			into, id, from, t.org); err != nil {
+			return false, 0, false, err
+		}
 	}
-	var before, after int
-	if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rollup_sources WHERE incident_id = ?`, into).Scan(&before); err != nil {
-		return 0, 0, err
+	isNew, err := t.AddRollupSource(ctx, into, node, arts, now)
+	if err != nil {
+		return false, 0, false, err
 	}
-	stmts := []struct {
+	added := 0
+	if isNew {
+		added = 1
+	}
+	if _, err := t.tx.ExecContext(ctx, `UPDATE rollups SET sources = sources + ?, count = count + ? WHERE incident_id = ? AND org_id = ?`,
+		added, arts, into, t.org); err != nil {
+		return false, 0, false, err
+	}
+	if err := t.refresh(ctx, into, now, true, addedRefs{nodes: nodes, artifacts: arts}); err != nil {
+		return false, 0, false, err
+	}
+	var left int
+	if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observations WHERE incident_id = ? AND +org_id = ?`, from, t.org).Scan(&left); err != nil {
+		return false, 0, false, err
+	}
+	if left > 0 {
+		return isNew, arts, false, t.RebuildIncident(ctx, from, now)
+	}
+	for _, st := range []struct {
 		q string
 		n int
 	}{
-		// Its key nodes are its sources, each counting its artifacts.
-		{`INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
-			SELECT ?3, x.node_id, ?5, i.created_at, i.last_activity_at FROM incident_nodes x, incidents i
-			WHERE x.incident_id = ?1 AND x.key = 1 AND i.id = ?1 AND +i.org_id = ?2
-			AND EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?3 AND org_id = ?2)
-			ON CONFLICT DO UPDATE SET count = count + excluded.count, first_at = MIN(first_at, excluded.first_at),
-				last_at = MAX(last_at, excluded.last_at)`, 5},
-		{`UPDATE observations SET incident_id = ?3 WHERE incident_id = ?1 AND +org_id = ?2`, 3},
-		{`INSERT INTO incident_nodes (incident_id, node_id, key)
-			SELECT t.id, x.node_id, 0 FROM incident_nodes x, incidents t
-			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND +t.org_id = ?2
-			ON CONFLICT DO NOTHING`, 3},
-		{`INSERT INTO incident_artifacts (incident_id, artifact_id)
-			SELECT t.id, x.artifact_id FROM incident_artifacts x, incidents t
-			WHERE x.incident_id = ?1 AND ` + incidentOfOrg + ` AND t.id = ?3 AND +t.org_id = ?2
-			ON CONFLICT DO NOTHING`, 3},
 		{`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg, 2},
 		{`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg, 2},
-		{`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4
-			WHERE id = ?1 AND +org_id = ?2`, 4},
-	}
-	args := []any{from, t.org, into, nanos(now), count}
-	for _, st := range stmts {
-		if _, err := t.tx.ExecContext(ctx, st.q, args[:st.n]...); err != nil {
-			return 0, 0, err
+		{`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4 WHERE id = ?1 AND +org_id = ?2`, 4},
+	} {
+		if _, err := t.tx.ExecContext(ctx, st.q, []any{from, t.org, into, nanos(now)}[:st.n]...); err != nil {
+			return false, 0, false, err
 		}
 	}
-	if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM rollup_sources WHERE incident_id = ?`, into).Scan(&after); err != nil {
-		return 0, 0, err
-	}
-	if _, err := t.tx.ExecContext(ctx, `UPDATE rollups SET sources = sources + ?, count = count + ? WHERE incident_id = ? AND org_id = ?`,
-		after-before, count, into, t.org); err != nil {
-		return 0, 0, err
-	}
-	if err := t.refresh(ctx, into, now, true, recount); err != nil {
-		return 0, 0, err
-	}
-	return after - before, count, nil
+	return isNew, arts, true, nil
 }
 
 func (t *corrTx) RollupsOf(ctx context.Context, node string) ([]correlate.Rollup, error) {

@@ -21,6 +21,7 @@ func rollupTests() []test {
 	return []test{
 		{"FormsAndListsSources", testRollupForms},
 		{"IsNoHub", testRollupNoHub},
+		{"TakesInWhatRollsUp", testRollupTakesIn},
 		{"GrowthCountsTheSource", testRollupGrowth},
 		{"RiskySourceLeaves", testRollupRiskyLeaves},
 		{"EditRecountsSources", testRollupEdit},
@@ -256,5 +257,48 @@ func testRollupOrgs(t *testing.T, s Store) {
 	got := mustRollupDetect(t, s, other, alerts(t, s, other, scanSig, "recon", vigil.SeverityMedium, "203.0.113.9", at(5*time.Minute), 1))
 	if len(got) != 1 || got[0] == id {
 		t.Errorf("the other org's first finding went to %v, want an incident of its own", got)
+	}
+}
+
+// testRollupTakesIn: a source that tripped two signatures below their
+// thresholds has one incident; each roll-up, as it forms, takes in its
+// signature's finding, and the incident, left empty, points to the last.
+func testRollupTakesIn(t *testing.T, s Store) {
+	org := vigil.NewID()
+	const other = "ET SCAN Potential VNC Scan 5900-5920"
+	src := "203.0.113.50"
+	first := mustRollupDetect(t, s, org, alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, src, at(0), 1))
+	second := mustRollupDetect(t, s, org, alerts(t, s, org, other, "recon", vigil.SeverityMedium, src, at(time.Second), 2))
+	if len(first) != 1 || len(second) != 1 || first[0] != second[0] {
+		t.Fatalf("one source's two signatures went to %v and %v, want one incident", first, second)
+	}
+	mine := first[0]
+	// Two more sources of scanSig: it rolls up, taking src's scan.
+	var id string
+	for i := 1; i <= 2; i++ {
+		id = mustRollupDetect(t, s, org, alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, fmt.Sprint("203.0.113.", i), at(time.Duration(i)*time.Minute), 1))[0]
+	}
+	r := mustIncident(t, s, org, id)
+	inc := mustIncident(t, s, org, mine)
+	if r.Rollup == nil || r.Rollup.Sources != 3 || r.Rollup.Count != 3 || inc.MergedInto != nil || len(inc.Observations) != 1 || inc.ArtifactCount != 2 {
+		t.Fatalf("after the first roll-up: %+v; the source's incident merged %v with %d observations, %d artifacts; "+
+			"want 3 sources (its scan taken), its incident left with the other signature's 2 alerts", r.Rollup, inc.MergedInto, len(inc.Observations), inc.ArtifactCount)
+	}
+	hist, _ := mustHistory(t, s, org, mine, vigil.Page{Limit: 50})
+	if !slices.ContainsFunc(hist, func(l string) bool { return strings.HasSuffix(l, "moved_to="+id) }) {
+		t.Errorf("history %q: want the scan's move", hist)
+	}
+	// The other signature rolls up: it takes the rest.
+	var vnc string
+	for i := 1; i <= 2; i++ {
+		got := mustRollupDetect(t, s, org, alerts(t, s, org, other, "recon", vigil.SeverityMedium, fmt.Sprint("203.0.113.", 60+i), at(time.Duration(10+i)*time.Minute), 1))
+		vnc = got[0]
+	}
+	inc = mustIncident(t, s, org, mine)
+	if inc.MergedInto == nil || *inc.MergedInto != vnc || inc.ArtifactCount != 0 {
+		t.Errorf("the source's incident: merged into %v (%d artifacts), want the second roll-up %s", inc.MergedInto, inc.ArtifactCount, vnc)
+	}
+	if v := mustIncident(t, s, org, vnc); v.Rollup == nil || v.Rollup.Sources != 3 || v.Rollup.Count != 4 || v.ArtifactCount != 4 {
+		t.Errorf("second roll-up %+v (%d artifacts), want 3 sources counting 4 (the taken source's 2)", v.Rollup, v.ArtifactCount)
 	}
 }
