@@ -38,8 +38,8 @@ type edgeSignature struct {
 
 // Categories of the classtypes used (classification.config).
 const (
-	catRecon      = "Attempted Information Leak" // attempted-recon, 2
-	catMiscAttack = "Misc Attack"                // misc-attack, 2
+	catRecon      = "Attempted Information Leak"  // attempted-recon, 2
+	catMiscAttack = "Misc Attack"                 // misc-attack, 2
 	catScan       = "Detection of a Network Scan" // network-scan, 3
 	catMisc       = "Misc activity"               // misc-activity, 3
 	catAdmin      = "Attempted Administrator Privilege Gain"
