@@ -16,8 +16,9 @@ import (
 // classification.config).
 //
 // The scanners are new on every firewall block and failed login, as in
-// internet-unique, and 3 % of the lines are Suricata alerts of edgeScans
-// from the source of the block or failed login just before. Planted among
+// internet-unique, and 3 % of the lines are Suricata alerts of edgeScans,
+// each from the source of the block or failed login just before (one
+// alert a scanner). Planted among
 // them, the same on every pass, are sources that do something worse — a
 // brute force, a success after one, a severity-1 alert, a threat-intel hit
 // — each of which should have an incident of its own (plantedSources).
@@ -116,18 +117,26 @@ func plantedSources() []planted {
 // edgeLines generates n lines of the internet-edge mix (and the planted
 // sources' lines on top), dated in the hour before now, with a fixed
 // seed: 45 % UFW BLOCK, 35 % BIND queries, 17 % failed sshd logins (new
-// sources, as internet-unique), 3 % Suricata alerts from the source of
-// the block or failed login before.
+// sources, as internet-unique), 3 % Suricata alerts, each from the source
+// of the block or failed login before it.
 func edgeLines(n int, now time.Time) []line {
 	r := rand.New(rand.NewPCG(23, 29))
 	g := newInternetGen(r, true)
 	out := make([]line, 0, n+200)
-	last := publicAddr(0)
+	last := "" // the newest scanner that no alert named yet
 	for range n {
 		t := now.Add(-time.Duration(r.IntN(3600)) * time.Second)
 		switch k := r.IntN(100); {
 		case k < 3:
+			if last == "" {
+				// Alerts in a row: each from a scanner of its own (one
+				// that trips three signatures is one that stands
+				// apart), its block first.
+				last = g.public()
+				out = append(out, g.block(t, last))
+			}
 			out = append(out, edgeAlert(r, t, last, edgeScans[r.IntN(len(edgeScans))]))
+			last = ""
 		case k < 48:
 			last = g.public()
 			out = append(out, g.block(t, last))

@@ -24,7 +24,7 @@ func TestEdgeLines(t *testing.T) {
 		planted[p.addr] = p.what
 	}
 	bySource := map[string]int{}
-	scanners := map[string]bool{}
+	scanners, alerted := map[string]bool{}, map[string]bool{}
 	sigs := map[string]bool{}
 	did := map[string][]string{} // planted source → what its lines are
 	alert := detect.SuricataAlert{}
@@ -53,6 +53,10 @@ func TestEdgeLines(t *testing.T) {
 		if !scanners[src] {
 			t.Errorf("alert from %s, which no block or failed login before it named", src)
 		}
+		if alerted[src] {
+			t.Errorf("second alert from %s: one alert a scanner", src)
+		}
+		alerted[src] = true
 		ev := &detect.Event{ArtifactID: "a", Source: l.Source, At: time.Now(), Fields: res.Event, Raw: l.Raw}
 		sg := alert.Signals(ev)
 		if len(sg) != 1 {
