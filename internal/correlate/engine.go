@@ -124,7 +124,11 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 			}
 			o.NodeIDs = vigil.AddNodes(slices.Clone(givenIDs), keys, nodes, o.Nodes)
 		}
-		if err := e.correlate(ctx, tx, o, keys, title, by{actor: vigil.ActorFrom(ctx)}, nil, pol); err != nil {
+		rb := newRollupBatch()
+		if err := e.correlate(ctx, tx, rb, o, keys, title, by{actor: vigil.ActorFrom(ctx)}, nil, pol); err != nil {
+			return err
+		}
+		if err := rb.flush(ctx, tx, o.CreatedAt); err != nil {
 			return err
 		}
 		return vigil.Audit(ctx, org, vigil.AuditObservation, o.ID, nil, o)
@@ -224,7 +228,13 @@ func rebuild(ctx context.Context, tx Tx, incident string, now time.Time) error {
 	if err := tx.RebuildIncident(ctx, incident, now); err != nil {
 		return err
 	}
-	return retitleRollup(ctx, tx, incident)
+	rb := newRollupBatch()
+	p, err := rb.of(ctx, tx, incident)
+	if err != nil || p == nil {
+		return err
+	}
+	p.dirty = true
+	return rb.flush(ctx, tx, now)
 }
 
 func (e *Engine) classifyIncidents(ctx context.Context, org string, ids []string) error {
@@ -247,7 +257,8 @@ func (b by) event(typ, incident string, now time.Time, d vigil.EventDetail) vigi
 	return vigil.IncidentEvent{IncidentID: incident, Type: typ, Actor: b.actor, Via: b.via, At: now, Detail: d}
 }
 
-// correlate inserts o and attaches it to an incident, in the order that
+// correlate inserts o and attaches it to an incident (what it does to
+// roll-ups pending in rb), in the order that
 // keeps concurrent correlations apart: lock the key nodes, drop the hubs,
 // insert, find the candidate incidents (locking them), add o's risk to its
 // key nodes, then roll up, or open, merge and join, then take the
@@ -255,7 +266,7 @@ func (b by) event(typ, incident string, now time.Time, d vigil.EventDetail) vigi
 // incident it changes records what changed, by b. src is the detection
 // that fired o (nil: recorded through the API), pol the org's roll-up and
 // risk settings.
-func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, keys map[string]bool, title string, b by, src *source, pol vigil.RollupPolicy) error {
+func (e *Engine) correlate(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil.Observation, keys map[string]bool, title string, b by, src *source, pol vigil.RollupPolicy) error {
 	now := o.CreatedAt
 	ids := sortedKeys(keys)
 	if err := tx.LockKeys(ctx, ids); err != nil {
@@ -279,7 +290,7 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, key
 		return err
 	}
 	if len(candidates) == 0 && len(risky) == 0 && rollsUp(o, keys, src, pol) {
-		done, err := e.rollUp(ctx, tx, o, sortedKeys(keys)[0], src, b, pol)
+		done, err := e.rollUp(ctx, tx, rb, o, sortedKeys(keys)[0], src, b, pol)
 		if err != nil || done {
 			return err
 		}
@@ -326,7 +337,7 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, key
 	o.IncidentID = target
 	o.KeyNodeIDs = keyList(o.NodeIDs, keys)
 	if len(risky) > 0 {
-		return e.raise(ctx, tx, o, target, risky, src, b, pol, len(candidates) == 0)
+		return e.raise(ctx, tx, rb, o, target, risky, src, b, pol, len(candidates) == 0)
 	}
 	return nil
 }

@@ -112,11 +112,11 @@ func (f *fakeTx) UpdateObservation(_ context.Context, o *vigil.Observation, rank
 	return nil
 }
 func (f *fakeTx) DeleteObservation(context.Context, string) error { return nil }
-func (f *fakeTx) GrowObservation(_ context.Context, g Growth) error {
+func (f *fakeTx) GrowObservation(_ context.Context, g Growth) (int, int, error) {
 	f.call("GrowObservation %s %s", g.ObservationID, g.Severity)
 	f.growth = append(f.growth, g)
 	f.ranks = append(f.ranks, g.TitleRank)
-	return nil
+	return 0, len(g.ArtifactIDs), nil
 }
 func (f *fakeTx) ObservationIncidents(_ context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}

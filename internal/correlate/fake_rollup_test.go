@@ -87,13 +87,19 @@ func (f *fakeTx) CreateRollup(_ context.Context, r Rollup) error {
 	return nil
 }
 
-func (f *fakeTx) UpdateRollup(_ context.Context, incident string, sources, count int, title string) error {
-	f.call("UpdateRollup %d %d %s", sources, count, title)
-	r := f.rollups[incident]
-	r.Sources += sources
-	r.Count += count
-	if title != "" {
-		r.Title = title
+func (f *fakeTx) JoinRollup(_ context.Context, incident string, o *vigil.Observation) (int, int, error) {
+	f.call("JoinRollup %s %s", incident, o.ID)
+	f.joined, f.joinKeys = incident, nil
+	return len(o.NodeIDs), len(o.ArtifactIDs), nil
+}
+
+func (f *fakeTx) UpdateRollup(_ context.Context, u RollupUpdate) error {
+	f.call("UpdateRollup %d %d %s", u.Sources, u.Count, u.Title)
+	r := f.rollups[u.IncidentID]
+	r.Sources += u.Sources
+	r.Count += u.Count
+	if u.Title != "" {
+		r.Title = u.Title
 	}
 	return nil
 }

@@ -59,9 +59,9 @@ func recordRisk(ctx context.Context, tx Tx, obs string, keys map[string]bool, de
 // src, opened or joined), and records why target stands apart: when
 // anything moved, or when o, of a severity that rolls up, opened target
 // while its detection has an open roll-up that its risk kept it out of.
-func (e *Engine) raise(ctx context.Context, tx Tx, o *vigil.Observation, target string, rs []risky, src *source, b by, pol vigil.RollupPolicy, opened bool) error {
+func (e *Engine) raise(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil.Observation, target string, rs []risky, src *source, b by, pol vigil.RollupPolicy, opened bool) error {
 	now := o.CreatedAt
-	left, err := leaveRollups(ctx, tx, rs, target, b, now)
+	left, err := leaveRollups(ctx, tx, rb, rs, target, b, now)
 	if err != nil {
 		return err
 	}
@@ -69,8 +69,8 @@ func (e *Engine) raise(ctx context.Context, tx Tx, o *vigil.Observation, target 
 		if !opened || src == nil || !pol.RollsUp(o.Severity) {
 			return nil
 		}
-		r, err := tx.OpenRollup(ctx, src.detection(), now)
-		if err != nil || r == nil {
+		p, err := rb.open(ctx, tx, src.detection(), now)
+		if err != nil || p == nil {
 			return err
 		}
 	}
@@ -80,7 +80,7 @@ func (e *Engine) raise(ctx context.Context, tx Tx, o *vigil.Observation, target 
 // leaveRollups moves the observations of each risky node out of the open
 // roll-ups it is a source of into target, recording each move in both
 // histories, and returns the roll-ups left.
-func leaveRollups(ctx context.Context, tx Tx, rs []risky, target string, b by, now time.Time) ([]string, error) {
+func leaveRollups(ctx context.Context, tx Tx, rb *rollupBatch, rs []risky, target string, b by, now time.Time) ([]string, error) {
 	var left []string
 	for _, r := range rs {
 		rollups, err := tx.RollupsOf(ctx, r.node)
@@ -91,13 +91,21 @@ func leaveRollups(ctx context.Context, tx Tx, rs []risky, target string, b by, n
 			if ru.IncidentID == target {
 				continue
 			}
-			moved, _, err := tx.LeaveRollup(ctx, ru, r.node, target, now)
+			p, err := rb.of(ctx, tx, ru.IncidentID)
 			if err != nil {
 				return nil, err
 			}
-			if err := retitleRollup(ctx, tx, ru.IncidentID); err != nil {
+			moved, count, err := tx.LeaveRollup(ctx, ru, r.node, target, now)
+			if err != nil {
 				return nil, err
 			}
+			// The store took the source off the roll-up's counts; the
+			// batch retitles it.
+			if count > 0 || len(moved) > 0 {
+				p.r.Sources--
+			}
+			p.r.Count -= count
+			p.dirty = true
 			for _, id := range moved {
 				if err := tx.RecordEvent(ctx, b.event(vigil.EventObservationMoved, ru.IncidentID, now,
 					vigil.EventDetail{ObservationID: id, MovedTo: target})); err != nil {
@@ -138,7 +146,7 @@ func setRaisedBy(ctx context.Context, tx Tx, incident string, r risky, left []st
 // severity rose, and sets its nodes apart when that made them risky: out
 // of a roll-up (b.Rollup) into an incident of their own, titled title, or
 // from other roll-ups into the incident it is in.
-func (e *Engine) reassess(ctx context.Context, tx Tx, b *Burst, keys map[string]bool, src *source, title, sev string, by by, pol vigil.RollupPolicy, now time.Time) error {
+func (e *Engine) reassess(ctx context.Context, tx Tx, rb *rollupBatch, b *Burst, keys map[string]bool, src *source, title, sev string, by by, pol vigil.RollupPolicy, now time.Time) error {
 	rs, err := recordRisk(ctx, tx, b.ObservationID, keys, src.detection(), vigil.RiskPoints(src.finding.Type, sev), now, pol)
 	if err != nil || len(rs) == 0 {
 		return err
@@ -153,7 +161,7 @@ func (e *Engine) reassess(ctx context.Context, tx Tx, b *Burst, keys map[string]
 			return err
 		}
 	}
-	left, err := leaveRollups(ctx, tx, rs, target, by, now)
+	left, err := leaveRollups(ctx, tx, rb, rs, target, by, now)
 	if err != nil || len(left) == 0 {
 		return err
 	}

@@ -60,34 +60,31 @@ func rollsUp(o *vigil.Observation, keys map[string]bool, src *source, pol vigil.
 // detection; when there is none, and the detection has fired for at
 // least the org's threshold of distinct sources within its window, it
 // opens one first. It reports false when o is to open its own incident.
-func (e *Engine) rollUp(ctx context.Context, tx Tx, o *vigil.Observation, key string, src *source, b by, pol vigil.RollupPolicy) (bool, error) {
+func (e *Engine) rollUp(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil.Observation, key string, src *source, b by, pol vigil.RollupPolicy) (bool, error) {
 	det, now := src.detection(), o.CreatedAt
-	if err := tx.LockRollup(ctx, det); err != nil {
-		return false, err
-	}
-	r, err := tx.OpenRollup(ctx, det, now)
+	p, err := rb.open(ctx, tx, det, now)
 	if err != nil {
 		return false, err
 	}
-	if r == nil {
+	if p == nil {
 		// The risk entries of the detection (o's among them) tell how
 		// many distinct sources it fired for.
 		n, oldest, err := tx.DetectionSources(ctx, det, now.Add(-pol.Window))
 		if err != nil || n < pol.Threshold {
 			return false, err
 		}
-		if r, err = e.openRollup(ctx, tx, o, src, oldest, b, pol); err != nil {
+		if p, err = e.openRollup(ctx, tx, rb, o, src, oldest, b, pol); err != nil {
 			return false, err
 		}
 	}
-	return true, e.joinRollup(ctx, tx, r, o, key, b)
+	return true, joinRollup(ctx, tx, p, o, key, b)
 }
 
 // openRollup opens the roll-up of src's detection, its window starting
 // at oldest (the detection's oldest finding within the window), and takes
 // in what the findings of the detection opened below the threshold
 // (takeIn).
-func (e *Engine) openRollup(ctx context.Context, tx Tx, o *vigil.Observation, src *source, oldest time.Time, b by, pol vigil.RollupPolicy) (*Rollup, error) {
+func (e *Engine) openRollup(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil.Observation, src *source, oldest time.Time, b by, pol vigil.RollupPolicy) (*pendingRollup, error) {
 	now := o.CreatedAt
 	r := &Rollup{IncidentID: vigil.NewID(), Detection: src.detection(), Detector: src.detector, Name: src.name(),
 		WindowStart: oldest, WindowEnd: oldest.Add(pol.Window)}
@@ -104,19 +101,20 @@ func (e *Engine) openRollup(ctx context.Context, tx Tx, o *vigil.Observation, sr
 	if err := tx.RecordEvent(ctx, b.event(vigil.EventCreated, r.IncidentID, now, vigil.EventDetail{ObservationID: o.ID})); err != nil {
 		return nil, err
 	}
-	return r, e.takeIn(ctx, tx, r, b, pol, now)
+	p := rb.keep(r.Detection, r)
+	return p, e.takeIn(ctx, tx, rb, p, b, pol, now)
 }
 
-// takeIn moves into roll-up r the findings of its detection that opened
+// takeIn moves into roll-up p the findings of its detection that opened
 // incidents of their own below the threshold, within its window: from
 // each open, new incident that holds nothing but findings that roll up
 // (of one source, not risky, at a severity the org rolls up), its
-// findings of r's detection join r, and those of other detections join
+// findings of p's detection join p, and those of other detections join
 // their open roll-ups. An incident left empty points to the roll-up that
 // emptied it (merged); one left with findings of a detection that has no
 // roll-up yet keeps them, for that roll-up to take when it forms.
-func (e *Engine) takeIn(ctx context.Context, tx Tx, r *Rollup, b by, pol vigil.RollupPolicy, now time.Time) error {
-	cands, err := tx.RollupCandidates(ctx, r.Detection, now.Add(-pol.Window))
+func (e *Engine) takeIn(ctx context.Context, tx Tx, rb *rollupBatch, p *pendingRollup, b by, pol vigil.RollupPolicy, now time.Time) error {
+	cands, err := tx.RollupCandidates(ctx, p.r.Detection, now.Add(-pol.Window))
 	if err != nil {
 		return err
 	}
@@ -131,14 +129,14 @@ func (e *Engine) takeIn(ctx context.Context, tx Tx, r *Rollup, b by, pol vigil.R
 		if !ok {
 			continue
 		}
-		p, dets, err := tx.Risk(ctx, node, now.Add(-vigil.RiskWindow))
+		points, dets, err := tx.Risk(ctx, node, now.Add(-vigil.RiskWindow))
 		if err != nil {
 			return err
 		}
-		if pol.Risky(p, len(dets)) {
+		if pol.Risky(points, len(dets)) {
 			continue
 		}
-		if err := e.takeIncident(ctx, tx, r, inc, node, b, now); err != nil {
+		if err := takeIncident(ctx, tx, rb, p, inc, node, b, now); err != nil {
 			return err
 		}
 	}
@@ -161,9 +159,9 @@ func singleSource(inc []Candidacy, pol vigil.RollupPolicy) (string, bool) {
 }
 
 // takeIncident moves the findings of one incident (inc, of source node)
-// into roll-up r, or into the open roll-ups of their other detections,
+// into roll-up p, or into the open roll-ups of their other detections,
 // and records each move in the histories.
-func (e *Engine) takeIncident(ctx context.Context, tx Tx, r *Rollup, inc []Candidacy, node string, b by, now time.Time) error {
+func takeIncident(ctx context.Context, tx Tx, rb *rollupBatch, p *pendingRollup, inc []Candidacy, node string, b by, now time.Time) error {
 	from := inc[0].IncidentID
 	byDet := map[string][]string{}
 	var order []string
@@ -174,30 +172,26 @@ func (e *Engine) takeIncident(ctx context.Context, tx Tx, r *Rollup, inc []Candi
 		byDet[c.Detection] = append(byDet[c.Detection], c.ObservationID)
 	}
 	for _, det := range order {
-		into := r
-		if det != r.Detection {
+		into := p
+		if det != p.r.Detection {
 			var err error
-			if into, err = tx.OpenRollup(ctx, det, now); err != nil {
+			if into, err = rb.open(ctx, tx, det, now); err != nil {
 				return err
 			}
 			if into == nil {
 				continue // taken in when its own roll-up forms
 			}
 		}
-		isNew, count, emptied, err := tx.TakeIntoRollup(ctx, byDet[det], node, from, into.IncidentID, now)
+		isNew, count, emptied, err := tx.TakeIntoRollup(ctx, byDet[det], node, from, into.r.IncidentID, now)
 		if err != nil {
 			return err
 		}
 		if isNew {
-			into.Sources++
+			into.r.Sources++
 		}
-		into.Count += count
-		if into != r {
-			if err := tx.UpdateRollup(ctx, into.IncidentID, 0, 0, vigil.RollupTitle(into.Name, into.Sources)); err != nil {
-				return err
-			}
-		}
-		if err := recordTaken(ctx, tx, b, byDet[det], from, into.IncidentID, emptied, now); err != nil {
+		into.r.Count += count
+		into.dirty = true // retitled
+		if err := recordTaken(ctx, tx, b, byDet[det], from, into.r.IncidentID, emptied, now); err != nil {
 			return err
 		}
 	}
@@ -225,53 +219,46 @@ func recordTaken(ctx context.Context, tx Tx, b by, obs []string, from, into stri
 	return nil
 }
 
-// joinRollup puts o, of source key, into roll-up r: its nodes join as
-// context, key's count grows by o's artifacts, and the title says how
-// many sources the roll-up holds.
-func (e *Engine) joinRollup(ctx context.Context, tx Tx, r *Rollup, o *vigil.Observation, key string, b by) error {
+// joinRollup puts o, of source key, into roll-up p: its nodes join as
+// context, key's count grows by o's artifacts new to it; the roll-up's counts,
+// title and headline follow when the batch is flushed.
+func joinRollup(ctx context.Context, tx Tx, p *pendingRollup, o *vigil.Observation, key string, b by) error {
 	now := o.CreatedAt
-	count := len(o.ArtifactIDs)
-	isNew, err := tx.AddRollupSource(ctx, r.IncidentID, key, count, now)
+	nodes, artifacts, err := tx.JoinRollup(ctx, p.r.IncidentID, o)
 	if err != nil {
 		return err
 	}
-	added := 0
+	isNew, err := tx.AddRollupSource(ctx, p.r.IncidentID, key, artifacts, now)
+	if err != nil {
+		return err
+	}
 	if isNew {
-		added = 1
+		p.r.Sources++
+		p.sources++
 	}
-	r.Sources += added
-	r.Count += count
-	r.Title = vigil.RollupTitle(r.Name, r.Sources)
-	if err := tx.UpdateRollup(ctx, r.IncidentID, added, count, r.Title); err != nil {
-		return err
-	}
-	if err := tx.JoinIncident(ctx, r.IncidentID, o, nil, now); err != nil {
-		return err
-	}
-	if err := tx.RecordEvent(ctx, b.event(vigil.EventGrew, r.IncidentID, now, vigil.EventDetail{ObservationID: o.ID})); err != nil {
-		return err
-	}
-	o.IncidentID = r.IncidentID
+	p.r.Count += artifacts
+	p.count += artifacts
+	p.nodes += nodes
+	p.artifacts += artifacts
+	p.grew(o.ID, b, now)
+	o.IncidentID = p.r.IncidentID
 	o.KeyNodeIDs = []string{key}
 	return nil
 }
 
-// growRollup counts what a growing burst of source key added to roll-up
-// incident: artifacts artifacts.
-func growRollup(ctx context.Context, tx Tx, incident, key string, artifacts int, now time.Time) error {
-	if _, err := tx.AddRollupSource(ctx, incident, key, artifacts, now); err != nil {
-		return err
+// growRollup counts what a growing burst of source key ("": none) added
+// to roll-up p: nodes and artifacts new to its incident, the artifacts on
+// key.
+func growRollup(ctx context.Context, tx Tx, p *pendingRollup, observation, key string, nodes, artifacts int, b by, now time.Time) error {
+	if key != "" {
+		if _, err := tx.AddRollupSource(ctx, p.r.IncidentID, key, artifacts, now); err != nil {
+			return err
+		}
 	}
-	return tx.UpdateRollup(ctx, incident, 0, artifacts, "")
-}
-
-// retitleRollup sets the title of incident, when it is a roll-up, after
-// its sources were counted again (an observation of it edited or
-// deleted).
-func retitleRollup(ctx context.Context, tx Tx, incident string) error {
-	r, err := tx.RollupOf(ctx, incident)
-	if err != nil || r == nil {
-		return err
-	}
-	return tx.UpdateRollup(ctx, incident, 0, 0, vigil.RollupTitle(r.Name, r.Sources))
+	p.r.Count += artifacts
+	p.count += artifacts
+	p.nodes += nodes
+	p.artifacts += artifacts
+	p.grew(observation, b, now)
+	return nil
 }

@@ -87,8 +87,11 @@ type Tx interface {
 	// DeleteObservation removes an observation (locked by LockObservation).
 	DeleteObservation(ctx context.Context, id string) error
 	// GrowObservation applies g to a detected observation and its
-	// incident, locking the incident first.
-	GrowObservation(ctx context.Context, g Growth) error
+	// incident, locking the incident first. With g.Context (a roll-up) it
+	// neither counts g's nodes and artifacts new to the incident nor
+	// refreshes it, and returns how many there were: UpdateRollup counts
+	// them, once a batch (else what it returns may be zero).
+	GrowObservation(ctx context.Context, g Growth) (nodes, artifacts int, err error)
 	// ObservationIncidents returns the incident each of the observations
 	// ids is in now.
 	ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error)
@@ -149,9 +152,13 @@ type RollupTx interface {
 	// CreateRollup records that incident r.IncidentID (created already)
 	// is a roll-up.
 	CreateRollup(ctx context.Context, r Rollup) error
-	// UpdateRollup adds sources and count to roll-up incident's and,
-	// unless title is empty, sets its title and its incident's.
-	UpdateRollup(ctx context.Context, incident string, sources, count int, title string) error
+	// JoinRollup puts observation o into roll-up incident: it adds o's
+	// nodes (as context) and artifacts to the incident's and returns how
+	// many of each were new to it, without counting them on the incident
+	// or refreshing it: UpdateRollup does, once per batch.
+	JoinRollup(ctx context.Context, incident string, o *vigil.Observation) (nodes, artifacts int, err error)
+	// UpdateRollup writes what a batch did to a roll-up (u).
+	UpdateRollup(ctx context.Context, u RollupUpdate) error
 	// AddRollupSource adds count to the source node of roll-up incident
 	// (active at), creating it when new, and reports whether it was new.
 	AddRollupSource(ctx context.Context, incident, node string, count int, at time.Time) (bool, error)
@@ -184,6 +191,19 @@ type RollupTx interface {
 	SetRaisedBy(ctx context.Context, incident string, why vigil.RaisedBy) error
 	// Node returns the org's node id (for what an incident says of it).
 	Node(ctx context.Context, id string) (vigil.Node, error)
+}
+
+// RollupUpdate is what a batch of findings did to a roll-up: counts to
+// add to the roll-up's (Sources, Count) and to its incident's (Nodes,
+// Artifacts), and its title (kept when empty), which its incident takes
+// too; the incident's headline is refreshed at At, and with Active it is
+// active at At unless it was active later.
+type RollupUpdate struct {
+	IncidentID                       string
+	Sources, Count, Nodes, Artifacts int
+	Title                            string
+	At                               time.Time
+	Active                           bool
 }
 
 // Candidacy is one observation of an incident a forming roll-up may take

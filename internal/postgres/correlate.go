@@ -366,7 +366,7 @@ func (t *corrTx) DeleteObservation(_ context.Context, id string) error {
 // GrowObservation locks the incident first, as every other change to it,
 // after the key node locks the caller took: the order in which Record
 // takes them.
-func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
+func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, int, error) {
 	t.exec(`SELECT 1 FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`, t.org, g.IncidentID)
 	if len(g.NodeIDs) > 0 {
 		// New nodes go after the observation's, in order.
@@ -389,15 +389,15 @@ func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
 			ORDER BY o LIMIT (SELECT GREATEST(0, $4 - n) FROM c)`,
 			g.ObservationID, t.org, g.ArtifactIDs, vigil.MaxObservationArtifacts)
 	}
-	keys := g.Keys
-	if g.Context {
-		keys = nil
-	}
-	t.addToIncident(g.IncidentID, g.NodeIDs, keys, g.ArtifactIDs)
 	t.exec(`UPDATE observations SET description = $1, severity = $2, updated_at = $3, title_rank = $6 WHERE org_id = $4 AND id = $5`,
 		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID, g.TitleRank)
+	if g.Context {
+		// A roll-up: counted and refreshed once a batch (UpdateRollup).
+		return t.addToRollup(ctx, g.IncidentID, g.NodeIDs, g.ArtifactIDs)
+	}
+	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
 	t.refresh(g.IncidentID, g.Now, true, false)
-	return nil
+	return 0, 0, nil
 }
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {

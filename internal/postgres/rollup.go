@@ -115,12 +115,38 @@ func (t *corrTx) CreateRollup(_ context.Context, r correlate.Rollup) error {
 	return nil
 }
 
-func (t *corrTx) UpdateRollup(_ context.Context, incident string, sources, count int, title string) error {
+func (t *corrTx) JoinRollup(ctx context.Context, incident string, o *vigil.Observation) (int, int, error) {
+	t.exec(`UPDATE observations SET incident_id = $1 WHERE org_id = $2 AND id = $3`, incident, t.org, o.ID)
+	return t.addToRollup(ctx, incident, o.NodeIDs, o.ArtifactIDs)
+}
+
+// addToRollup adds nodes (as context) and artifacts to roll-up incident
+// and returns how many of each were new to it, without counting them on
+// it.
+func (t *corrTx) addToRollup(ctx context.Context, incident string, nodeIDs, artifactIDs []string) (int, int, error) {
+	var nodes, arts int64
+	err := t.query(ctx, func(rows pgx.Rows) error {
+		for rows.Next() {
+			if err := rows.Scan(&nodes, &arts); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}, `WITH n AS (INSERT INTO incident_nodes (incident_id, node_id, key)
+			SELECT $1, x, false FROM unnest($3::text[]) AS x WHERE `+incidentOfOrg+` ON CONFLICT DO NOTHING RETURNING 1),
+		a AS (INSERT INTO incident_artifacts (incident_id, artifact_id)
+			SELECT $1, x FROM unnest($4::text[]) AS x WHERE `+incidentOfOrg+` ON CONFLICT DO NOTHING RETURNING 1)
+		SELECT (SELECT COUNT(*) FROM n), (SELECT COUNT(*) FROM a)`, incident, t.org, nodeIDs, artifactIDs)
+	return int(nodes), int(arts), err
+}
+
+func (t *corrTx) UpdateRollup(_ context.Context, u correlate.RollupUpdate) error {
 	t.exec(`UPDATE rollups SET sources = sources + $3, count = count + $4, title = COALESCE(NULLIF($5, ''), title)
-		WHERE incident_id = $1 AND org_id = $2`, incident, t.org, sources, count, title)
-	if title != "" {
-		t.exec(`UPDATE incidents SET title = $3 WHERE id = $1 AND org_id = $2`, incident, t.org, title)
-	}
+		WHERE incident_id = $1 AND org_id = $2`, u.IncidentID, t.org, u.Sources, u.Count, u.Title)
+	t.exec(`UPDATE incidents SET node_count = node_count + $3, artifact_count = artifact_count + $4 WHERE id = $1 AND org_id = $2`,
+		u.IncidentID, t.org, u.Nodes, u.Artifacts)
+	// The title follows from the roll-up's (refresh).
+	t.refresh(u.IncidentID, u.At, u.Active, false)
 	return nil
 }
 

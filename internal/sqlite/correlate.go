@@ -313,9 +313,15 @@ func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
 	return err
 }
 
-func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error {
+func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, int, error) {
+	added, err := t.growObservation(ctx, g)
+	return added.nodes, added.artifacts, err
+}
+
+func (t *corrTx) growObservation(ctx context.Context, g correlate.Growth) (addedRefs, error) {
+	var none addedRefs
 	if err := t.growNodes(ctx, g); err != nil {
-		return err
+		return none, err
 	}
 	// The observation lists at most MaxObservationArtifacts artifacts, in
 	// the order they came; the incident takes them all. How many it has
@@ -325,13 +331,13 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 	var count sql.NullInt64
 	if err := t.tx.QueryRowContext(ctx, `SELECT artifact_count FROM observations WHERE id = ? AND +org_id = ?`,
 		g.ObservationID, t.org).Scan(&count); err != nil {
-		return err
+		return none, err
 	}
 	have := int(count.Int64)
 	if !count.Valid {
 		if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`,
 			g.ObservationID).Scan(&have); err != nil {
-			return err
+			return none, err
 		}
 	}
 	for _, id := range g.ArtifactIDs {
@@ -341,7 +347,7 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 		res, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
 			g.ObservationID, id, have)
 		if err != nil {
-			return err
+			return none, err
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
 			have++
@@ -353,14 +359,17 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 	}
 	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, keys, g.ArtifactIDs)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, title_rank = ?, updated_at = ?, artifact_count = ?
 		WHERE id = ? AND +org_id = ?`,
 		g.Description, g.Severity, g.TitleRank, nanos(g.Now), have, g.ObservationID, t.org); err != nil {
-		return err
+		return none, err
 	}
-	return t.refresh(ctx, g.IncidentID, g.Now, true, added)
+	if g.Context {
+		return added, nil // a roll-up: counted and refreshed once a batch (UpdateRollup)
+	}
+	return added, t.refresh(ctx, g.IncidentID, g.Now, true, added)
 }
 
 // growNodes adds the nodes of g new to its observation after the ones it

@@ -94,16 +94,21 @@ func (t *corrTx) CreateRollup(ctx context.Context, r correlate.Rollup) error {
 	return err
 }
 
-func (t *corrTx) UpdateRollup(ctx context.Context, incident string, sources, count int, title string) error {
+func (t *corrTx) JoinRollup(ctx context.Context, incident string, o *vigil.Observation) (int, int, error) {
+	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND +org_id = ?`, incident, o.ID, t.org); err != nil {
+		return 0, 0, err
+	}
+	added, err := t.addToIncident(ctx, incident, o.NodeIDs, nil, o.ArtifactIDs)
+	return added.nodes, added.artifacts, err
+}
+
+func (t *corrTx) UpdateRollup(ctx context.Context, u correlate.RollupUpdate) error {
 	if _, err := t.tx.ExecContext(ctx, `UPDATE rollups SET sources = sources + ?, count = count + ?, title = COALESCE(NULLIF(?, ''), title)
-		WHERE incident_id = ? AND org_id = ?`, sources, count, title, incident, t.org); err != nil {
+		WHERE incident_id = ? AND org_id = ?`, u.Sources, u.Count, u.Title, u.IncidentID, t.org); err != nil {
 		return err
 	}
-	if title == "" {
-		return nil
-	}
-	_, err := t.tx.ExecContext(ctx, `UPDATE incidents SET title = ? WHERE id = ? AND +org_id = ?`, title, incident, t.org)
-	return err
+	// The title follows from the roll-up's (refresh).
+	return t.refresh(ctx, u.IncidentID, u.At, u.Active, addedRefs{nodes: u.Nodes, artifacts: u.Artifacts})
 }
 
 func (t *corrTx) AddRollupSource(ctx context.Context, incident, node string, count int, at time.Time) (bool, error) {
