@@ -282,14 +282,17 @@ func (e *Engine) fire(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Dete
 	if err != nil {
 		return "", err
 	}
-	keys := map[string]bool{}
+	keys, fresh := map[string]bool{}, map[string]bool{}
 	for i, n := range nodes {
 		o.NodeIDs = append(o.NodeIDs, n.ID)
 		if refs[i].Key {
 			keys[n.ID] = true
 		}
+		if !n.CreatedAt.IsZero() {
+			fresh[n.ID] = true
+		}
 	}
-	src := &source{detector: d.Detector, finding: f}
+	src := &source{detector: d.Detector, finding: f, fresh: fresh}
 	if err := e.correlate(ctx, tx, rb, o, keys, f.Title, by{actor: vigil.ActorSystem, via: d.Detector}, src, pol); err != nil {
 		return "", err
 	}

@@ -272,14 +272,19 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil
 	if err := tx.LockKeys(ctx, ids); err != nil {
 		return err
 	}
-	if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
-		return err
+	// Key nodes the transaction created for o (a scanner seen for the
+	// first time) are keys of no incident yet: no hub, no candidate.
+	fresh := src.allFresh(keys)
+	if !fresh {
+		if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
+			return err
+		}
 	}
 	if err := tx.InsertObservation(ctx, o, vigil.TitleRank(o.Severity, o.Specificity), keys); err != nil {
 		return err
 	}
 	var candidates []Candidate
-	if len(keys) > 0 {
+	if len(keys) > 0 && !fresh {
 		var err error
 		if candidates, err = tx.OpenIncidents(ctx, sortedKeys(keys), now.Add(-e.policy.Window)); err != nil {
 			return err

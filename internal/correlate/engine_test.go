@@ -34,6 +34,7 @@ type fakeTx struct {
 	left        map[string]int            // observations left in each incident TakeIntoRollup takes from
 	raised      map[string]vigil.RaisedBy // by incident
 	joinKeys    map[string]bool           // the keys JoinIncident was given
+	newNodes    map[string]bool           // values whose nodes UpsertNodes creates
 	growth      []Growth                  // as GrowObservation was given them
 	created     []NewIncident             // as CreateIncident was given them
 }
@@ -46,11 +47,14 @@ func (f *fakeTx) CheckRefs(context.Context, []string, []string) error {
 	f.call("CheckRefs")
 	return nil
 }
-func (f *fakeTx) UpsertNodes(_ context.Context, refs []vigil.NodeRef, _ time.Time) ([]vigil.Node, error) {
+func (f *fakeTx) UpsertNodes(_ context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
 	f.call("UpsertNodes")
 	out := make([]vigil.Node, len(refs))
 	for i, r := range refs {
 		out[i] = vigil.Node{ID: "node:" + r.Value, Type: r.Type, Value: r.Value}
+		if f.newNodes[r.Value] {
+			out[i].CreatedAt = now
+		}
 	}
 	return out, nil
 }

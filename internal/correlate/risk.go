@@ -32,20 +32,28 @@ func addRisk(ctx context.Context, tx Tx, o *vigil.Observation, keys map[string]b
 	if src == nil {
 		typ = "" // an analyst's observation weighs its full severity
 	}
-	return recordRisk(ctx, tx, o.ID, keys, src.detection(), vigil.RiskPoints(typ, o.Severity), o.CreatedAt, pol)
+	var fresh map[string]bool
+	if src != nil {
+		fresh = src.fresh
+	}
+	return recordRisk(ctx, tx, o.ID, keys, src.detection(), vigil.RiskPoints(typ, o.Severity), o.CreatedAt, pol, fresh)
 }
 
 // recordRisk records points of detection for observation obs on each of
-// keys at now, and returns the keys that stand apart under pol.
-func recordRisk(ctx context.Context, tx Tx, obs string, keys map[string]bool, detection string, points int, now time.Time, pol vigil.RollupPolicy) ([]risky, error) {
+// keys at now, and returns the keys that stand apart under pol. The risk
+// of a node in fresh (created by the transaction) is this entry's alone.
+func recordRisk(ctx context.Context, tx Tx, obs string, keys map[string]bool, detection string, points int, now time.Time, pol vigil.RollupPolicy, fresh map[string]bool) ([]risky, error) {
 	var out []risky
 	for _, k := range sortedKeys(keys) {
 		if err := tx.AddRisk(ctx, RiskEntry{ObservationID: obs, NodeID: k, Detection: detection, Points: points, At: now}); err != nil {
 			return nil, err
 		}
-		p, dets, err := tx.Risk(ctx, k, now.Add(-vigil.RiskWindow))
-		if err != nil {
-			return nil, err
+		p, dets := points, []string{detection}
+		if !fresh[k] {
+			var err error
+			if p, dets, err = tx.Risk(ctx, k, now.Add(-vigil.RiskWindow)); err != nil {
+				return nil, err
+			}
 		}
 		if pol.Risky(p, len(dets)) {
 			out = append(out, risky{node: k, points: p, detections: dets})
@@ -147,7 +155,7 @@ func setRaisedBy(ctx context.Context, tx Tx, incident string, r risky, left []st
 // of a roll-up (b.Rollup) into an incident of their own, titled title, or
 // from other roll-ups into the incident it is in.
 func (e *Engine) reassess(ctx context.Context, tx Tx, rb *rollupBatch, b *Burst, keys map[string]bool, src *source, title, sev string, by by, pol vigil.RollupPolicy, now time.Time) error {
-	rs, err := recordRisk(ctx, tx, b.ObservationID, keys, src.detection(), vigil.RiskPoints(src.finding.Type, sev), now, pol)
+	rs, err := recordRisk(ctx, tx, b.ObservationID, keys, src.detection(), vigil.RiskPoints(src.finding.Type, sev), now, pol, nil)
 	if err != nil || len(rs) == 0 {
 		return err
 	}

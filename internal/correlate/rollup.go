@@ -20,11 +20,27 @@ import (
 // towards a hub.
 
 // source is what recorded an observation that a detector fired: the
-// detector and its finding. An observation recorded through the API has
-// none, and never rolls up.
+// detector and its finding, and the nodes the transaction created for it
+// (fresh: no incident can name them yet). An observation recorded through
+// the API has none, and never rolls up.
 type source struct {
 	detector string
 	finding  vigil.Finding
+	fresh    map[string]bool
+}
+
+// allFresh reports whether every key node of keys is one the transaction
+// created for the observation: it can match no open incident and no hub.
+func (s *source) allFresh(keys map[string]bool) bool {
+	if s == nil || len(keys) == 0 {
+		return false
+	}
+	for k := range keys {
+		if !s.fresh[k] {
+			return false
+		}
+	}
+	return true
 }
 
 // name is what fired, as a roll-up is titled: the finding's Rollup, else

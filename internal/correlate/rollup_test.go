@@ -237,3 +237,28 @@ func TestGrowthInARollup(t *testing.T) {
 		t.Errorf("log %v: a roll-up's source is no key of it, no hub to look for", tx.log)
 	}
 }
+
+// TestFreshSourceSkipsLookups: a finding whose source the transaction
+// created (a scanner seen for the first time) looks for no hub, no open
+// incident and no earlier risk: none can name it yet.
+func TestFreshSourceSkipsLookups(t *testing.T) {
+	tx := newFake()
+	tx.newNodes = map[string]bool{"203.0.113.77": true}
+	e := engineWith(tx, policy())
+	detect(t, e, scan("ET SCAN X", "recon", vigil.SeverityMedium, "203.0.113.77", t0))
+	got := calls(tx.log)
+	for _, skipped := range []string{"HubNodes", "OpenIncidents", "Risk"} {
+		if slices.Contains(got, skipped) {
+			t.Errorf("calls %v: %s for a fresh source", got, skipped)
+		}
+	}
+	if !slices.Contains(got, "AddRisk") || len(tx.created) != 1 {
+		t.Errorf("calls %v: want its risk recorded and an incident opened", got)
+	}
+	// The same source again is no longer fresh.
+	tx.newNodes = nil
+	detect(t, e, scan("ET SCAN Y", "recon", vigil.SeverityMedium, "203.0.113.77", t0.Add(time.Second)))
+	if got := calls(tx.log); !slices.Contains(got, "OpenIncidents") || !slices.Contains(got, "Risk") {
+		t.Errorf("calls %v: want the lookups for a known source", got)
+	}
+}

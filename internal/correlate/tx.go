@@ -36,8 +36,9 @@ type Tx interface {
 	// org.
 	CheckRefs(ctx context.Context, nodeIDs, artifactIDs []string) error
 	// UpsertNodes returns the nodes named by refs, in their order,
-	// creating at now those the org does not have. A ref of an unknown
-	// type or without a value is EINVALID.
+	// creating at now those the org does not have: those have CreatedAt
+	// now, the others a zero CreatedAt. A ref of an unknown type or
+	// without a value is EINVALID.
 	UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error)
 
 	// LockKeys makes the correlations of observations sharing one of the
