@@ -93,6 +93,7 @@ const edgeSensor = "203.0.113.10"
 // planted is a source that does something worse than scanning.
 type planted struct {
 	addr string
+	n    int    // its number among them
 	what string // brute force, brute force and login, severity-1 alert, threat intel
 }
 
@@ -108,7 +109,7 @@ func plantedSources() []planted {
 		n    int
 	}{{"brute force", 4}, {"brute force and login", 3}, {"severity-1 alert", 3}, {"threat intel", 3}} {
 		for j := range k.n {
-			out = append(out, planted{addr: fmt.Sprintf("198.51.100.%d", 10*(i+1)+j+1), what: k.what})
+			out = append(out, planted{addr: fmt.Sprintf("198.51.100.%d", 10*(i+1)+j+1), n: len(out), what: k.what})
 		}
 	}
 	return out
@@ -156,8 +157,10 @@ func edgeLines(n int, now time.Time) []line {
 				out = append(out, g.failed(t, p.addr))
 			}
 			if p.what == "brute force and login" {
-				out = append(out, line{Source: "auth", Raw: fmt.Sprintf("%s edge-01 sshd[%d]: Accepted password for deploy from %s port %d ssh2",
-					t.Format(time.Stamp), 1000+r.IntN(30000), p.addr, 1024+r.IntN(64000))})
+				// Each into an account of its own: one account taken by
+				// several sources would make them one incident.
+				out = append(out, line{Source: "auth", Raw: fmt.Sprintf("%s edge-01 sshd[%d]: Accepted password for %s from %s port %d ssh2",
+					t.Format(time.Stamp), 1000+r.IntN(30000), internetUsers[p.n%len(internetUsers)], p.addr, 1024+r.IntN(64000))})
 			}
 		case "severity-1 alert":
 			out = append(out, edgeAlert(r, t, p.addr, edgeExploit))

@@ -112,17 +112,18 @@ func (t *corrTx) UpdateRollup(ctx context.Context, u correlate.RollupUpdate) err
 }
 
 func (t *corrTx) AddRollupSource(ctx context.Context, incident, node string, count int, at time.Time) (bool, error) {
-	res, err := t.tx.ExecContext(ctx, `UPDATE rollup_sources SET count = count + ?3, last_at = MAX(last_at, ?4)
-		WHERE incident_id = ?1 AND node_id = ?2 AND `+rollupOfOrg, incident, node, count, nanos(at), t.org)
+	// Most sources of a busy roll-up are new to it: the insert first.
+	res, err := t.tx.ExecContext(ctx, `INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
+		SELECT ?1, ?2, ?3, ?4, ?4 WHERE `+rollupOfOrg+` ON CONFLICT DO NOTHING`, incident, node, count, nanos(at), t.org)
 	if err != nil {
 		return false, err
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
-		return false, nil
+		return true, nil
 	}
-	_, err = t.tx.ExecContext(ctx, `INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
-		SELECT ?1, ?2, ?3, ?4, ?4 WHERE `+rollupOfOrg, incident, node, count, nanos(at), t.org)
-	return err == nil, err
+	_, err = t.tx.ExecContext(ctx, `UPDATE rollup_sources SET count = count + ?3, last_at = MAX(last_at, ?4)
+		WHERE incident_id = ?1 AND node_id = ?2 AND `+rollupOfOrg, incident, node, count, nanos(at), t.org)
+	return false, err
 }
 
 // rollupOfOrg guards a statement on the rows of roll-up ?1 (its incident

@@ -30,8 +30,10 @@ CREATE INDEX rollup_sources_heaviest ON rollup_sources (incident_id, count DESC,
 CREATE INDEX rollup_sources_node ON rollup_sources (node_id);
 
 -- Entity risk: what each observation added to each of its key nodes, and
--- under which detection, kept for 24 hours. It also tells for how many
--- distinct sources a detection fired within a roll-up's window.
+-- under which detection. It tells a node's risk within 24 hours, and for
+-- how many distinct sources a detection fired within a roll-up's window
+-- (at most a week); the prune every ten minutes scans it for what is
+-- older (an index on at alone cost every finding a write).
 CREATE TABLE entity_risk (
     org_id         TEXT COLLATE "C" NOT NULL,
     observation_id TEXT COLLATE "C" NOT NULL,
@@ -43,7 +45,6 @@ CREATE TABLE entity_risk (
 );
 CREATE INDEX entity_risk_node ON entity_risk (org_id, node_id, at);
 CREATE INDEX entity_risk_detection ON entity_risk (org_id, detection, at, node_id);
-CREATE INDEX entity_risk_at ON entity_risk (at);
 
 -- The observations a node is a key of: an entity leaving a roll-up takes
 -- its observations with it.
