@@ -173,3 +173,24 @@ func openIncidents(t testing.TB, e *env, tok string) map[string]string {
 	}
 	return out
 }
+
+// TestRollupsOnByDefault: with the settings an org starts with, the 21st
+// scanner of one signature within the day rolls the detection up: the
+// queue holds one incident, not 25.
+func TestRollupsOnByDefault(t *testing.T) {
+	e := newDetectingEnv(t)
+	tok := e.token("org-a", "signals:write", "incidents:read")
+	now := time.Now().UTC().Truncate(time.Second)
+	for i := 1; i <= 25; i++ {
+		postArtifacts(t, e, tok, eveAlert(now.Add(time.Duration(i)*time.Second), fmt.Sprint("198.51.100.", i), sshScanSID, sshScanSig, reconCat, 2))
+	}
+	live := openIncidents(t, e, tok)
+	if len(live) != 1 {
+		t.Fatalf("incidents %v: want one roll-up of the 25 scanners", live)
+	}
+	for _, title := range live {
+		if title != "Suricata: "+sshScanSig+" from 25 sources" {
+			t.Errorf("roll-up titled %q", title)
+		}
+	}
+}
