@@ -63,7 +63,7 @@ func (f *fakeTx) LockRollup(_ context.Context, detection string) error {
 func (f *fakeTx) OpenRollup(_ context.Context, detection string, at time.Time) (*Rollup, error) {
 	f.call("OpenRollup %s", detection)
 	for _, r := range f.rollups {
-		if r.Detection == detection && !at.Before(r.WindowStart) && at.Before(r.WindowEnd) {
+		if r.Detection == detection && at.Before(r.WindowEnd) {
 			c := *r
 			return &c, nil
 		}

@@ -145,8 +145,10 @@ type RollupTx interface {
 	// never open two roll-ups of it.
 	LockRollup(ctx context.Context, detection string) error
 	// OpenRollup returns the open (new or in progress, not merged) roll-up
-	// of detection whose window holds at, locked until the transaction
-	// ends, or nil.
+	// of detection whose window has not ended at at, locked until the
+	// transaction ends, or nil. (A finding timed before the window's
+	// start joins it too: a worker takes its time before it waits for
+	// the lock under which another opened the roll-up.)
 	OpenRollup(ctx context.Context, detection string, at time.Time) (*Rollup, error)
 	// RollupOf returns the roll-up that incident is, or nil.
 	RollupOf(ctx context.Context, incident string) (*Rollup, error)

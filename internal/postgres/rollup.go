@@ -100,7 +100,7 @@ const openRollup = `i.id = r.incident_id AND i.org_id = r.org_id AND i.status IN
 
 func (t *corrTx) OpenRollup(ctx context.Context, detection string, at time.Time) (*correlate.Rollup, error) {
 	return first(t.rollups(ctx, `SELECT `+rollupCols+` FROM rollups r, incidents i
-		WHERE r.org_id = $1 AND r.detection = $2 AND r.window_end > $3 AND r.window_start <= $3 AND `+openRollup+`
+		WHERE r.org_id = $1 AND r.detection = $2 AND r.window_end > $3 AND `+openRollup+`
 		ORDER BY r.window_end DESC LIMIT 1 FOR UPDATE OF i, r`, t.org, detection, nanos(at)))
 }
 

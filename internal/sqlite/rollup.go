@@ -79,7 +79,7 @@ const openRollup = `EXISTS (SELECT 1 FROM incidents i WHERE i.id = r.incident_id
 
 func (t *corrTx) OpenRollup(ctx context.Context, detection string, at time.Time) (*correlate.Rollup, error) {
 	return oneRollup(t.tx.QueryRowContext(ctx, `SELECT `+rollupCols+` FROM rollups r
-		WHERE org_id = ?1 AND detection = ?2 AND window_end > ?3 AND window_start <= ?3 AND `+openRollup+`
+		WHERE org_id = ?1 AND detection = ?2 AND window_end > ?3 AND `+openRollup+`
 		ORDER BY window_end DESC LIMIT 1`, t.org, detection, nanos(at)))
 }
 
