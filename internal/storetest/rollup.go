@@ -26,6 +26,7 @@ func rollupTests() []test {
 		{"RiskySourceLeaves", testRollupRiskyLeaves},
 		{"EditRecountsSources", testRollupEdit},
 		{"OrgsApart", testRollupOrgs},
+		{"BoundedResponse", testRollupBounded},
 	}
 }
 
@@ -300,5 +301,48 @@ func testRollupTakesIn(t *testing.T, s Store) {
 	}
 	if v := mustIncident(t, s, org, vnc); v.Rollup == nil || v.Rollup.Sources != 3 || v.Rollup.Count != 4 || v.ArtifactCount != 4 {
 		t.Errorf("second roll-up %+v (%d artifacts), want 3 sources counting 4 (the taken source's 2)", v.Rollup, v.ArtifactCount)
+	}
+}
+
+// testRollupBounded: a roll-up of more sources than the single-incident
+// response lists keeps that response bounded, its counts exact and every
+// source reachable by pages.
+func testRollupBounded(t *testing.T, s Store) {
+	org := vigil.NewID()
+	n := vigil.MaxIncidentRefs + 5
+	ds := make([]*vigil.Detection, n)
+	arts := make([]*vigil.Artifact, n)
+	for i := range n {
+		src := fmt.Sprintf("10.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+		arts[i] = newArtifact("suricata", `{"src_ip":"`+src+`"}`, at(time.Duration(i)*time.Millisecond))
+		ds[i] = &vigil.Detection{Detector: "suricata_alert", Key: scanSig + "|" + src, Span: time.Hour, MinCount: 1,
+			Signals: []vigil.Signal{{ArtifactID: arts[i].ID, At: arts[i].Timestamp, Nodes: []vigil.NodeRef{ipNode(src)}}},
+			Describe: func(string, vigil.WindowState) vigil.Finding {
+				return vigil.Finding{Type: "recon", Severity: vigil.SeverityLow, Title: "scan from " + src, Description: "scan",
+					Rollup: "Suricata: " + scanSig}
+			}}
+	}
+	mustInsertArtifacts(t, s, org, arts...)
+	got := mustRollupDetect(t, s, org, ds...)
+	id := got[len(got)-1]
+	inc := mustIncident(t, s, org, id)
+	if inc.Rollup == nil || inc.Rollup.Sources != n || inc.NodeCount != n || inc.ArtifactCount != n {
+		t.Fatalf("roll-up %+v, %d nodes, %d artifacts: want all %d sources counted", inc.Rollup, inc.NodeCount, inc.ArtifactCount, n)
+	}
+	if len(inc.Nodes) != vigil.MaxIncidentRefs || len(inc.Observations) != vigil.MaxIncidentRefs {
+		t.Errorf("response lists %d nodes and %d observations, want %d of each", len(inc.Nodes), len(inc.Observations), vigil.MaxIncidentRefs)
+	}
+	seen := map[string]bool{}
+	for off := 0; off < n; off += vigil.MaxLimit {
+		page, total, err := s.RollupSources(t.Context(), org, id, vigil.Page{Limit: vigil.MaxLimit, Offset: off})
+		if err != nil || total != n {
+			t.Fatalf("sources at %d: total %d, %v", off, total, err)
+		}
+		for _, src := range page {
+			seen[src.Node.ID] = true
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("pages listed %d distinct sources, want %d", len(seen), n)
 	}
 }
