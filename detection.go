@@ -77,6 +77,11 @@ type Finding struct {
 	// Specificity ranks findings of one severity (see TitleRank); the
 	// zero value is SpecificityBehavior.
 	Specificity int
+	// Rollup names what fired without naming its source, as a roll-up
+	// of many sources is titled ("Suricata: ET SCAN Potential SSH Scan",
+	// "Port scan"); findings of one detector and name roll up together.
+	// Empty: the detector's name.
+	Rollup string
 }
 
 // How precisely a finding names what happened. An incident is named and

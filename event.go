@@ -22,6 +22,9 @@ const (
 	EventCommentDeleted     = "incident.comment_deleted"
 	EventObservationUpdated = "incident.observation_updated"
 	EventObservationDeleted = "incident.observation_deleted"
+	// An entity's observations moved out of a roll-up into an incident
+	// of its own (its risk crossed the org's threshold).
+	EventObservationMoved = "incident.observation_moved"
 )
 
 // ActorSystem is the actor of the changes Vigil makes itself: a detector
@@ -57,6 +60,10 @@ type EventDetail struct {
 	// the incident that took it, where it came from.
 	MergedInto string `json:"merged_into,omitempty"`
 	MergedFrom string `json:"merged_from,omitempty"`
+	// observation_moved: on the roll-up, where the observation went; on
+	// the incident that took it, where it came from.
+	MovedTo   string `json:"moved_to,omitempty"`
+	MovedFrom string `json:"moved_from,omitempty"`
 	// status_changed.
 	FromStatus     int     `json:"from_status,omitempty"`
 	ToStatus       int     `json:"to_status,omitempty"`

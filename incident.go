@@ -89,12 +89,25 @@ type Incident struct {
 	// Case work, absent when none: who works the incident, its tags.
 	Assignee *string  `json:"assignee,omitempty"`
 	Tags     []string `json:"tags,omitempty"`
+	// Rollup, on a roll-up only: the detection and window it gathers and
+	// its sources (GET /v1/incidents/{id}/sources lists them).
+	Rollup *Rollup `json:"rollup,omitempty"`
+	// RaisedBy, on an incident an entity's risk set apart from a
+	// roll-up: why.
+	RaisedBy *RaisedBy `json:"raised_by,omitempty"`
 
-	// Only in the single-incident response.
+	// Only in the single-incident response, each list at most
+	// MaxIncidentRefs long (node_count says how many nodes there are; a
+	// roll-up lists its heaviest sources first, each with its count).
 	Nodes        []Node           `json:"nodes,omitempty"`
 	Observations []ObservationRef `json:"observations,omitempty"`
 	History      []StatusChange   `json:"history,omitempty"`
 }
+
+// MaxIncidentRefs bounds the nodes and the observations that the
+// single-incident response lists: a roll-up of a million sources is
+// listed by pages of its sources instead.
+const MaxIncidentRefs = 1000
 
 // ObservationRef is the short form of an observation inside an incident.
 type ObservationRef struct {

@@ -38,6 +38,9 @@ type Node struct {
 	// observations to it; false: context); set only in the nodes of the
 	// single-incident response.
 	Key *bool `json:"key,omitempty"`
+	// Count is, for a source of a roll-up in its single-incident
+	// response, what it did there (RollupSource.Count).
+	Count int `json:"count,omitempty"`
 	// CreatedAt is when the org first named the node (first seen); filled
 	// by GetNode and ListNodes only.
 	CreatedAt time.Time `json:"-"`

@@ -2,6 +2,7 @@ package vigil
 
 import (
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,8 +25,17 @@ type EnrichmentSettings struct {
 	// app-layer events ("SURICATA …" signatures) to alerts that open
 	// incidents; by default they are capture noise and stay searchable
 	// artifacts only.
-	SuricataEngineEvents bool      `json:"suricata_engine_events"`
-	UpdatedAt            time.Time `json:"updated_at"`
+	SuricataEngineEvents bool `json:"suricata_engine_events"`
+	// Roll-ups and entity risk (RollupPolicy): how many distinct sources
+	// of one detection within how many minutes roll up (0: never), which
+	// severities, and the risk and distinct detections within 24 h at
+	// which a source stands apart.
+	RollupThreshold     int       `json:"rollup_threshold"`
+	RollupWindowMinutes int       `json:"rollup_window_minutes"`
+	RollupSeverities    []string  `json:"rollup_severities"`
+	RiskThreshold       int       `json:"risk_threshold"`
+	RiskDetections      int       `json:"risk_detections"`
+	UpdatedAt           time.Time `json:"updated_at"`
 }
 
 // Ranges of the numeric settings, checked on PUT: rate_limit is look-ups
@@ -48,7 +58,18 @@ func DefaultEnrichmentSettings() EnrichmentSettings {
 			"10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16",
 			"fc00::/7", "127.0.0.0/8", "::1/128",
 		},
+		RollupThreshold:     DefaultRollupThreshold,
+		RollupWindowMinutes: DefaultRollupWindowMinutes,
+		RollupSeverities:    DefaultRollupSeverities(),
+		RiskThreshold:       DefaultRiskThreshold,
+		RiskDetections:      DefaultRiskDetections,
 	}
+}
+
+// RollupPolicy returns the org's roll-up and risk settings.
+func (s *EnrichmentSettings) RollupPolicy() RollupPolicy {
+	return RollupPolicy{Threshold: s.RollupThreshold, Window: time.Duration(s.RollupWindowMinutes) * time.Minute,
+		Severities: slices.Clone(s.RollupSeverities), RiskThreshold: s.RiskThreshold, RiskDetections: s.RiskDetections}
 }
 
 // InternalPrefixes returns the org's internal_networks as prefixes,

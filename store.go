@@ -152,6 +152,10 @@ type TriageStore interface {
 	// into another takes no status: ECONFLICT naming the other
 	// (MergedIncident).
 	SetIncidentStatus(ctx context.Context, org, id string, status int, actor string, now time.Time) (*Incident, error)
+	// RollupSources returns a page of the sources of roll-up incident id,
+	// heaviest first (ties by node id), and how many it has; ENOTFOUND if
+	// org has no roll-up with id.
+	RollupSources(ctx context.Context, org, id string, p Page) ([]RollupSource, int, error)
 }
 
 // HistoryStore reads the events of incidents: each incident's history,
@@ -348,6 +352,13 @@ func (r SignalRetention) From(detector string) time.Time {
 		}
 	}
 	return from
+}
+
+// EntityRiskBefore is the time before which entity risk is forgotten:
+// a week before Before, the longest a roll-up's window may be (its
+// detection's findings within the window tell whether it forms).
+func (r SignalRetention) EntityRiskBefore() time.Time {
+	return r.Before.Add(-time.Duration(MaxRollupWindowMinutes) * time.Minute)
 }
 
 // Prefixes returns Longer's prefixes, sorted.

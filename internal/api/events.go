@@ -36,7 +36,8 @@ const (
 // types= may select.
 var streamTypes = []string{vigil.EventCreated, vigil.EventGrew, vigil.EventMerged, vigil.EventStatusChanged,
 	vigil.EventClassified, vigil.EventAssigned, vigil.EventTagged, vigil.EventCommented,
-	vigil.EventCommentEdited, vigil.EventCommentDeleted, vigil.EventObservationUpdated, vigil.EventObservationDeleted}
+	vigil.EventCommentEdited, vigil.EventCommentDeleted, vigil.EventObservationUpdated, vigil.EventObservationDeleted,
+	vigil.EventObservationMoved}
 
 // streamEvents serves GET /v1/events: the org's incident events as
 // server-sent events, each with its stream position as id, from the

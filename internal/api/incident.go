@@ -159,10 +159,24 @@ func (s *Server) incidentHistory(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
+// rollupSources serves GET /v1/incidents/{id}/sources, an addition to the
+// contract: a page of a roll-up's sources, heaviest first, each with its
+// count; 404 when the incident is none of the org's roll-ups.
+func (s *Server) rollupSources(w http.ResponseWriter, r *http.Request) {
+	id, err := incidentID(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	servePage(s, w, r, "sources", "Roll-up sources retrieved successfully", func(ctx context.Context, org string, p vigil.Page) ([]vigil.RollupSource, int, error) {
+		return s.store.RollupSources(ctx, org, id, p)
+	})
+}
+
 // The parts of an incident, a page at a time (additions to the contract):
-// the single-incident response carries every node and observation (the
-// short form) and no artifact, which an incident of thousands cannot
-// show whole.
+// the single-incident response carries at most 1000 nodes and
+// observations (the short form) and no artifact, which an incident of
+// thousands cannot show whole.
 
 func (s *Server) incidentObservations(w http.ResponseWriter, r *http.Request) {
 	id, err := incidentID(r)

@@ -75,6 +75,7 @@ var extensionRoutes = []struct {
 	{"GET", "/v1/incidents/:id/observations", "observations:read", "incidents:read"},
 	{"GET", "/v1/incidents/:id/nodes", "incidents:read", "observations:read"},
 	{"GET", "/v1/incidents/:id/artifacts", "signals:read", "incidents:read"},
+	{"GET", "/v1/incidents/:id/sources", "incidents:read", "signals:read"},
 	{"GET", "/v1/detection-rules", "signals:read", "observations:read"},
 	{"POST", "/v1/detection-rules", "signals:write", "signals:read"},
 	{"GET", "/v1/detection-rules/:id", "signals:read", "incidents:read"},
@@ -896,6 +897,7 @@ func TestOpenAPIConformance(t *testing.T) {
 	o.call("GET", "/v1/incidents/not-a-uuid/history", admin, nil, http.StatusBadRequest)
 	o.call("GET", "/v1/incidents/"+oasMissingID+"/history", admin, nil, http.StatusNotFound)
 	o.call("GET", "/v1/incidents/"+incID+"/history", other, nil, http.StatusNotFound)
+	oasRollup(t, o)
 	// Case work: assignee, tags, comments.
 	caseUpd := o.ok("PUT", "/v1/incidents/"+incID, admin, map[string]any{"assignee": "bob@example.org", "tags": []string{"vip", "c2"}}, http.StatusOK)
 	if d := caseUpd.data(); d["assignee"] != "bob@example.org" || len(d["tags"].([]any)) != 2 || d["history"] == nil {
@@ -1437,3 +1439,40 @@ func (oasDown) Name() string                { return "queue" }
 
 // oasBodyLimit is the body limit the API promises (413 above it).
 const oasBodyLimit = 10 << 20
+
+// oasRollup checks a roll-up's responses against the document: a server
+// with detection on (its own, the documented coverage shared with o)
+// rolls up alerts of one signature from three scanners, and one of them
+// then stands apart.
+func oasRollup(t *testing.T, o *oas) {
+	de := newDetectingEnv(t)
+	od := newOAS(t, de)
+	od.seen = o.seen
+	tok := de.token("org-a", "admin")
+	od.ok("PUT", "/v1/enrichment-settings", tok, map[string]any{"rollup_threshold": 3}, http.StatusOK)
+	now := time.Now().UTC().Truncate(time.Second)
+	for i := 1; i <= 3; i++ {
+		postArtifacts(t, de, tok, eveAlert(now.Add(time.Duration(i)*time.Second), fmt.Sprint("198.51.100.", i), sshScanSID, sshScanSig, reconCat, 2))
+	}
+	var id string
+	for k := range openIncidents(t, de, tok) {
+		id = k
+	}
+	od.call("GET", "/v1/incidents?limit=10", tok, nil, http.StatusOK)
+	if r := od.call("GET", "/v1/incidents/"+id, tok, nil, http.StatusOK); r.data()["rollup"] == nil {
+		t.Fatalf("no roll-up: %s", r.Raw)
+	}
+	od.call("GET", "/v1/incidents/"+id+"/sources?limit=2", tok, nil, http.StatusOK)
+	od.badQuery("/v1/incidents/"+id+"/sources", tok, "limit", "0", true)
+	od.call("GET", "/v1/incidents/not-a-uuid/sources", tok, nil, http.StatusBadRequest)
+	od.call("GET", "/v1/incidents/"+oasMissingID+"/sources", tok, nil, http.StatusNotFound)
+	var bf []map[string]any
+	for k := range 6 {
+		bf = append(bf, failedPassword(now.Add(time.Duration(10+k)*time.Second), "198.51.100.1", 4242))
+	}
+	postArtifacts(t, de, tok, bf...)
+	for k := range openIncidents(t, de, tok) {
+		od.call("GET", "/v1/incidents/"+k, tok, nil, http.StatusOK)
+		od.call("GET", "/v1/incidents/"+k+"/history?limit=100", tok, nil, http.StatusOK)
+	}
+}

@@ -129,6 +129,8 @@ var additions = []endpoint{
 	{"GET", "/incidents/{id}/observations", "observations:read", 200, withIncident("/observations", nil)},
 	{"GET", "/incidents/{id}/nodes", "incidents:read", 200, withIncident("/nodes", nil)},
 	{"GET", "/incidents/{id}/artifacts", "signals:read", 200, withIncident("/artifacts", nil)},
+	// A plain incident is no roll-up: 404 once the permission passed.
+	{"GET", "/incidents/{id}/sources", "incidents:read", 404, withIncident("/sources", nil)},
 	{"PUT", "/incidents/{id}", "incidents:write", 200, withIncident("", map[string]any{"tags": []string{"vip"}})},
 	{"GET", "/incidents/{id}/comments", "incidents:read", 200, withIncident("/comments", nil)},
 	{"POST", "/incidents/{id}/comments", "incidents:write", 201, withIncident("/comments", map[string]any{"body": "seen"})},

@@ -150,11 +150,21 @@ type Server struct {
 	rejected prometheus.Counter
 }
 
+// policies is where the API's correlations read each org's roll-up and
+// risk settings: the workers' cache when this process runs them, else the
+// store.
+func policies(cfg Config) correlate.Policies {
+	if p, ok := cfg.Screens.(correlate.Policies); ok {
+		return p
+	}
+	return correlate.StoredPolicies(cfg.Store)
+}
+
 // New returns a Server with every route registered.
 func New(cfg Config) *Server {
 	s := &Server{
 		store:          cfg.Store,
-		engine:         correlate.NewEngine(cfg.Store, rules.NewClassifier(cfg.Store), cfg.Correlation),
+		engine:         correlate.NewEngine(cfg.Store, rules.NewClassifier(cfg.Store), cfg.Correlation).WithPolicies(policies(cfg)),
 		verifier:       cfg.Verifier,
 		ingest:         cfg.Ingester,
 		screens:        cfg.Screens,
@@ -297,6 +307,7 @@ func (s *Server) routeTable() []route {
 		{"GET", "/incidents/{id}/artifacts", vigil.PermSignalsRead, s.incidentArtifacts},
 		// Case work: additions to the contract (docs/api.md, Case work).
 		{"GET", "/incidents/{id}/history", vigil.PermIncidentsRead, s.incidentHistory},
+		{"GET", "/incidents/{id}/sources", vigil.PermIncidentsRead, s.rollupSources},
 		{"PUT", "/incidents/{id}", vigil.PermIncidentsWrite, s.updateIncidentCase},
 		{"GET", "/incidents/{id}/comments", vigil.PermIncidentsRead, s.listComments},
 		{"POST", "/incidents/{id}/comments", vigil.PermIncidentsWrite, s.createComment},

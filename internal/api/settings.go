@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
+	"slices"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -20,6 +21,13 @@ type settingsBody struct {
 	// whether Suricata's own decoder, stream and app-layer events open
 	// incidents (docs/detections.md).
 	SuricataEngineEvents *bool `json:"suricata_engine_events"`
+	// Roll-ups and entity risk, additions too (docs/detections.md,
+	// "Roll-ups and entity risk").
+	RollupThreshold     *int      `json:"rollup_threshold"`
+	RollupWindowMinutes *int      `json:"rollup_window_minutes"`
+	RollupSeverities    *[]string `json:"rollup_severities"`
+	RiskThreshold       *int      `json:"risk_threshold"`
+	RiskDetections      *int      `json:"risk_detections"`
 }
 
 // maxInternalNetworks bounds the CIDR list of one org.
@@ -29,11 +37,40 @@ const maxInternalNetworks = 1000
 func (b *settingsBody) merge(set *vigil.EnrichmentSettings) error {
 	var issues []vigil.FieldIssue
 	bad := func(f, i string) { issues = append(issues, vigil.FieldIssue{Field: f, Issue: i}) }
-	if b.RateLimit != nil && (*b.RateLimit < 0 || *b.RateLimit > vigil.MaxRateLimit) {
-		bad("rate_limit", "must be between 0 and 100000")
+	ints := []struct {
+		field    string
+		v        *int
+		min, max int
+		issue    string
+		dst      *int
+	}{
+		{"rate_limit", b.RateLimit, 0, vigil.MaxRateLimit, "must be between 0 and 100000", &set.RateLimit},
+		{"cache_ttl_hours", b.CacheTTLHours, 0, vigil.MaxCacheTTLHours, "must be between 0 and 8760", &set.CacheTTLHours},
+		{"rollup_threshold", b.RollupThreshold, 0, vigil.MaxRollupThreshold, "must be 0 (roll-ups off) or between 2 and 1000000", &set.RollupThreshold},
+		{"rollup_window_minutes", b.RollupWindowMinutes, 1, vigil.MaxRollupWindowMinutes, "must be between 1 and 10080 (7 days)", &set.RollupWindowMinutes},
+		{"risk_threshold", b.RiskThreshold, 1, vigil.MaxRiskThreshold, "must be between 1 and 1000000", &set.RiskThreshold},
+		{"risk_detections", b.RiskDetections, 2, vigil.MaxRiskDetections, "must be between 2 and 100", &set.RiskDetections},
 	}
-	if b.CacheTTLHours != nil && (*b.CacheTTLHours < 0 || *b.CacheTTLHours > vigil.MaxCacheTTLHours) {
-		bad("cache_ttl_hours", "must be between 0 and 8760")
+	for _, f := range ints {
+		if f.v != nil && (*f.v < f.min || *f.v > f.max || f.field == "rollup_threshold" && *f.v == 1) {
+			bad(f.field, f.issue)
+		}
+	}
+	var sevs []string
+	if b.RollupSeverities != nil {
+		if len(*b.RollupSeverities) > 4 {
+			bad("rollup_severities", "must have at most 4 items")
+		}
+		for i, v := range *b.RollupSeverities {
+			switch {
+			case !vigil.ValidSeverity(v):
+				bad(fmt.Sprintf("rollup_severities[%d]", i), "must be one of low, medium, high, critical")
+			case slices.Contains(sevs, v):
+				bad(fmt.Sprintf("rollup_severities[%d]", i), "must not repeat a severity")
+			default:
+				sevs = append(sevs, v)
+			}
+		}
 	}
 	var nets []string
 	if b.InternalNetworks != nil {
@@ -61,11 +98,13 @@ func (b *settingsBody) merge(set *vigil.EnrichmentSettings) error {
 			*f.dst = *f.src
 		}
 	}
-	if b.RateLimit != nil {
-		set.RateLimit = *b.RateLimit
+	for _, f := range ints {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
 	}
-	if b.CacheTTLHours != nil {
-		set.CacheTTLHours = *b.CacheTTLHours
+	if b.RollupSeverities != nil {
+		set.RollupSeverities = append([]string{}, sevs...)
 	}
 	if b.InternalNetworks != nil {
 		set.InternalNetworks = nets

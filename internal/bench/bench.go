@@ -261,6 +261,14 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	b.loadProblems(rep, want)
 	b.rep.Series = buildSeries(st, samples, t0, at)
+	rep.Flat = flatness(b.rep.Series[:min(len(b.rep.Series), int(rep.LoadSeconds)+1)])
+	if b.f.Files == "internet-edge" {
+		if rep.Incidents, err = b.countIncidents(ctx); err != nil {
+			b.problem("incidents not counted: %v", err)
+		} else if rep.Incidents.PlantedOwn < rep.Incidents.Planted {
+			b.problem("%d planted sources have no incident of their own: %v", rep.Incidents.Planted-rep.Incidents.PlantedOwn, rep.Incidents.Missing)
+		}
+	}
 
 	if b.f.StorageLimit {
 		// A store S cannot be measured in (a database that refuses the

@@ -80,6 +80,15 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 		}
 		args = append(args, listen...)
 	}
+	if b.f.Files == "internet-edge" {
+		// The feed that lists the planted threat-intel sources.
+		intel, err := edgeIntelArgs(dir)
+		if err != nil {
+			removeAll()
+			return nil, fmt.Errorf("embedded server: %w", err)
+		}
+		args = append(args, intel...)
+	}
 	if b.f.DatabaseURL != "" {
 		args = append(args, "--database-url", b.f.DatabaseURL)
 	}

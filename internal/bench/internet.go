@@ -23,51 +23,80 @@ const internetPopulation = 1_000_000
 // twice). The resolver's clients are 500 internal addresses.
 func internetLines(n int, now time.Time, unique bool) []line {
 	r := rand.New(rand.NewPCG(13, 17))
-	zipf := rand.NewZipf(r, 1.1, 1, internetPopulation-1)
-	pick := func(xs ...string) string { return xs[r.IntN(len(xs))] }
-	seq := 0
-	public := func() string {
-		var i uint64
-		if unique {
-			i = uint64(seq)
-			seq++
-		} else {
-			i = zipf.Uint64()
-		}
-		return publicAddr(i)
-	}
-	internal := func() string { return fmt.Sprintf("10.1.%d.%d", r.IntN(2), 2+r.IntN(250)) }
-	users := []string{"root", "admin", "ubuntu", "user", "test", "oracle", "postgres", "git", "pi", "deploy", "ftpuser", "guest"}
-	ports := []string{"22", "23", "80", "443", "445", "1433", "3306", "3389", "5900", "6379", "8080", "8443", "9200", "27017"}
-	zones := []string{"example.com", "example.org", "cdn.example.net", "updates.vendor.example", "api.example.io", "mail.example.com"}
+	g := newInternetGen(r, unique)
 	out := make([]line, 0, n)
 	for range n {
 		t := now.Add(-time.Duration(r.IntN(3600)) * time.Second)
-		sys := t.Format(time.Stamp)
-		var l line
 		switch k := r.IntN(100); {
 		case k < 46:
-			l.Source = "firewall"
-			l.Raw = fmt.Sprintf("%s edge-01 kernel: [%d.%06d] [UFW BLOCK] IN=eth0 OUT= MAC=52:54:00:12:34:56:52:54:00:65:43:21:08:00 SRC=%s DST=203.0.113.10 LEN=44 TOS=0x00 PREC=0x00 TTL=%d ID=%d PROTO=TCP SPT=%d DPT=%s WINDOW=1024 RES=0x00 SYN URGP=0",
-				sys, r.IntN(900000), r.IntN(1000000), public(), 30+r.IntN(220), r.IntN(65535), 1024+r.IntN(64000), pick(ports...))
+			out = append(out, g.block(t, g.public()))
 		case k < 82:
-			l.Source = "dns"
-			name := pick("www.", "api.", "static.", "login.", "img.") + pick(zones...)
-			l.Raw = fmt.Sprintf("%s ns1 named[%d]: client @0x7f3c2c0a8b60 %s#%d (%s): query: %s IN %s +E(0)K (10.1.0.53)",
-				sys, 900+r.IntN(50), internal(), 1024+r.IntN(60000), name, name, pick("A", "AAAA", "HTTPS"))
+			out = append(out, g.query(t))
 		default:
-			l.Source = "auth"
-			user := pick(users...)
-			invalid := ""
-			if user != "root" && r.IntN(2) == 0 {
-				invalid = "invalid user "
-			}
-			l.Raw = fmt.Sprintf("%s edge-01 sshd[%d]: Failed password for %s%s from %s port %d ssh2",
-				sys, 1000+r.IntN(30000), invalid, user, public(), 1024+r.IntN(64000))
+			out = append(out, g.failed(t, g.public()))
 		}
-		out = append(out, l)
 	}
 	return out
+}
+
+// internetGen writes the lines of an internet-facing host: UFW blocks and
+// failed sshd logins from public sources, BIND queries of internal
+// clients.
+type internetGen struct {
+	r      *rand.Rand
+	zipf   *rand.Zipf
+	unique bool
+	seq    uint64
+}
+
+func newInternetGen(r *rand.Rand, unique bool) *internetGen {
+	return &internetGen{r: r, zipf: rand.NewZipf(r, 1.1, 1, internetPopulation-1), unique: unique}
+}
+
+func (g *internetGen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
+
+// public returns the next public source: new on every call when unique,
+// else drawn from the Zipf population.
+func (g *internetGen) public() string {
+	if g.unique {
+		g.seq++
+		return publicAddr(g.seq - 1)
+	}
+	return publicAddr(g.zipf.Uint64())
+}
+
+var (
+	internetUsers = []string{"root", "admin", "ubuntu", "user", "test", "oracle", "postgres", "git", "pi", "deploy", "ftpuser", "guest"}
+	internetPorts = []string{"22", "23", "80", "443", "445", "1433", "3306", "3389", "5900", "6379", "8080", "8443", "9200", "27017"}
+	internetZones = []string{"example.com", "example.org", "cdn.example.net", "updates.vendor.example", "api.example.io", "mail.example.com"}
+)
+
+// block is UFW's line of a blocked SYN from src at t.
+func (g *internetGen) block(t time.Time, src string) line {
+	r := g.r
+	return line{Source: "firewall", Raw: fmt.Sprintf("%s edge-01 kernel: [%d.%06d] [UFW BLOCK] IN=eth0 OUT= MAC=52:54:00:12:34:56:52:54:00:65:43:21:08:00 SRC=%s DST=203.0.113.10 LEN=44 TOS=0x00 PREC=0x00 TTL=%d ID=%d PROTO=TCP SPT=%d DPT=%s WINDOW=1024 RES=0x00 SYN URGP=0",
+		t.Format(time.Stamp), r.IntN(900000), r.IntN(1000000), src, 30+r.IntN(220), r.IntN(65535), 1024+r.IntN(64000), g.pick(internetPorts...))}
+}
+
+// query is BIND's query-log line of an internal client at t.
+func (g *internetGen) query(t time.Time) line {
+	r := g.r
+	name := g.pick("www.", "api.", "static.", "login.", "img.") + g.pick(internetZones...)
+	client := fmt.Sprintf("10.1.%d.%d", r.IntN(2), 2+r.IntN(250))
+	return line{Source: "dns", Raw: fmt.Sprintf("%s ns1 named[%d]: client @0x7f3c2c0a8b60 %s#%d (%s): query: %s IN %s +E(0)K (10.1.0.53)",
+		t.Format(time.Stamp), 900+r.IntN(50), client, 1024+r.IntN(60000), name, name, g.pick("A", "AAAA", "HTTPS"))}
+}
+
+// failed is sshd's line of a failed password from src at t.
+func (g *internetGen) failed(t time.Time, src string) line {
+	r := g.r
+	user := g.pick(internetUsers...)
+	invalid := ""
+	if user != "root" && r.IntN(2) == 0 {
+		invalid = "invalid user "
+	}
+	return line{Source: "auth", Raw: fmt.Sprintf("%s edge-01 sshd[%d]: Failed password for %s%s from %s port %d ssh2",
+		t.Format(time.Stamp), 1000+r.IntN(30000), invalid, user, src, 1024+r.IntN(64000))}
 }
 
 // publicAddr is the i-th address of a population spread over 11.0.0.0/8
@@ -79,19 +108,19 @@ func publicAddr(i uint64) string {
 	return fmt.Sprintf("%d.%d.%d.%d", a>>24, a>>16&255, a>>8&255, a&255)
 }
 
-// renumber returns a body of the internet-unique mix as the round-th
-// pass over the lines sends it: from the second pass on, the public
-// addresses of blocks and failed logins move from 11.0.0.0/8 to another
-// /8 of two digits (12 to 99, all public), so that they stay new for 89
-// passes (17.8 M lines) instead of repeating after 200,000, when a fast
-// run would make every address of the mix a brute force. Other mixes,
-// and every mix sent --via syslog-tcp (its frames are built once), are
-// sent as they are. owned says body is the caller's own copy, then
-// edited in place (the new octet has as many digits as 11): the bench's
-// clients share the embedded server's heap, and more copies of every
-// body were garbage the server's collector paid for.
+// renumber returns a body of the internet-unique or internet-edge mix as
+// the round-th pass over the lines sends it: from the second pass on, the
+// public addresses of blocks, failed logins and alerts move from
+// 11.0.0.0/8 to another /8 of two digits (12 to 99, all public), so that
+// they stay new for 89 passes (17.8 M lines) instead of repeating after
+// 200,000, when a fast run would make every address of the mix a brute
+// force. Other mixes, and every mix sent --via syslog-tcp (its frames are
+// built once), are sent as they are. owned says body is the caller's own
+// copy, then edited in place (the new octet has as many digits as 11):
+// the bench's clients share the embedded server's heap, and more copies
+// of every body were garbage the server's collector paid for.
 func (b *bench) renumber(body []byte, round int, owned bool) []byte {
-	if b.f.Files != "internet-unique" || round%89 == 0 {
+	if (b.f.Files != "internet-unique" && b.f.Files != "internet-edge") || round%89 == 0 {
 		return body
 	}
 	b.renumbered.Store(true)
@@ -99,7 +128,8 @@ func (b *bench) renumber(body []byte, round int, owned bool) []byte {
 		body = bytes.Clone(body)
 	}
 	octet := strconv.Itoa(11 + round%89)
-	for _, p := range [][]byte{[]byte("SRC=11."), []byte("from 11.")} {
+	// The EVE alerts' source is a JSON string within the body's JSON.
+	for _, p := range [][]byte{[]byte("SRC=11."), []byte("from 11."), []byte(`src_ip\":\"11.`)} {
 		for at := 0; ; {
 			j := bytes.Index(body[at:], p)
 			if j < 0 {

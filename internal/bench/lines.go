@@ -87,6 +87,8 @@ func linesOf(files string, now time.Time) ([]line, []string, error) {
 		}
 		ls, err := windowsLines(filepath.Join(dir, "windows", "evtx"))
 		return ls, []string{"windows (the records of ../shared/datasets/windows/evtx)"}, err
+	case files == "internet-edge":
+		return edgeLines(internetLineCount, now), []string{files}, nil
 	case files == "":
 		dir := findDatasets()
 		if dir == "" {

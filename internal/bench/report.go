@@ -105,6 +105,11 @@ type LoadReport struct {
 	StageBatches     map[string]float64 `json:"stage_batches"`
 	// Webhook is what became of the deliveries to --webhook.
 	Webhook *WebhookReport `json:"webhook,omitempty"`
+	// Flat compares the first and last five minutes of a run of ten
+	// minutes or more.
+	Flat *FlatReport `json:"flat,omitempty"`
+	// Incidents is what the internet-edge mix made of incidents.
+	Incidents *IncidentsReport `json:"incidents,omitempty"`
 }
 
 // WebhookReport counts the deliveries of the --webhook subscription when
@@ -304,6 +309,16 @@ func (b *bench) writeText(w io.Writer) {
 			p("  searchable      NOT ALL: total %d, expected %d", l.TotalAfter, l.TotalBefore+l.Accepted)
 		}
 		p("  end-to-end      %.0f artifacts/s (accepted / first POST → all searchable)", l.E2ERate)
+		if f := l.Flat; f != nil {
+			p("  flat            first five minutes %.0f/s acked, last five %.0f/s: %.1f %%", f.FirstFiveRate, f.LastFiveRate, 100*f.Ratio)
+		}
+		if i := l.Incidents; i != nil {
+			p("  incidents       %d in the queue (%d roll-ups; %d more merged into them)", i.Incidents, i.Rollups, i.Merged)
+			p("  planted         %d of %d sources that did worse have an incident of their own", i.PlantedOwn, i.Planted)
+			for _, m := range i.Missing {
+				p("    without one:  %s", m)
+			}
+		}
 		p("  server RSS      max %s, end %s (Go heap in use: max %s)", mib(l.RSSMaxBytes), mib(l.RSSEndBytes), mib(l.HeapMaxBytes))
 		p("  server CPU      %.1f s = %.2f cores over the run, %.0f artifacts per CPU-second", l.CPUSeconds, l.CPUSeconds/math.Max(l.SearchableSecs, 1e-9), l.ArtifactsPerCPUs)
 		p("  host CPU        %.2f of %d cores busy over the run, %.2f of them other processes; load average %s at the start, %s at the end",

@@ -136,6 +136,11 @@ func describeEvent(e vigil.IncidentEvent) string {
 		return "edited one of its observations"
 	case vigil.EventObservationDeleted:
 		return fmt.Sprintf("deleted one of its observations, leaving %d artifacts", e.ArtifactCount)
+	case vigil.EventObservationMoved:
+		if d.MovedTo != "" {
+			return "an observation left for incident " + d.MovedTo + ", its source's own"
+		}
+		return "took an observation from roll-up " + d.MovedFrom
 	}
 	return e.Type
 }

@@ -39,9 +39,14 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 		}
 	}
 	locks := detectionKeys(ds)
+	pol, err := e.policyOf(ctx, org)
+	if err != nil {
+		return nil, fmt.Errorf("detect: %w", err)
+	}
 	var out []Recorded
-	err := e.store.Correlate(ctx, org, func(tx Tx) error {
+	err = e.store.Correlate(ctx, org, func(tx Tx) error {
 		out = out[:0]
+		rb := newRollupBatch()
 		if err := tx.LockDetections(ctx, locks); err != nil {
 			return err
 		}
@@ -52,13 +57,16 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 				}
 				continue
 			}
-			id, err := e.detect(ctx, tx, d)
+			id, err := e.detect(ctx, tx, rb, d, pol)
 			if err != nil {
 				return err
 			}
 			if id != "" {
 				out = append(out, Recorded{ObservationID: id})
 			}
+		}
+		if err := rb.flush(ctx, tx, e.now()); err != nil {
+			return err
 		}
 		if len(out) == 0 {
 			return nil
@@ -112,7 +120,7 @@ func detectionKeys(ds []*vigil.Detection) []DetectionKey {
 
 // detect evaluates one detection and returns the observation it recorded
 // or grew, if any.
-func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string, error) {
+func (e *Engine) detect(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, pol vigil.RollupPolicy) (string, error) {
 	k := DetectionKey{d.Detector, d.Key}
 	fresh, err := record(ctx, tx, k, d.Signals)
 	if err != nil || len(fresh) == 0 {
@@ -144,7 +152,7 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 	}
 	now := e.now()
 	if b := activeBurst(bursts, nanos(since)); b != nil {
-		return b.ObservationID, e.grow(ctx, tx, d, b, fresh, since, newest, now)
+		return b.ObservationID, e.grow(ctx, tx, rb, d, b, fresh, since, newest, now, pol)
 	}
 	// Signals of an earlier burst (its incident closed since) stay out:
 	// the next burst counts only what came after it.
@@ -171,7 +179,7 @@ func (e *Engine) detect(ctx context.Context, tx Tx, d *vigil.Detection) (string,
 		}
 		st = summarize(newestSigs)
 	}
-	return e.fire(ctx, tx, d, st, from, to, now)
+	return e.fire(ctx, tx, rb, d, st, from, to, now, pol)
 }
 
 // record records the signals of k, the lines of a unit counting once,
@@ -259,7 +267,7 @@ func activeBurst(bursts []Burst, since int64) *Burst {
 
 // fire records the observation of a burst that fired over [from, to],
 // with every signal in it so far, and correlates it.
-func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.WindowState, from, to int64, now time.Time) (string, error) {
+func (e *Engine) fire(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, st vigil.WindowState, from, to int64, now time.Time, pol vigil.RollupPolicy) (string, error) {
 	k := DetectionKey{d.Detector, d.Key}
 	window, err := tx.WindowSignals(ctx, k, from, to, vigil.MaxObservationArtifacts)
 	if err != nil {
@@ -274,14 +282,18 @@ func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.W
 	if err != nil {
 		return "", err
 	}
-	keys := map[string]bool{}
+	keys, fresh := map[string]bool{}, map[string]bool{}
 	for i, n := range nodes {
 		o.NodeIDs = append(o.NodeIDs, n.ID)
 		if refs[i].Key {
 			keys[n.ID] = true
 		}
+		if !n.CreatedAt.IsZero() {
+			fresh[n.ID] = true
+		}
 	}
-	if err := e.correlate(ctx, tx, o, keys, f.Title, by{actor: vigil.ActorSystem, via: d.Detector}); err != nil {
+	src := &source{detector: d.Detector, finding: f, fresh: fresh}
+	if err := e.correlate(ctx, tx, rb, o, keys, f.Title, by{actor: vigil.ActorSystem, via: d.Detector}, src, pol); err != nil {
 		return "", err
 	}
 	return o.ID, tx.StartBurst(ctx, Burst{DetectionKey: k, ObservationID: o.ID, First: from, Last: to, Signals: st.Count})
@@ -289,10 +301,13 @@ func (e *Engine) fire(ctx context.Context, tx Tx, d *vigil.Detection, st vigil.W
 
 // grow adds fresh signals to active burst b: their artifacts and nodes
 // join its observation and incident (a key node that is a hub joins as
-// context only), and the observation is described again. Its members are
-// those of the last Span (at most maxGrowScan signals); its count
-// is the burst's running total; its severity never drops as it grows.
-func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, fresh []vigil.Signal, since, newest, now time.Time) error {
+// context only, and every node of a roll-up is context, its source's
+// count growing by the artifacts), and the observation is described
+// again. Its members are those of the last Span (at most maxGrowScan
+// signals); its count is the burst's running total; its severity never
+// drops as it grows, and when it rises the risk it adds is counted again
+// (a source that stands apart then leaves its roll-ups).
+func (e *Engine) grow(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, b *Burst, fresh []vigil.Signal, since, newest, now time.Time, pol vigil.RollupPolicy) error {
 	sigs, err := tx.NewestSignals(ctx, b.DetectionKey, max(b.First, nanos(since)), max(nanos(newest), b.Last), maxGrowScan)
 	if err != nil {
 		return err
@@ -318,8 +333,10 @@ func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, 
 			keys[n.ID] = true
 		}
 	}
-	if err := e.dropHubs(ctx, tx, keys, sortedKeys(keys)); err != nil {
-		return err
+	if !b.Rollup {
+		if err := e.dropHubs(ctx, tx, keys, sortedKeys(keys)); err != nil {
+			return err
+		}
 	}
 	// The key nodes join the incident: wait for any correlation on them
 	// in flight, as Record does.
@@ -329,14 +346,36 @@ func (e *Engine) grow(ctx context.Context, tx Tx, d *vigil.Detection, b *Burst, 
 	// Its title stays the one it fired with (a growing burst must not
 	// rename its incident at every batch); its rank follows its severity.
 	sev := vigil.MaxSeverity(b.Severity, f.Severity)
-	if err := tx.GrowObservation(ctx, Growth{ObservationID: b.ObservationID, IncidentID: b.IncidentID,
-		NodeIDs: nodeIDs, Keys: keys, ArtifactIDs: artifactIDs, Description: f.Description,
-		Severity: sev, TitleRank: vigil.TitleRank(sev, f.Specificity), Now: now}); err != nil {
+	nodesAdded, artsAdded, err := tx.GrowObservation(ctx, Growth{ObservationID: b.ObservationID, IncidentID: b.IncidentID,
+		NodeIDs: nodeIDs, Keys: keys, Context: b.Rollup, ArtifactIDs: artifactIDs, Description: f.Description,
+		Severity: sev, TitleRank: vigil.TitleRank(sev, f.Specificity), Now: now})
+	if err != nil {
 		return err
 	}
-	grew := by{actor: vigil.ActorSystem, via: d.Detector}.event(vigil.EventGrew, b.IncidentID, now, vigil.EventDetail{ObservationID: b.ObservationID})
-	if err := tx.RecordEvent(ctx, grew); err != nil {
+	who := by{actor: vigil.ActorSystem, via: d.Detector}
+	if b.Rollup {
+		// Counted, refreshed and recorded once for the batch.
+		p, err := rb.of(ctx, tx, b.IncidentID)
+		if err != nil {
+			return err
+		}
+		if p != nil {
+			key := ""
+			if len(keys) == 1 {
+				key = sortedKeys(keys)[0]
+			}
+			if err := growRollup(ctx, tx, p, b.ObservationID, key, nodesAdded, artsAdded, who, now); err != nil {
+				return err
+			}
+		}
+	} else if err := tx.RecordEvent(ctx, who.event(vigil.EventGrew, b.IncidentID, now, vigil.EventDetail{ObservationID: b.ObservationID})); err != nil {
 		return err
+	}
+	if vigil.SeverityRank(sev) > vigil.SeverityRank(b.Severity) && len(keys) > 0 {
+		src := &source{detector: d.Detector, finding: f}
+		if err := e.reassess(ctx, tx, rb, b, keys, src, f.Title, sev, who, pol, now); err != nil {
+			return err
+		}
 	}
 	return tx.ExtendBurst(ctx, b.DetectionKey, b.ObservationID, max(b.Last, nanos(newest)), b.Signals+added)
 }

@@ -37,6 +37,33 @@ type Engine struct {
 	// tally counts detections' signals in memory until they may fire:
 	// the store's own (Tallied), when it has one.
 	tally *Tally
+	// policies gives each org's roll-up and risk settings (nil: the
+	// defaults).
+	policies Policies
+}
+
+// Policies gives each org's roll-up and risk settings.
+type Policies interface {
+	RollupPolicy(ctx context.Context, org string) (vigil.RollupPolicy, error)
+}
+
+// WithPolicies makes e read each org's roll-up and risk settings from p
+// instead of using the defaults.
+func (e *Engine) WithPolicies(p Policies) *Engine {
+	e.policies = p
+	return e
+}
+
+// policyOf returns org's roll-up and risk settings.
+func (e *Engine) policyOf(ctx context.Context, org string) (vigil.RollupPolicy, error) {
+	if e.policies == nil {
+		return vigil.DefaultRollupPolicy(), nil
+	}
+	p, err := e.policies.RollupPolicy(ctx, org)
+	if err != nil {
+		return p, fmt.Errorf("roll-up settings: %w", err)
+	}
+	return p, nil
 }
 
 // Tallied is a Store whose detection signals are counted in memory until
@@ -77,7 +104,11 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 	o.NodeIDs = vigil.Dedupe(o.NodeIDs)
 	o.ArtifactIDs = vigil.Dedupe(o.ArtifactIDs)
 	givenIDs, givenKeys := o.NodeIDs, o.KeyNodeIDs
-	err := e.store.Correlate(ctx, org, func(tx Tx) error {
+	pol, err := e.policyOf(ctx, org)
+	if err != nil {
+		return err
+	}
+	err = e.store.Correlate(ctx, org, func(tx Tx) error {
 		o.NodeIDs, o.KeyNodeIDs = givenIDs, givenKeys
 		if err := tx.CheckRefs(ctx, givenIDs, o.ArtifactIDs); err != nil {
 			return err
@@ -93,7 +124,11 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 			}
 			o.NodeIDs = vigil.AddNodes(slices.Clone(givenIDs), keys, nodes, o.Nodes)
 		}
-		if err := e.correlate(ctx, tx, o, keys, title, by{actor: vigil.ActorFrom(ctx)}); err != nil {
+		rb := newRollupBatch()
+		if err := e.correlate(ctx, tx, rb, o, keys, title, by{actor: vigil.ActorFrom(ctx)}, nil, pol); err != nil {
+			return err
+		}
+		if err := rb.flush(ctx, tx, o.CreatedAt); err != nil {
 			return err
 		}
 		return vigil.Audit(ctx, org, vigil.AuditObservation, o.ID, nil, o)
@@ -137,7 +172,7 @@ func (e *Engine) Update(ctx context.Context, org, id string, u vigil.Observation
 			return err
 		}
 		if o.IncidentID != "" {
-			if err := tx.RebuildIncident(ctx, o.IncidentID, now); err != nil {
+			if err := rebuild(ctx, tx, o.IncidentID, now); err != nil {
 				return err
 			}
 			if err := tx.RecordEvent(ctx, vigil.IncidentEvent{IncidentID: o.IncidentID, Type: vigil.EventObservationUpdated,
@@ -175,7 +210,7 @@ func (e *Engine) Delete(ctx context.Context, org, id string) error {
 			return nil
 		}
 		now := e.now()
-		if err := tx.RebuildIncident(ctx, incident, now); err != nil {
+		if err := rebuild(ctx, tx, incident, now); err != nil {
 			return err
 		}
 		return tx.RecordEvent(ctx, vigil.IncidentEvent{IncidentID: incident, Type: vigil.EventObservationDeleted,
@@ -185,6 +220,21 @@ func (e *Engine) Delete(ctx context.Context, org, id string) error {
 		return fmt.Errorf("delete observation: %w", err)
 	}
 	return e.classifyIncidents(ctx, org, []string{incident})
+}
+
+// rebuild recomputes incident from its observations, and a roll-up's
+// title from its sources counted again.
+func rebuild(ctx context.Context, tx Tx, incident string, now time.Time) error {
+	if err := tx.RebuildIncident(ctx, incident, now); err != nil {
+		return err
+	}
+	rb := newRollupBatch()
+	p, err := rb.of(ctx, tx, incident)
+	if err != nil || p == nil {
+		return err
+	}
+	p.dirty = true
+	return rb.flush(ctx, tx, now)
 }
 
 func (e *Engine) classifyIncidents(ctx context.Context, org string, ids []string) error {
@@ -207,26 +257,46 @@ func (b by) event(typ, incident string, now time.Time, d vigil.EventDetail) vigi
 	return vigil.IncidentEvent{IncidentID: incident, Type: typ, Actor: b.actor, Via: b.via, At: now, Detail: d}
 }
 
-// correlate inserts o and attaches it to an incident, in the order that
+// correlate inserts o and attaches it to an incident (what it does to
+// roll-ups pending in rb), in the order that
 // keeps concurrent correlations apart: lock the key nodes, drop the hubs,
-// insert, find the candidate incidents (locking them), then open, merge
-// and join; each incident it changes records what changed, by b.
-func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, keys map[string]bool, title string, b by) error {
+// insert, find the candidate incidents (locking them), add o's risk to its
+// key nodes, then roll up, or open, merge and join, then take the
+// observations of nodes that stand apart out of their roll-ups; each
+// incident it changes records what changed, by b. src is the detection
+// that fired o (nil: recorded through the API), pol the org's roll-up and
+// risk settings.
+func (e *Engine) correlate(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil.Observation, keys map[string]bool, title string, b by, src *source, pol vigil.RollupPolicy) error {
 	now := o.CreatedAt
 	ids := sortedKeys(keys)
 	if err := tx.LockKeys(ctx, ids); err != nil {
 		return err
 	}
-	if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
-		return err
+	// Key nodes the transaction created for o (a scanner seen for the
+	// first time) are keys of no incident yet: no hub, no candidate.
+	fresh := src.allFresh(keys)
+	if !fresh {
+		if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
+			return err
+		}
 	}
 	if err := tx.InsertObservation(ctx, o, vigil.TitleRank(o.Severity, o.Specificity), keys); err != nil {
 		return err
 	}
 	var candidates []Candidate
-	if len(keys) > 0 {
+	if len(keys) > 0 && !fresh {
 		var err error
 		if candidates, err = tx.OpenIncidents(ctx, sortedKeys(keys), now.Add(-e.policy.Window)); err != nil {
+			return err
+		}
+	}
+	risky, err := addRisk(ctx, tx, o, keys, src, pol)
+	if err != nil {
+		return err
+	}
+	if len(candidates) == 0 && len(risky) == 0 && rollsUp(o, keys, src, pol) {
+		done, err := e.rollUp(ctx, tx, rb, o, sortedKeys(keys)[0], src, b, pol)
+		if err != nil || done {
 			return err
 		}
 	}
@@ -271,6 +341,9 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, o *vigil.Observation, key
 	}
 	o.IncidentID = target
 	o.KeyNodeIDs = keyList(o.NodeIDs, keys)
+	if len(risky) > 0 {
+		return e.raise(ctx, tx, rb, o, target, risky, src, b, pol, len(candidates) == 0)
+	}
 	return nil
 }
 
@@ -312,4 +385,30 @@ func keyList(nodeIDs []string, keys map[string]bool) []string {
 		}
 	}
 	return out
+}
+
+// PolicyFunc is a Policies that is a function.
+type PolicyFunc func(ctx context.Context, org string) (vigil.RollupPolicy, error)
+
+// RollupPolicy returns f(ctx, org).
+func (f PolicyFunc) RollupPolicy(ctx context.Context, org string) (vigil.RollupPolicy, error) {
+	return f(ctx, org)
+}
+
+// SettingsReader reads an org's settings (a vigil.SettingsStore).
+type SettingsReader interface {
+	EnrichmentSettings(ctx context.Context, org string) (*vigil.EnrichmentSettings, error)
+}
+
+// StoredPolicies reads each org's roll-up and risk settings from s at
+// every correlation: for a process that correlates seldom (the API's
+// observations) and keeps no cache of them.
+func StoredPolicies(s SettingsReader) Policies {
+	return PolicyFunc(func(ctx context.Context, org string) (vigil.RollupPolicy, error) {
+		set, err := s.EnrichmentSettings(ctx, org)
+		if err != nil {
+			return vigil.RollupPolicy{}, err
+		}
+		return set.RollupPolicy(), nil
+	})
 }

@@ -25,6 +25,18 @@ type fakeTx struct {
 	inserted   []*vigil.Observation // as InsertObservation was given them
 	ranks      []int                // the ranks of every observation written
 	locked     *vigil.Observation   // what LockObservation returns
+
+	// Roll-ups and risk (rollup_test.go).
+	risk        []RiskEntry
+	rollups     map[string]*Rollup        // by incident
+	sources     map[string]map[string]int // incident → node → count
+	candidacies []Candidacy               // what RollupCandidates returns
+	left        map[string]int            // observations left in each incident TakeIntoRollup takes from
+	raised      map[string]vigil.RaisedBy // by incident
+	joinKeys    map[string]bool           // the keys JoinIncident was given
+	newNodes    map[string]bool           // values whose nodes UpsertNodes creates
+	growth      []Growth                  // as GrowObservation was given them
+	created     []NewIncident             // as CreateIncident was given them
 }
 
 func (f *fakeTx) call(format string, args ...any) {
@@ -35,11 +47,14 @@ func (f *fakeTx) CheckRefs(context.Context, []string, []string) error {
 	f.call("CheckRefs")
 	return nil
 }
-func (f *fakeTx) UpsertNodes(_ context.Context, refs []vigil.NodeRef, _ time.Time) ([]vigil.Node, error) {
+func (f *fakeTx) UpsertNodes(_ context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error) {
 	f.call("UpsertNodes")
 	out := make([]vigil.Node, len(refs))
 	for i, r := range refs {
 		out[i] = vigil.Node{ID: "node:" + r.Value, Type: r.Type, Value: r.Value}
+		if f.newNodes[r.Value] {
+			out[i].CreatedAt = now
+		}
 	}
 	return out, nil
 }
@@ -57,6 +72,7 @@ func (f *fakeTx) OpenIncidents(_ context.Context, keys []string, _ time.Time) ([
 }
 func (f *fakeTx) CreateIncident(_ context.Context, inc NewIncident) error {
 	f.call("CreateIncident %s", inc.Title)
+	f.created = append(f.created, inc)
 	return nil
 }
 func (f *fakeTx) MergeIncident(_ context.Context, from, into string, _ time.Time) error {
@@ -65,7 +81,11 @@ func (f *fakeTx) MergeIncident(_ context.Context, from, into string, _ time.Time
 }
 func (f *fakeTx) RecordEvent(_ context.Context, ev vigil.IncidentEvent) error {
 	d := ev.Detail
-	f.call("RecordEvent %s %s by %s/%s %s%s%s", ev.Type, ev.IncidentID, ev.Actor, ev.Via, d.ObservationID, d.MergedFrom, d.MergedInto)
+	moved := ""
+	if d.MovedTo != "" || d.MovedFrom != "" {
+		moved = " moved " + d.MovedFrom + ">" + d.MovedTo
+	}
+	f.call("RecordEvent %s %s by %s/%s %s%s%s%s", ev.Type, ev.IncidentID, ev.Actor, ev.Via, d.ObservationID, d.MergedFrom, d.MergedInto, moved)
 	return nil
 }
 func (f *fakeTx) RebuildIncident(_ context.Context, id string, _ time.Time) error {
@@ -79,9 +99,9 @@ func (f *fakeTx) InsertObservation(_ context.Context, o *vigil.Observation, rank
 	f.ranks = append(f.ranks, rank)
 	return nil
 }
-func (f *fakeTx) JoinIncident(_ context.Context, incident string, _ *vigil.Observation, _ map[string]bool, _ time.Time) error {
+func (f *fakeTx) JoinIncident(_ context.Context, incident string, _ *vigil.Observation, keys map[string]bool, _ time.Time) error {
 	f.call("JoinIncident")
-	f.joined = incident
+	f.joined, f.joinKeys = incident, keys
 	return nil
 }
 func (f *fakeTx) LockObservation(context.Context, string) (*vigil.Observation, error) {
@@ -96,10 +116,11 @@ func (f *fakeTx) UpdateObservation(_ context.Context, o *vigil.Observation, rank
 	return nil
 }
 func (f *fakeTx) DeleteObservation(context.Context, string) error { return nil }
-func (f *fakeTx) GrowObservation(_ context.Context, g Growth) error {
+func (f *fakeTx) GrowObservation(_ context.Context, g Growth) (int, int, error) {
 	f.call("GrowObservation %s %s", g.ObservationID, g.Severity)
+	f.growth = append(f.growth, g)
 	f.ranks = append(f.ranks, g.TitleRank)
-	return nil
+	return 0, len(g.ArtifactIDs), nil
 }
 func (f *fakeTx) ObservationIncidents(_ context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
@@ -172,7 +193,8 @@ type fakeStore struct{ tx *fakeTx }
 func (s fakeStore) Correlate(_ context.Context, _ string, fn func(Tx) error) error { return fn(s.tx) }
 
 func newFake() *fakeTx {
-	return &fakeTx{bursts: map[DetectionKey][]Burst{}, signals: map[DetectionKey][]vigil.Signal{}}
+	return &fakeTx{bursts: map[DetectionKey][]Burst{}, signals: map[DetectionKey][]vigil.Signal{},
+		rollups: map[string]*Rollup{}, sources: map[string]map[string]int{}, raised: map[string]vigil.RaisedBy{}, left: map[string]int{}}
 }
 
 // calls returns the primitives of the log, without their arguments.
@@ -197,7 +219,7 @@ func TestRecordJoinsTheOldestAndMergesTheRest(t *testing.T) {
 	if err := e.Record(vigil.WithActor(t.Context(), "ana"), "org", o, "title"); err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"CheckRefs", "LockKeys", "HubNodes", "InsertObservation", "OpenIncidents",
+	want := []string{"CheckRefs", "LockKeys", "HubNodes", "InsertObservation", "OpenIncidents", "AddRisk", "Risk", "AddRisk", "Risk",
 		"MergeIncident", "RecordEvent", "RecordEvent", "MergeIncident", "RecordEvent", "RecordEvent", "JoinIncident", "RecordEvent"}
 	if got := calls(tx.log); !slices.Equal(got, want) {
 		t.Fatalf("calls %v, want %v (lock the keys before reading anything of them)", tx.log, want)
@@ -205,12 +227,12 @@ func TestRecordJoinsTheOldestAndMergesTheRest(t *testing.T) {
 	if tx.log[1] != "LockKeys [hub k1 k2]" || tx.log[4] != "OpenIncidents [k1 k2]" {
 		t.Errorf("locks %q and candidates %q: want every key locked, in order, and the hub left out of the search", tx.log[1], tx.log[4])
 	}
-	if tx.log[5] != "MergeIncident b into a" || tx.log[8] != "MergeIncident c into a" || tx.joined != "a" || o.IncidentID != "a" {
-		t.Errorf("merges %v, joined %s: want b and c into a, the oldest (ties by id)", tx.log[5:9], tx.joined)
+	if tx.log[9] != "MergeIncident b into a" || tx.log[12] != "MergeIncident c into a" || tx.joined != "a" || o.IncidentID != "a" {
+		t.Errorf("merges %v, joined %s: want b and c into a, the oldest (ties by id)", tx.log[9:13], tx.joined)
 	}
 	// Each merge is in the history of both incidents, and the join in
 	// the target's, by the actor who posted the observation.
-	events := []string{tx.log[6], tx.log[7], tx.log[9], tx.log[10], tx.log[12]}
+	events := []string{tx.log[10], tx.log[11], tx.log[13], tx.log[14], tx.log[16]}
 	wantEvents := []string{"RecordEvent incident.merged b by ana/ a", "RecordEvent incident.merged a by ana/ b",
 		"RecordEvent incident.merged c by ana/ a", "RecordEvent incident.merged a by ana/ c", "RecordEvent incident.grew a by ana/ o"}
 	if !slices.Equal(events, wantEvents) {

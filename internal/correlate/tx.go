@@ -36,8 +36,9 @@ type Tx interface {
 	// org.
 	CheckRefs(ctx context.Context, nodeIDs, artifactIDs []string) error
 	// UpsertNodes returns the nodes named by refs, in their order,
-	// creating at now those the org does not have. A ref of an unknown
-	// type or without a value is EINVALID.
+	// creating at now those the org does not have: those have CreatedAt
+	// now, the others a zero CreatedAt. A ref of an unknown type or
+	// without a value is EINVALID.
 	UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time.Time) ([]vigil.Node, error)
 
 	// LockKeys makes the correlations of observations sharing one of the
@@ -63,7 +64,8 @@ type Tx interface {
 	// transaction has made it so far.
 	RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error
 	// RebuildIncident recomputes an incident's nodes and artifacts from its
-	// observations, then its counts and headline.
+	// observations, then its counts and headline; a roll-up's nodes stay
+	// context and its sources are counted again from its observations.
 	RebuildIncident(ctx context.Context, id string, now time.Time) error
 
 	// InsertObservation stores o, in no incident yet, with its title,
@@ -86,8 +88,11 @@ type Tx interface {
 	// DeleteObservation removes an observation (locked by LockObservation).
 	DeleteObservation(ctx context.Context, id string) error
 	// GrowObservation applies g to a detected observation and its
-	// incident, locking the incident first.
-	GrowObservation(ctx context.Context, g Growth) error
+	// incident, locking the incident first. With g.Context (a roll-up) it
+	// neither counts g's nodes and artifacts new to the incident nor
+	// refreshes it, and returns how many there were: UpdateRollup counts
+	// them, once a batch (else what it returns may be zero).
+	GrowObservation(ctx context.Context, g Growth) (nodes, artifacts int, err error)
 	// ObservationIncidents returns the incident each of the observations
 	// ids is in now.
 	ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error)
@@ -118,6 +123,126 @@ type Tx interface {
 	StartBurst(ctx context.Context, b Burst) error
 	// ExtendBurst sets a grown burst's last signal time and count.
 	ExtendBurst(ctx context.Context, k DetectionKey, observationID string, last int64, signals int) error
+
+	RollupTx
+}
+
+// RollupTx is the state of roll-ups and entity risk in a correlation
+// transaction (rollup.go, risk.go): the decisions are the Engine's.
+type RollupTx interface {
+	// AddRisk records what observation r.ObservationID added to the risk
+	// of node r.NodeID (its points, its detection, at r.At); an entry it
+	// holds already takes the higher points.
+	AddRisk(ctx context.Context, r RiskEntry) error
+	// Risk returns the risk of node from since on: the sum of its
+	// entries' points and its distinct detections, sorted.
+	Risk(ctx context.Context, node string, since time.Time) (points int, detections []string, err error)
+	// DetectionSources returns how many distinct nodes have a risk entry
+	// of detection from since on, and the time of the oldest entry.
+	DetectionSources(ctx context.Context, detection string, since time.Time) (int, time.Time, error)
+	// LockRollup makes the roll-up decisions of one detection run one
+	// after the other until the transaction ends, so that two workers
+	// never open two roll-ups of it.
+	LockRollup(ctx context.Context, detection string) error
+	// OpenRollup returns the open (new or in progress, not merged) roll-up
+	// of detection whose window has not ended at at, locked until the
+	// transaction ends, or nil. (A finding timed before the window's
+	// start joins it too: a worker takes its time before it waits for
+	// the lock under which another opened the roll-up.)
+	OpenRollup(ctx context.Context, detection string, at time.Time) (*Rollup, error)
+	// RollupOf returns the roll-up that incident is, or nil.
+	RollupOf(ctx context.Context, incident string) (*Rollup, error)
+	// CreateRollup records that incident r.IncidentID (created already)
+	// is a roll-up.
+	CreateRollup(ctx context.Context, r Rollup) error
+	// JoinRollup puts observation o into roll-up incident: it adds o's
+	// nodes (as context) and artifacts to the incident's and returns how
+	// many of each were new to it, without counting them on the incident
+	// or refreshing it: UpdateRollup does, once per batch.
+	JoinRollup(ctx context.Context, incident string, o *vigil.Observation) (nodes, artifacts int, err error)
+	// UpdateRollup writes what a batch did to a roll-up (u).
+	UpdateRollup(ctx context.Context, u RollupUpdate) error
+	// AddRollupSource adds count to the source node of roll-up incident
+	// (active at), creating it when new, and reports whether it was new.
+	AddRollupSource(ctx context.Context, incident, node string, count int, at time.Time) (bool, error)
+	// RollupCandidates returns the observations of the incidents that a
+	// roll-up of detection may take in when it forms: incidents holding a
+	// finding of detection recorded from since on (by its risk entries),
+	// each open and new, not merged, not assigned and no roll-up; every
+	// observation of each, with its detection and key node by its risk
+	// entries (a row per key node; none: "" for both), by incident, oldest
+	// first.
+	RollupCandidates(ctx context.Context, detection string, since time.Time) ([]Candidacy, error)
+	// TakeIntoRollup moves observations obs of incident from, all of
+	// source node, into roll-up into: their nodes join it as context,
+	// their artifacts new to it count on node (a source new to it when it
+	// had none) and on its counts, and it is refreshed. Incident from is
+	// then rebuilt from the observations it has left or, when none, left
+	// as a pointer to into with no counts of its own. It reports whether
+	// node was new to into, the count added and whether from was emptied.
+	TakeIntoRollup(ctx context.Context, obs []string, node, from, into string, now time.Time) (isNew bool, count int, emptied bool, err error)
+	// RollupsOf returns the open roll-ups of which node is a source.
+	RollupsOf(ctx context.Context, node string) ([]Rollup, error)
+	// LeaveRollup moves the observations of roll-up r whose key node is
+	// node into incident to, with their nodes (keys as they are in each
+	// observation) and artifacts, removes node and those artifacts from
+	// r and node from its sources, and refreshes both incidents. It
+	// returns the observations moved and the source's count.
+	LeaveRollup(ctx context.Context, r Rollup, node, to string, now time.Time) ([]string, int, error)
+	// SetRaisedBy records why incident stands apart, unless it says so
+	// already.
+	SetRaisedBy(ctx context.Context, incident string, why vigil.RaisedBy) error
+	// Node returns the org's node id (for what an incident says of it).
+	Node(ctx context.Context, id string) (vigil.Node, error)
+}
+
+// RollupUpdate is what a batch of findings did to a roll-up: counts to
+// add to the roll-up's (Sources, Count) and to its incident's (Nodes,
+// Artifacts), and its title (kept when empty), which its incident takes
+// too; the incident's headline is refreshed at At, and with Active it is
+// active at At unless it was active later.
+type RollupUpdate struct {
+	IncidentID                       string
+	Sources, Count, Nodes, Artifacts int
+	Title                            string
+	At                               time.Time
+	Active                           bool
+}
+
+// Candidacy is one observation of an incident a forming roll-up may take
+// in: its severity, and the detection and key node of one of its risk
+// entries.
+type Candidacy struct {
+	IncidentID    string
+	ObservationID string
+	Severity      string
+	Detection     string
+	NodeID        string
+}
+
+// RiskEntry is what one observation adds to the risk of one of its key
+// nodes.
+type RiskEntry struct {
+	ObservationID string
+	NodeID        string
+	Detection     string
+	Points        int
+	At            time.Time
+}
+
+// Rollup is the recorded state of a roll-up incident.
+type Rollup struct {
+	IncidentID string
+	// Detection is what rolls up: the detector and the finding's roll-up
+	// name (detection). Detector and Name are its parts.
+	Detection   string
+	Detector    string
+	Name        string
+	WindowStart time.Time
+	WindowEnd   time.Time
+	Sources     int
+	Count       int
+	Title       string
 }
 
 // Candidate is an open incident an observation may join.
@@ -137,14 +262,15 @@ type NewIncident struct {
 // Growth is what a growing burst adds to its observation and incident:
 // nodes (keys[id] marking key nodes) and artifacts, appended to the
 // observation's (its artifacts up to vigil.MaxObservationArtifacts) and
-// added to the incident's; the observation's new description, severity
-// and rank; the incident's counts and headline are refreshed, active at
-// Now.
+// added to the incident's (every node as context when Context: a
+// roll-up); the observation's new description, severity and rank; the
+// incident's counts and headline are refreshed, active at Now.
 type Growth struct {
 	ObservationID string
 	IncidentID    string
 	NodeIDs       []string
 	Keys          map[string]bool
+	Context       bool
 	ArtifactIDs   []string
 	Description   string
 	Severity      string
@@ -172,4 +298,6 @@ type Burst struct {
 	IncidentID string
 	Open       bool
 	Severity   string
+	// Rollup: that incident is a roll-up.
+	Rollup bool
 }

@@ -85,7 +85,7 @@ func (d DGA) Describe(key string, w vigil.WindowState) vigil.Finding {
 	}
 	desc := fmt.Sprintf("DGA-like DNS look-ups: %s by %s of %s (%s), %s",
 		plural(w.Count, "look-up"), key, plural(w.Distinct, "name"), list(w.Members, w.Distinct), span(w))
-	return vigil.Finding{Type: "malware", Severity: vigil.SeverityMedium, Title: title, Description: desc}
+	return vigil.Finding{Type: "malware", Severity: vigil.SeverityMedium, Title: title, Description: desc, Rollup: "DGA-like DNS look-ups"}
 }
 
 // dnsLookup returns the client address and the lower-case question name

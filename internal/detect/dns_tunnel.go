@@ -120,5 +120,5 @@ func (d DNSTunnel) Describe(key string, w vigil.WindowState) vigil.Finding {
 	desc := fmt.Sprintf("DNS tunnel: %s by %s of %s with long random sub-domains (%s), %s",
 		plural(w.Count, "look-up"), client, plural(w.Distinct, "name")+" under "+parent, list(examples, w.Distinct), span(w))
 	return vigil.Finding{Type: "exfiltration", Severity: vigil.SeverityMedium,
-		Title: "DNS tunnel from " + client + " to " + parent, Description: desc}
+		Title: "DNS tunnel from " + client + " to " + parent, Description: desc, Rollup: "DNS tunnel"}
 }

@@ -68,5 +68,5 @@ func (d HostSweep) Describe(key string, w vigil.WindowState) vigil.Finding {
 	title := "Host sweep from " + src + " on " + what
 	desc := fmt.Sprintf("Host sweep: %s from %s on %s denied at %s (%s), %s",
 		plural(w.Count, "packet"), src, what, plural(w.Distinct, "address"), list(w.Members, w.Distinct), span(w))
-	return vigil.Finding{Type: "recon", Severity: sev, Title: title, Description: desc}
+	return vigil.Finding{Type: "recon", Severity: sev, Title: title, Description: desc, Rollup: "Host sweep"}
 }

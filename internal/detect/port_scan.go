@@ -63,7 +63,7 @@ func (d PortScan) Describe(key string, w vigil.WindowState) vigil.Finding {
 		desc += " of " + dst
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: "recon", Severity: sev, Title: title, Description: desc}
+	return vigil.Finding{Type: "recon", Severity: sev, Title: title, Description: desc, Rollup: "Port scan"}
 }
 
 // firewallActions are the actions of the firewall parser; denied are the

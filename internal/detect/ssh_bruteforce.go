@@ -97,7 +97,8 @@ func (d SSHBruteForce) Describe(key string, w vigil.WindowState) vigil.Finding {
 		desc += ": logins as users that do not exist or may not log in, no password tried"
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: "auth", Severity: vigil.SeverityMedium, Title: title, Description: "SSH brute force: " + desc}
+	return vigil.Finding{Type: "auth", Severity: vigil.SeverityMedium, Title: title, Description: "SSH brute force: " + desc,
+		Rollup: "SSH brute force"}
 }
 
 func orInt(v, def int) int {

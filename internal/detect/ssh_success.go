@@ -55,7 +55,8 @@ func (d SSHSuccess) Describe(key string, w vigil.WindowState) vigil.Finding {
 		desc += fmt.Sprintf(" into %s (%s)", plural(w.Distinct, "account"), list(w.Members, w.Distinct))
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: "auth", Severity: vigil.SeverityHigh, Title: title, Description: desc, Specificity: vigil.SpecificitySignature}
+	return vigil.Finding{Type: "auth", Severity: vigil.SeverityHigh, Title: title, Description: desc, Specificity: vigil.SpecificitySignature,
+		Rollup: "Successful SSH login after brute force"}
 }
 
 // userAtHost names an account of a host, "alice@web-01"; "" without a

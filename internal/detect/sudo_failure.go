@@ -96,7 +96,7 @@ func (d SudoFailure) Describe(key string, w vigil.WindowState) vigil.Finding {
 		desc += " to become " + target
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: "auth", Severity: sev, Title: title, Description: desc}
+	return vigil.Finding{Type: "auth", Severity: sev, Title: title, Description: desc, Rollup: "Failed privilege escalation"}
 }
 
 // otherUser returns the first User node of w other than key: the account

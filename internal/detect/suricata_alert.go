@@ -194,7 +194,7 @@ func (d SuricataAlert) DescribeContext(key string, ctx any, w vigil.WindowState)
 	}
 	desc += ", " + span(w)
 	return vigil.Finding{Type: info.typ, Severity: alertSeverity(info.severity), Title: title, Description: desc,
-		Specificity: specificity}
+		Specificity: specificity, Rollup: "Suricata: " + info.signature}
 }
 
 // Describe serves a window without an alert's context, which Signals

@@ -123,7 +123,8 @@ func (d ThreatIntel) Describe(key string, w vigil.WindowState) vigil.Finding {
 			strings.Join(feeds, ", "), plural(w.Count, "event"))
 	}
 	desc += ", " + span(w)
-	return vigil.Finding{Type: "threat_intel", Severity: vigil.SeverityHigh, Title: title, Description: desc, Specificity: vigil.SpecificityIndicator}
+	return vigil.Finding{Type: "threat_intel", Severity: vigil.SeverityHigh, Title: title, Description: desc, Specificity: vigil.SpecificityIndicator,
+		Rollup: "Threat intelligence match"}
 }
 
 // splitMembers returns the distinct feeds named by members ("a, b").

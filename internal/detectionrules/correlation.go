@@ -178,5 +178,5 @@ func (d *corrDetector) Describe(key string, w vigil.WindowState) vigil.Finding {
 	if w.Last.After(w.First) {
 		desc += " – " + w.Last.UTC().Format(time.RFC3339)
 	}
-	return vigil.Finding{Type: d.typ, Severity: d.sev, Title: d.c.Rule.Title, Description: desc}
+	return vigil.Finding{Type: d.typ, Severity: d.sev, Title: d.c.Rule.Title, Description: desc, Rollup: "Sigma: " + d.c.Rule.Title}
 }

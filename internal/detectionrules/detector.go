@@ -164,7 +164,7 @@ func (d *ruleDetector) Describe(key string, w vigil.WindowState) vigil.Finding {
 		desc += ". False positives: " + strings.Join(fp, "; ")
 	}
 	return vigil.Finding{Type: d.typ, Severity: d.sev, Title: d.rule.Rule.Title, Description: desc,
-		Specificity: vigil.SpecificitySignature}
+		Specificity: vigil.SpecificitySignature, Rollup: "Sigma: " + d.rule.Rule.Title}
 }
 
 func itoa(n int) string {

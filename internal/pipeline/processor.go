@@ -94,7 +94,15 @@ type Processor struct {
 func NewProcessor(store Store, log *slog.Logger, m *Metrics) *Processor {
 	p := newProcessor(store, log, m)
 	p.recorderFor = func(policy vigil.CorrelationPolicy) Recorder {
-		return correlate.NewEngine(store, rules.NewClassifier(store), policy)
+		// Each org's roll-up and risk settings as its screen reads them
+		// (the cache WithSuppressions may replace).
+		orgPolicy := correlate.PolicyFunc(func(ctx context.Context, org string) (vigil.RollupPolicy, error) {
+			if p.suppress == nil {
+				return vigil.DefaultRollupPolicy(), nil
+			}
+			return p.suppress.RollupPolicy(ctx, org)
+		})
+		return correlate.NewEngine(store, rules.NewClassifier(store), policy).WithPolicies(orgPolicy)
 	}
 	p.suppress = suppress.NewCache(store, suppress.DefaultTTL, p.log)
 	return p

@@ -259,8 +259,10 @@ func (t *corrTx) MergeIncident(_ context.Context, from, into string, now time.Ti
 
 func (t *corrTx) RebuildIncident(_ context.Context, id string, now time.Time) error {
 	t.exec(`DELETE FROM incident_nodes WHERE incident_id = $1 AND `+incidentOfOrg, id, t.org)
+	// A roll-up's nodes are context, whatever its observations say.
 	t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
-		SELECT $1, x.node_id, bool_or(x.key) FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+		SELECT $1, x.node_id, bool_or(x.key) AND NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = $1)
+		FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
 		WHERE o.org_id = $2 AND o.incident_id = $1 GROUP BY x.node_id`, id, t.org)
 	t.exec(`DELETE FROM incident_artifacts WHERE incident_id = $1 AND `+incidentOfOrg, id, t.org)
 	t.exec(`INSERT INTO incident_artifacts (incident_id, artifact_id)
@@ -276,30 +278,42 @@ func (t *corrTx) RebuildIncident(_ context.Context, id string, now time.Time) er
 			SELECT o.created_at FROM observations o WHERE o.org_id = $2 AND o.incident_id = $1
 			AND NOT EXISTS (SELECT 1 FROM observation_artifacts y WHERE y.observation_id = o.id)) e)
 		WHERE org_id = $2 AND id = $1`, id, t.org)
+	// A roll-up's sources, counted again: each source's artifacts among
+	// its observations'.
+	t.exec(`DELETE FROM rollup_sources WHERE incident_id = $1 AND `+rollupOfOrg, id, t.org)
+	t.exec(`INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
+		SELECT $1, x.node_id, COUNT(DISTINCT a.artifact_id), MIN(o.created_at), MAX(o.updated_at)
+		FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+		JOIN observation_artifacts a ON a.observation_id = o.id
+		WHERE o.incident_id = $1 AND o.org_id = $2 AND x.key AND `+rollupOfOrg+` GROUP BY x.node_id`, id, t.org)
+	t.exec(`UPDATE rollups SET sources = (SELECT COUNT(*) FROM rollup_sources WHERE incident_id = $1),
+		count = (SELECT COALESCE(SUM(count), 0) FROM rollup_sources WHERE incident_id = $1)
+		WHERE incident_id = $1 AND org_id = $2`, id, t.org)
 	t.refresh(id, now, false, true)
 	return nil
 }
 
-// refresh queues the statement that recomputes an incident's node count
-// and headline: its title and computed severity are those of its
-// observation of the highest rank (the newest on ties; a headline without
-// a title keeps the incident's), and its severity follows unless a rule
-// decided it; with recount, its artifact count
-// too (else the statements that added artifacts advanced it). With
+// refresh queues the statement that recomputes an incident's headline:
+// its title and computed severity are those of its observation of the
+// highest rank (the newest on ties; a headline without a title keeps the
+// incident's; a roll-up keeps its own), and its severity follows unless a
+// rule decided it; with recount, its node and artifact counts too (else
+// the statements that added nodes and artifacts advanced them: counting a
+// roll-up's million nodes at every join would not do). With
 // activity it is marked active at now, unless it was already active
 // later: an observation recorded late must not move the last activity
 // back and close the correlation window early.
 func (t *corrTx) refresh(id string, now time.Time, activity, recount bool) {
-	q := `UPDATE incidents i SET
-		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = $1),`
+	q := `UPDATE incidents i SET`
 	if recount {
 		q += `
+		node_count = (SELECT COUNT(*) FROM incident_nodes WHERE incident_id = $1),
 		artifact_count = (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = $1),`
 	}
 	q += `
 		computed_severity = COALESCE(h.sev, 'low'),
 		severity = CASE WHEN i.classified_by_id IS NULL THEN COALESCE(h.sev, 'low') ELSE i.severity END,
-		title = COALESCE(NULLIF(h.title, ''), i.title),
+		title = COALESCE((SELECT r.title FROM rollups r WHERE r.incident_id = $1), NULLIF(h.title, ''), i.title),
 		updated_at = $3`
 	if activity {
 		q += `, last_activity_at = GREATEST(i.last_activity_at, $3)`
@@ -355,14 +369,15 @@ func (t *corrTx) JoinIncident(_ context.Context, incident string, o *vigil.Obser
 }
 
 // addToIncident queues the statements that add nodes (a key stays a key)
-// and artifacts to an incident, advancing its artifact count by those new
-// to it and widening its event times to their timestamps (LEAST and
-// GREATEST skip NULLs: none new, nothing changes).
+// and artifacts to an incident, advancing its node and artifact counts by
+// those new to it and widening its event times to their timestamps (LEAST
+// and GREATEST skip NULLs: none new, nothing changes).
 func (t *corrTx) addToIncident(incident string, nodeIDs []string, keys map[string]bool, artifactIDs []string) {
 	if len(nodeIDs) > 0 {
-		t.exec(`INSERT INTO incident_nodes (incident_id, node_id, key)
+		t.exec(`WITH ins AS (INSERT INTO incident_nodes (incident_id, node_id, key)
 			SELECT $1, n, n = ANY($4) FROM unnest($3::text[]) AS n WHERE `+incidentOfOrg+`
-			ON CONFLICT (incident_id, node_id) DO UPDATE SET key = incident_nodes.key OR excluded.key`,
+			ON CONFLICT (incident_id, node_id) DO UPDATE SET key = incident_nodes.key OR excluded.key RETURNING (xmax = 0) AS inserted)
+			UPDATE incidents SET node_count = node_count + (SELECT COUNT(*) FROM ins WHERE inserted) WHERE id = $1 AND org_id = $2`,
 			incident, t.org, nodeIDs, setKeys(keys))
 	}
 	if len(artifactIDs) > 0 {
@@ -405,7 +420,7 @@ func (t *corrTx) DeleteObservation(_ context.Context, id string) error {
 // GrowObservation locks the incident first, as every other change to it,
 // after the key node locks the caller took: the order in which Record
 // takes them.
-func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
+func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, int, error) {
 	t.exec(`SELECT 1 FROM incidents WHERE org_id = $1 AND id = $2 FOR UPDATE`, t.org, g.IncidentID)
 	if len(g.NodeIDs) > 0 {
 		// New nodes go after the observation's, in order.
@@ -428,11 +443,15 @@ func (t *corrTx) GrowObservation(_ context.Context, g correlate.Growth) error {
 			ORDER BY o LIMIT (SELECT GREATEST(0, $4 - n) FROM c)`,
 			g.ObservationID, t.org, g.ArtifactIDs, vigil.MaxObservationArtifacts)
 	}
-	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
 	t.exec(`UPDATE observations SET description = $1, severity = $2, updated_at = $3, title_rank = $6 WHERE org_id = $4 AND id = $5`,
 		g.Description, g.Severity, nanos(g.Now), t.org, g.ObservationID, g.TitleRank)
+	if g.Context {
+		// A roll-up: counted and refreshed once a batch (UpdateRollup).
+		return t.addToRollup(ctx, g.IncidentID, g.NodeIDs, g.ArtifactIDs)
+	}
+	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
 	t.refresh(g.IncidentID, g.Now, true, false)
-	return nil
+	return 0, 0, nil
 }
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {

@@ -79,7 +79,7 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 		for rows.Next() {
 			b := correlate.Burst{DetectionKey: k}
 			var signals int64
-			if err := rows.Scan(&b.ObservationID, &b.First, &b.Last, &signals, &b.IncidentID, &b.Severity, &b.Open); err != nil {
+			if err := rows.Scan(&b.ObservationID, &b.First, &b.Last, &signals, &b.IncidentID, &b.Severity, &b.Open, &b.Rollup); err != nil {
 				return err
 			}
 			b.Signals = int(signals)
@@ -87,7 +87,8 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 		}
 		return rows.Err()
 	}, `SELECT b.observation_id, b.first_at, b.last_at, b.signals,
-			COALESCE(o.incident_id, ''), COALESCE(o.severity, ''), COALESCE(i.status IN (1, 2), false)
+			COALESCE(o.incident_id, ''), COALESCE(o.severity, ''), COALESCE(i.status IN (1, 2), false),
+			EXISTS (SELECT 1 FROM rollups r WHERE r.incident_id = o.incident_id)
 		FROM detect_bursts b
 		LEFT JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
 		LEFT JOIN incidents i ON i.id = o.incident_id AND i.org_id = b.org_id
@@ -180,6 +181,9 @@ func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int,
 	// A redelivery comes within minutes: a day later the record of what a
 	// suppression swallowed has nothing left to deduplicate.
 	if _, err := s.pool.Exec(ctx, `DELETE FROM suppressed_signals WHERE at < $1`, nanos(r.Before)); err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM entity_risk WHERE at < $1`, nanos(r.EntityRiskBefore())); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	return int(tag.RowsAffected()), nil

@@ -11,16 +11,23 @@ import (
 
 const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
 	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags,
-	first_event_at, last_event_at`
+	first_event_at, last_event_at,
+	COALESCE(raised_by, ''), COALESCE((SELECT json_build_object('detector', r.detector, 'name', r.name, 'sources', r.sources,
+		'count', r.count, 'window_start', r.window_start, 'window_end', r.window_end)::text
+		FROM rollups r WHERE r.incident_id = incidents.id), '')`
 
 func scanIncident(row pgx.Row) (*vigil.Incident, error) {
 	var i vigil.Incident
 	var class, byID, byName, merged *string
 	var created, updated, active int64
 	var resolved, firstEvent, lastEvent *int64
+	var raisedBy, rollup string
 	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
 		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &i.Assignee, &i.Tags,
-		&firstEvent, &lastEvent); err != nil {
+		&firstEvent, &lastEvent, &raisedBy, &rollup); err != nil {
+		return nil, err
+	}
+	if err := vigil.ParseIncidentExtras(&i, rollup, raisedBy); err != nil {
 		return nil, err
 	}
 	i.FirstEventAt, i.LastEventAt = nullTime(firstEvent), nullTime(lastEvent)
@@ -59,16 +66,51 @@ func (s *Store) GetIncident(ctx context.Context, org, id string) (*vigil.Inciden
 	return i, wrap("GetIncident", err)
 }
 
+// An incident's nodes, at most vigil.MaxIncidentRefs. A roll-up lists its
+// heaviest sources, each with its count, then the context nodes its newest
+// observations name (the addresses they attacked): its million sources
+// are read by pages (RollupSources).
+const (
+	incidentNodesSQL = `SELECT n.id, n.type, n.value, x.key, 0::bigint FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+		WHERE x.incident_id = $1 AND n.org_id = $2 ORDER BY n.created_at, n.id LIMIT $3`
+	rollupNodesSQL = `(SELECT n.id, n.type, n.value, false, s.count FROM rollup_sources s JOIN nodes n ON n.id = s.node_id
+			WHERE s.incident_id = $1 AND n.org_id = $2 ORDER BY s.count DESC, s.node_id LIMIT $3)
+		UNION ALL (SELECT n.id, n.type, n.value, false, 0::bigint FROM nodes n
+			WHERE n.id IN (SELECT x.node_id FROM observation_nodes x WHERE NOT x.key AND x.observation_id IN
+				(SELECT id FROM observations WHERE incident_id = $1 AND org_id = $2 ORDER BY created_at DESC, id DESC LIMIT 100))
+			AND n.org_id = $2 AND n.id IN (SELECT node_id FROM incident_nodes WHERE incident_id = $1)
+			ORDER BY n.created_at, n.id LIMIT $3)`
+)
+
 func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Incident, error) {
 	i, err := scanIncident(q.QueryRow(ctx, `SELECT `+incidentCols+` FROM incidents WHERE org_id = $1 AND id = $2`, org, id))
 	if err != nil {
 		return nil, notFound(err, "incident")
 	}
-	if i.Nodes, err = incidentNodes(ctx, q, org, id, ""); err != nil {
+	nodesSQL := incidentNodesSQL
+	if i.Rollup != nil {
+		nodesSQL = rollupNodesSQL
+	}
+	rows, err := q.Query(ctx, nodesSQL, id, org, vigil.MaxIncidentRefs)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := q.Query(ctx, `SELECT id, type, description, severity FROM observations
-		WHERE org_id = $1 AND incident_id = $2 ORDER BY created_at, id`, org, id)
+	i.Nodes, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (vigil.Node, error) {
+		n := vigil.Node{OrgID: org}
+		var key bool
+		var count int64
+		err := r.Scan(&n.ID, &n.Type, &n.Value, &key, &count)
+		n.Key, n.Count = &key, int(count)
+		return n, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(i.Nodes) > vigil.MaxIncidentRefs {
+		i.Nodes = i.Nodes[:vigil.MaxIncidentRefs]
+	}
+	rows, err = q.Query(ctx, `SELECT id, type, description, severity FROM observations
+		WHERE org_id = $1 AND incident_id = $2 ORDER BY created_at, id LIMIT $3`, org, id, vigil.MaxIncidentRefs)
 	if err != nil {
 		return nil, err
 	}

@@ -93,7 +93,11 @@ func (t *corrTx) UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time
 			// Every ref was inserted or existed, and nodes are never deleted.
 			return nil, fmt.Errorf("node %s %q missing after upsert", r.Type, r.Value)
 		}
-		out = append(out, vigil.Node{ID: id, OrgID: org, Type: r.Type, Value: r.Value})
+		n := vigil.Node{ID: id, OrgID: org, Type: r.Type, Value: r.Value}
+		if id == newID[nodeKey{r.Type, r.Value}] {
+			n.CreatedAt = now // this transaction's insert
+		}
+		out = append(out, n)
 	}
 	return out, nil
 }

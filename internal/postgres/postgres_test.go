@@ -279,6 +279,70 @@ func TestConcurrentDetectFiresOnce(t *testing.T) {
 	}
 }
 
+// Workers of several processes evaluating one signature's alerts from
+// many sources at once open one roll-up of it, which ends up holding
+// every source (those below the threshold taken in when it formed).
+func TestConcurrentRollupOpensOnce(t *testing.T) {
+	const workers = 20
+	dbURL := freshDB(t)
+	stores := processes(t, dbURL, 4)
+	org := vigil.NewID()
+	pol := vigil.DefaultRollupPolicy()
+	pol.Threshold = 3
+	policy := correlate.PolicyFunc(func(context.Context, string) (vigil.RollupPolicy, error) { return pol, nil })
+	start := make(chan struct{})
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for i := range workers {
+		wg.Go(func() {
+			src := fmt.Sprintf("198.51.100.%d", i+1)
+			d := &vigil.Detection{Detector: "suricata_alert", Key: "2001219|" + src, Span: time.Hour, MinCount: 1,
+				Signals: []vigil.Signal{{ArtifactID: vigil.NewID(), At: vigil.Now(),
+					Nodes: []vigil.NodeRef{{Type: vigil.NodeIP, Value: src, Key: true}, {Type: vigil.NodeIP, Value: "203.0.113.10"}}}},
+				Describe: func(key string, w vigil.WindowState) vigil.Finding {
+					return vigil.Finding{Type: "recon", Severity: vigil.SeverityMedium, Title: "scan from " + src,
+						Description: "scan", Rollup: "Suricata: ET SCAN Potential SSH Scan"}
+				},
+			}
+			<-start
+			_, errs[i] = correlate.NewEngine(stores[i%len(stores)], nil, vigil.DefaultCorrelationPolicy()).WithPolicies(policy).
+				Detect(t.Context(), org, []*vigil.Detection{d})
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("worker %d: %v", i, err)
+		}
+	}
+	all, _, err := stores[0].ListIncidents(t.Context(), org, vigil.IncidentFilter{Page: vigil.Page{Limit: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []*vigil.Incident
+	for _, i := range all {
+		if i.MergedInto == nil {
+			live = append(live, i)
+		}
+	}
+	if len(live) != 1 || live[0].Rollup == nil {
+		for _, i := range live {
+			t.Logf("incident %q, %d artifacts, roll-up %+v", i.Title, i.ArtifactCount, i.Rollup)
+		}
+		t.Fatalf("%d incidents not merged away, want one roll-up", len(live))
+	}
+	inc, err := stores[0].GetIncident(t.Context(), org, live[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := inc.Rollup; r.Sources != workers || r.Count != workers || len(inc.Observations) != workers || inc.NodeCount != workers+1 ||
+		inc.ArtifactCount != workers || inc.Title != "Suricata: ET SCAN Potential SSH Scan from 20 sources" {
+		t.Errorf("roll-up %q %+v: %d observations, %d nodes, %d artifacts; want every one of the %d sources once",
+			inc.Title, r, len(inc.Observations), inc.NodeCount, inc.ArtifactCount, workers)
+	}
+}
+
 func mustNode(t *testing.T, s vigil.Store, org string, ref vigil.NodeRef) string {
 	t.Helper()
 	n, err := s.UpsertNodes(t.Context(), org, []vigil.NodeRef{ref})

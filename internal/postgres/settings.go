@@ -29,7 +29,8 @@ func (s *Store) EnrichmentSettings(ctx context.Context, org string) (*vigil.Enri
 	if err != nil {
 		return nil, wrap("EnrichmentSettings", err)
 	}
-	var out vigil.EnrichmentSettings
+	// Settings stored before a field existed read it at its default.
+	out := vigil.DefaultEnrichmentSettings()
 	if err := json.Unmarshal([]byte(body), &out); err != nil {
 		return nil, wrap("EnrichmentSettings", err)
 	}

@@ -156,8 +156,10 @@ func (t *corrTx) RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error 
 func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) error {
 	stmts := []string{
 		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
+		// A roll-up's nodes are context, whatever its observations say.
 		`INSERT INTO incident_nodes (incident_id, node_id, key)
-			SELECT ?1, x.node_id, MAX(x.key) FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+			SELECT ?1, x.node_id, MAX(x.key) * NOT EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1)
+			FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
 			WHERE o.incident_id = ?1 AND +o.org_id = ?2 GROUP BY x.node_id`,
 		`DELETE FROM incident_artifacts WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		`INSERT INTO incident_artifacts (incident_id, artifact_id)
@@ -173,6 +175,18 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 				SELECT o.created_at FROM observations o WHERE o.incident_id = ?1 AND +o.org_id = ?2
 				AND NOT EXISTS (SELECT 1 FROM observation_artifacts y WHERE y.observation_id = o.id)))
 			WHERE id = ?1 AND +org_id = ?2`,
+		// A roll-up's sources, counted again: each source's artifacts
+		// among its observations'.
+		`DELETE FROM rollup_sources WHERE incident_id = ?1 AND EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1 AND org_id = ?2)`,
+		`INSERT INTO rollup_sources (incident_id, node_id, count, first_at, last_at)
+			SELECT ?1, x.node_id, COUNT(DISTINCT a.artifact_id), MIN(o.created_at), MAX(o.updated_at)
+			FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
+			JOIN observation_artifacts a ON a.observation_id = o.id
+			WHERE o.incident_id = ?1 AND +o.org_id = ?2 AND x.key = 1
+			AND EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1 AND org_id = ?2) GROUP BY x.node_id`,
+		`UPDATE rollups SET sources = (SELECT COUNT(*) FROM rollup_sources WHERE incident_id = ?1),
+			count = (SELECT COALESCE(SUM(count), 0) FROM rollup_sources WHERE incident_id = ?1)
+			WHERE incident_id = ?1 AND org_id = ?2`,
 	}
 	for _, q := range stmts {
 		if _, err := t.tx.ExecContext(ctx, q, id, t.org); err != nil {
@@ -204,7 +218,7 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 		artifact_count = CASE WHEN ?5 < 0 THEN (SELECT COUNT(*) FROM incident_artifacts WHERE incident_id = ?1) ELSE artifact_count + ?5 END,
 		computed_severity = ?3,
 		severity = CASE WHEN classified_by_id IS NULL THEN ?3 ELSE severity END,
-		title = COALESCE(NULLIF(?6, ''), title),
+		title = COALESCE((SELECT r.title FROM rollups r WHERE r.incident_id = ?1), NULLIF(?6, ''), title),
 		first_event_at = CASE WHEN ?8 IS NULL THEN first_event_at ELSE MIN(COALESCE(first_event_at, ?8), ?8) END,
 		last_event_at = CASE WHEN ?9 IS NULL THEN last_event_at ELSE MAX(COALESCE(last_event_at, ?9), ?9) END,
 		updated_at = ?4`
@@ -376,9 +390,15 @@ func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
 	return err
 }
 
-func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error {
+func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, int, error) {
+	added, err := t.growObservation(ctx, g)
+	return added.nodes, added.artifacts, err
+}
+
+func (t *corrTx) growObservation(ctx context.Context, g correlate.Growth) (addedRefs, error) {
+	var none addedRefs
 	if err := t.growNodes(ctx, g); err != nil {
-		return err
+		return none, err
 	}
 	// The observation lists at most MaxObservationArtifacts artifacts, in
 	// the order they came; the incident takes them all. How many it has
@@ -388,13 +408,13 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 	var count sql.NullInt64
 	if err := t.tx.QueryRowContext(ctx, `SELECT artifact_count FROM observations WHERE id = ? AND +org_id = ?`,
 		g.ObservationID, t.org).Scan(&count); err != nil {
-		return err
+		return none, err
 	}
 	have := int(count.Int64)
 	if !count.Valid {
 		if err := t.tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?`,
 			g.ObservationID).Scan(&have); err != nil {
-			return err
+			return none, err
 		}
 	}
 	for _, id := range g.ArtifactIDs {
@@ -404,22 +424,30 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) error 
 		res, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
 			g.ObservationID, id, have)
 		if err != nil {
-			return err
+			return none, err
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
 			have++
 		}
 	}
-	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
+	keys := g.Keys
+	if g.Context {
+		keys = nil
+	}
+	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, keys, g.ArtifactIDs)
 	if err != nil {
-		return err
+		return none, err
 	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?, severity = ?, title_rank = ?, updated_at = ?, artifact_count = ?
 		WHERE id = ? AND +org_id = ?`,
 		g.Description, g.Severity, g.TitleRank, nanos(g.Now), have, g.ObservationID, t.org); err != nil {
-		return err
+		return none, err
 	}
-	return t.refresh(ctx, g.IncidentID, g.Now, true, added)
+	if g.Context {
+		// A roll-up: counted and refreshed once a batch (UpdateRollup).
+		return added, t.widenEvents(ctx, g.IncidentID, added.events)
+	}
+	return added, t.refresh(ctx, g.IncidentID, g.Now, true, added)
 }
 
 // growNodes adds the nodes of g new to its observation after the ones it

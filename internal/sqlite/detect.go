@@ -63,7 +63,8 @@ func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, un
 
 func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int64) ([]correlate.Burst, error) {
 	rows, err := t.tx.QueryContext(ctx, `SELECT b.observation_id, b.first_at, b.last_at, b.signals,
-			COALESCE(o.incident_id, ''), COALESCE(o.severity, ''), COALESCE(i.status IN (1, 2), 0)
+			COALESCE(o.incident_id, ''), COALESCE(o.severity, ''), COALESCE(i.status IN (1, 2), 0),
+			EXISTS (SELECT 1 FROM rollups r WHERE r.incident_id = o.incident_id)
 		FROM detect_bursts b
 		LEFT JOIN observations o ON o.id = b.observation_id AND o.org_id = b.org_id
 		LEFT JOIN incidents i ON i.id = o.incident_id AND +i.org_id = b.org_id
@@ -75,7 +76,7 @@ func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int
 	var out []correlate.Burst
 	for rows.Next() {
 		b := correlate.Burst{DetectionKey: k}
-		if err := rows.Scan(&b.ObservationID, &b.First, &b.Last, &b.Signals, &b.IncidentID, &b.Severity, &b.Open); err != nil {
+		if err := rows.Scan(&b.ObservationID, &b.First, &b.Last, &b.Signals, &b.IncidentID, &b.Severity, &b.Open, &b.Rollup); err != nil {
 			return nil, err
 		}
 		out = append(out, b)
@@ -232,6 +233,9 @@ func (s *Store) PruneSignals(ctx context.Context, r vigil.SignalRetention) (int,
 	// A redelivery comes within minutes: a day later the record of what a
 	// suppression swallowed has nothing left to deduplicate.
 	if _, err := s.w.ExecContext(ctx, `DELETE FROM suppressed_signals WHERE at < ?`, nanos(r.Before)); err != nil {
+		return 0, wrap("PruneSignals", err)
+	}
+	if _, err := s.w.ExecContext(ctx, `DELETE FROM entity_risk WHERE at < ?`, nanos(r.EntityRiskBefore())); err != nil {
 		return 0, wrap("PruneSignals", err)
 	}
 	if s.tally != nil {

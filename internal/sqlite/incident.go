@@ -14,17 +14,23 @@ import (
 
 const incidentCols = `id, org_id, title, severity, status, classification, classified_by_id, classified_by_name,
 	artifact_count, node_count, merged_into, created_at, updated_at, last_activity_at, resolved_at, assignee, tags,
-	first_event_at, last_event_at`
+	first_event_at, last_event_at,
+	COALESCE(raised_by, ''), COALESCE((SELECT json_object('detector', r.detector, 'name', r.name, 'sources', r.sources,
+		'count', r.count, 'window_start', r.window_start, 'window_end', r.window_end)
+		FROM rollups r WHERE r.incident_id = incidents.id), '')`
 
 func scanIncident(row interface{ Scan(...any) error }) (*vigil.Incident, error) {
 	var i vigil.Incident
 	var class, byID, byName, merged, assignee sql.NullString
 	var created, updated, active int64
 	var resolved, firstEvent, lastEvent sql.NullInt64
-	var tags string
+	var tags, raisedBy, rollup string
 	if err := row.Scan(&i.ID, &i.OrgID, &i.Title, &i.Severity, &i.Status, &class, &byID, &byName,
 		&i.ArtifactCount, &i.NodeCount, &merged, &created, &updated, &active, &resolved, &assignee, &tags,
-		&firstEvent, &lastEvent); err != nil {
+		&firstEvent, &lastEvent, &raisedBy, &rollup); err != nil {
+		return nil, err
+	}
+	if err := vigil.ParseIncidentExtras(&i, rollup, raisedBy); err != nil {
 		return nil, err
 	}
 	i.FirstEventAt, i.LastEventAt = nullTime(firstEvent), nullTime(lastEvent)
@@ -76,11 +82,23 @@ func (s *Store) GetIncident(ctx context.Context, org, id string) (*vigil.Inciden
 // observation or artifact of the org (millions, on an internet-facing
 // store) to find one incident's few, as it did. Each reads the incident's
 // own rows by their incident index and sorts those.
+//
+// Each list stops at vigil.MaxIncidentRefs. A roll-up lists its heaviest
+// sources, each with its count, then the context nodes its newest
+// observations name (the addresses they attacked): its million sources are
+// read by pages (RollupSources).
 const (
-	incidentNodesSQL = `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
-		WHERE x.incident_id = ? AND +n.org_id = ? ORDER BY n.created_at, n.id`
+	incidentNodesSQL = `SELECT n.id, n.type, n.value, x.key, 0 FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+		WHERE x.incident_id = ?1 AND +n.org_id = ?2 ORDER BY n.created_at, n.id LIMIT ?3`
+	rollupNodesSQL = `SELECT * FROM (SELECT n.id, n.type, n.value, 0, s.count FROM rollup_sources s JOIN nodes n ON n.id = s.node_id
+			WHERE s.incident_id = ?1 AND +n.org_id = ?2 ORDER BY s.count DESC, s.node_id LIMIT ?3)
+		UNION ALL SELECT * FROM (SELECT n.id, n.type, n.value, 0, 0 FROM nodes n
+			WHERE n.id IN (SELECT x.node_id FROM observation_nodes x WHERE x.key = 0 AND x.observation_id IN
+				(SELECT id FROM observations WHERE incident_id = ?1 AND +org_id = ?2 ORDER BY created_at DESC, id DESC LIMIT 100))
+			AND n.org_id = ?2 AND n.id IN (SELECT node_id FROM incident_nodes WHERE incident_id = ?1)
+			ORDER BY n.created_at, n.id LIMIT ?3)`
 	incidentObservationsSQL = `SELECT id, type, description, severity FROM observations
-		WHERE incident_id = ? AND +org_id = ? ORDER BY created_at, id`
+		WHERE incident_id = ? AND +org_id = ? ORDER BY created_at, id LIMIT ?`
 	incidentArtifactsSQL = `SELECT a.source, a.raw, a.ts, a.event FROM incident_artifacts x JOIN artifacts a ON a.id = x.artifact_id
 		WHERE x.incident_id = ? AND +a.org_id = ? ORDER BY a.ts DESC, a.id DESC LIMIT ?`
 )
@@ -93,11 +111,33 @@ func getIncident(ctx context.Context, q querier, org, id string) (*vigil.Inciden
 	if err != nil {
 		return nil, err
 	}
-	i.Observations, i.History = []vigil.ObservationRef{}, []vigil.StatusChange{}
-	if i.Nodes, err = incidentNodes(ctx, q, org, id, ""); err != nil {
+	i.Nodes, i.Observations, i.History = []vigil.Node{}, []vigil.ObservationRef{}, []vigil.StatusChange{}
+	nodesSQL := incidentNodesSQL
+	if i.Rollup != nil {
+		nodesSQL = rollupNodesSQL
+	}
+	rows, err := q.QueryContext(ctx, nodesSQL, id, org, vigil.MaxIncidentRefs)
+	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, incidentObservationsSQL, id, org)
+	for rows.Next() {
+		n := vigil.Node{OrgID: org}
+		var key bool
+		if err := rows.Scan(&n.ID, &n.Type, &n.Value, &key, &n.Count); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		n.Key = &key
+		i.Nodes = append(i.Nodes, n)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(i.Nodes) > vigil.MaxIncidentRefs {
+		i.Nodes = i.Nodes[:vigil.MaxIncidentRefs]
+	}
+	rows, err = q.QueryContext(ctx, incidentObservationsSQL, id, org, vigil.MaxIncidentRefs)
 	if err != nil {
 		return nil, err
 	}

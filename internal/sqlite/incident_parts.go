@@ -66,10 +66,15 @@ func (s *Store) IncidentNodes(ctx context.Context, org, id string, p vigil.Page)
 	return nodes, total, wrap("IncidentNodes", err)
 }
 
+// incidentNodesPageSQL reads the nodes of incident ?1 of org ?2 in their
+// order.
+const incidentNodesPageSQL = `SELECT n.id, n.type, n.value, x.key FROM incident_nodes x JOIN nodes n ON n.id = x.node_id
+	WHERE x.incident_id = ? AND +n.org_id = ? ORDER BY n.created_at, n.id`
+
 // incidentNodes reads the nodes of an incident in their order, with the
 // clause more (and its arguments) after the ORDER BY.
 func incidentNodes(ctx context.Context, q querier, org, id, more string, args ...any) ([]vigil.Node, error) {
-	rows, err := q.QueryContext(ctx, incidentNodesSQL+more, append([]any{id, org}, args...)...)
+	rows, err := q.QueryContext(ctx, incidentNodesPageSQL+more, append([]any{id, org}, args...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -33,7 +33,7 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 		err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE org_id = ? AND type = ? AND value = ?`,
 			org, r.Type, r.Value).Scan(&n.ID)
 		if errors.Is(err, sql.ErrNoRows) {
-			n.ID = vigil.NewID()
+			n.ID, n.CreatedAt = vigil.NewID(), fromNanos(now.UnixNano())
 			_, err = tx.ExecContext(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at) VALUES (?, ?, ?, ?, ?)`,
 				n.ID, org, r.Type, r.Value, now.UnixNano())
 		}

@@ -87,7 +87,7 @@ func eventLine(ev *vigil.IncidentEvent) string {
 	}
 	s += fmt.Sprintf(" count=%d", ev.ArtifactCount)
 	for _, kv := range [][2]string{{"obs", d.ObservationID}, {"from", d.MergedFrom}, {"into", d.MergedInto},
-		{"sev", d.SeverityFrom + ">" + d.SeverityTo}} {
+		{"moved_from", d.MovedFrom}, {"moved_to", d.MovedTo}, {"sev", d.SeverityFrom + ">" + d.SeverityTo}} {
 		if kv[1] != "" && kv[1] != ">" {
 			s += " " + kv[0] + "=" + kv[1]
 		}

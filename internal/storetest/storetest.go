@@ -46,6 +46,7 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Suppressions", suppressionTests()},
 		{"DetectionRules", detectionRuleTests()},
 		{"Detect", detectTests()},
+		{"Rollups", rollupTests()},
 		{"Cache", cacheTests()},
 	}
 	for _, g := range groups {

@@ -74,6 +74,16 @@ func (c *Cache) Screen(ctx context.Context, org string) (*Screen, error) {
 	return &Screen{set: st, now: now}, nil
 }
 
+// RollupPolicy returns org's roll-up and risk settings, as the screen
+// of its next batch reads them (correlate.Policies).
+func (c *Cache) RollupPolicy(ctx context.Context, org string) (vigil.RollupPolicy, error) {
+	st, err := c.sets.Get(ctx, org, c.now())
+	if err != nil {
+		return vigil.RollupPolicy{}, err
+	}
+	return st.rollup, nil
+}
+
 // Record counts what screen swallowed in org's suppressions (once per
 // signal, however often its batch is delivered) and returns the hits
 // counted now for the first time.
@@ -93,6 +103,8 @@ func (c *Cache) Record(ctx context.Context, org string, s *Screen) ([]vigil.Supp
 type set struct {
 	suppressions []compiled
 	engineEvents bool
+	// rollup is the org's roll-up and risk settings, read with the rest.
+	rollup vigil.RollupPolicy
 }
 
 type compiled struct {
@@ -107,7 +119,7 @@ func (c *Cache) load(ctx context.Context, org string) (*set, error) {
 	if err != nil {
 		return nil, fmt.Errorf("suppressions: settings: %w", err)
 	}
-	st := &set{engineEvents: settings.SuricataEngineEvents}
+	st := &set{engineEvents: settings.SuricataEngineEvents, rollup: settings.RollupPolicy()}
 	var all []*vigil.Suppression
 	for off := 0; ; off += vigil.MaxLimit {
 		page, total, err := c.store.ListSuppressions(ctx, org, vigil.Page{Limit: vigil.MaxLimit, Offset: off})
