@@ -8,3 +8,6 @@ func SetSearchHook(s *Store, hook func(context.Context)) int {
 	s.searchHook = hook
 	return cap(s.searches)
 }
+
+// SetSampleRows sets how many rows an estimated total samples.
+func SetSampleRows(s *Store, n int) { s.sampleRows = n }
