@@ -97,7 +97,11 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
 	timed := len(where) > len(base)
 	cond := strings.Join(where, " AND ")
-	match, not := q.FTS5()
+	words, err := prefixWords(ctx, tx, q)
+	if err != nil {
+		return nil, 0, false, wrap("SearchArtifacts", err)
+	}
+	match, not := q.FTS5Expanded(words)
 	var expr string
 	switch {
 	case match != "" && not != "":
