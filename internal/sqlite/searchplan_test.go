@@ -289,10 +289,10 @@ func TestPrefixWrittenOut(t *testing.T) {
 		want    int
 		written bool
 	}{
-		{"fail*", 100, true},       // "failed"
-		{"acc* -fail*", 200, true}, // "accepted", not "failed"
+		{"fail*", 100, true},         // "failed"
+		{"acc* -fail*", 200, true},   // "accepted", not "failed"
 		{"publickey f*", 200, false}, // too short to write out
-		{"port*", 60, false}, // 60 words
+		{"port*", 60, false},         // 60 words
 	} {
 		ran, total, _ := searchStatements(t, s, "o1", vigil.ArtifactFilter{Query: c.query}, 0)
 		if total != c.want {
