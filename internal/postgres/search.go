@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -21,6 +22,10 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	arts, total, _, err := s.SearchArtifactsEstimated(ctx, org, f, 0)
 	return arts, total, err
 }
+
+// newestRows is how many of a filter's newest rows a search tests first
+// for more than exactUpTo matches.
+const newestRows = 100000
 
 // sampleRows is about how many rows of the partitions a search's window
 // reaches an estimate reads (TABLESAMPLE SYSTEM, whole blocks at random).
@@ -46,7 +51,9 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		c.add("source = ?", f.Source)
 	}
 	c.timeRange("ts", f.Range)
-	if tsq := q.TSQuery(); tsq != "" {
+	filter := conds{where: c.where, args: slices.Clone(c.args)}
+	tsq := q.TSQuery()
+	if tsq != "" {
 		// Bound as a tsquery (pgx sends the text form), so the server
 		// parses it once per statement, not once per row.
 		c.add("search @@ ?::tsquery", tsq)
@@ -79,9 +86,20 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		timeout = strconv.FormatInt(max(1, time.Until(d.Add(500*time.Millisecond)).Milliseconds()), 10)
 		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, timeout)
 	}
-	if exactUpTo > 0 {
-		b.Queue(`SELECT COUNT(*) FROM (SELECT 1 FROM artifacts WHERE `+c.where+` LIMIT `+strconv.Itoa(exactUpTo+1)+`) m`, c.args...)
-	} else {
+	upTo := `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts WHERE ` + c.where + ` LIMIT ` + strconv.Itoa(exactUpTo+1) + `) m`
+	newest := exactUpTo > 0 && tsq != ""
+	switch {
+	case newest:
+		// The matches among the filter's newest rows first: a frequent
+		// term has more than exactUpTo of them, found in the time index
+		// without the bitmap of all its matches that the count up to
+		// exactUpTo builds in the GIN index first (330-540 ms for two
+		// frequent words at 10 M).
+		b.Queue(`SELECT COUNT(*) FILTER (WHERE search @@ $`+strconv.Itoa(len(filter.args)+1)+`::tsquery) FROM (SELECT search FROM artifacts WHERE `+
+			filter.where+` ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(newestRows)+`) r`, append(slices.Clone(filter.args), tsq)...)
+	case exactUpTo > 0:
+		b.Queue(upTo, c.args...)
+	default:
 		b.Queue(`SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args...)
 	}
 	cols, scan := artifactCols, scanArtifact
@@ -118,6 +136,11 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	}()
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
+	}
+	if newest && total <= exactUpTo {
+		if total, err = countWithin(ctx, conn.Conn(), timeout, upTo, c.args); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
 	}
 	if exactUpTo <= 0 || total <= exactUpTo {
 		return out, total, false, nil
