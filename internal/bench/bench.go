@@ -96,7 +96,7 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 	if err := b.run(ctx); err != nil {
 		return err
 	}
-	if stop != nil && (cfg.DataDir != "" || cfg.Fill > 0) {
+	if stop != nil && cfg.DatabaseURL == "" && (cfg.DataDir != "" || cfg.Fill > 0) {
 		// The server stopped: its queue drained and its WAL checkpointed.
 		stop()
 		d, err := b.measureDisk(ctx, b.dataDir)

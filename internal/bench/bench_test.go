@@ -188,7 +188,6 @@ func TestValidate(t *testing.T) {
 		"batch is empty": func(c *Config) { c.Batch = 0 },
 		"fill":           func(c *Config) { c.Fill = -1 },
 		"fill, url":      func(c *Config) { c.Fill, c.URL, c.Token = 10, "http://127.0.0.1:1", "t" },
-		"fill, postgres": func(c *Config) { c.Fill, c.DatabaseURL = 10, "postgres://127.0.0.1/v" },
 		"data dir, url":  func(c *Config) { c.DataDir, c.URL, c.Token = "d", "http://127.0.0.1:1", "t" },
 		"fill days":      func(c *Config) { c.FillDays = 0 },
 		"artifacts":      func(c *Config) { c.Artifacts = -1 },

@@ -111,7 +111,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.BoolVar(&c.StarterRules, "starter-rules", true, "false: turn every starter Sigma rule of the org off before the load (POST /v1/starter-rules/{id}/disable), to measure their cost")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the load phase (first POST until all searchable) to this file")
 	fs.StringVar(&c.DataDir, "data-dir", "", "data dir of the embedded server, kept after the run (default: a temporary one, removed); with --fill, reused by later runs")
-	fs.IntVar(&c.Fill, "fill", 0, "before the embedded server starts, store artifacts directly (sqlite InsertArtifacts, as the pipeline's store stage does) until the org holds this many, "+
+	fs.IntVar(&c.Fill, "fill", 0, "before the embedded server starts, store artifacts directly (sqlite InsertArtifacts, as the pipeline's store stage does; with --database-url, PostgreSQL COPY of the same rows) until the org holds this many, "+
 		"timestamps spread evenly over --fill-days ending now; then the load runs through the real pipeline on top (0: no fill)")
 	fs.StringVar(&c.FillFiles, "fill-files", "mix", "lines of --fill, as --files takes them; \"mix\": the dataset replay and internet-zipf together")
 	fs.IntVar(&c.FillDays, "fill-days", 30, "the days the filled artifacts' timestamps span")
@@ -162,8 +162,6 @@ func (c *Config) Validate() error {
 		return errors.New("--fill must not be negative")
 	case c.Fill > 0 && c.URL != "":
 		return errors.New("--fill stores into the embedded server's data dir: not with --url")
-	case c.Fill > 0 && c.DatabaseURL != "":
-		return errors.New("--fill stores into the embedded server's SQLite: not with --database-url")
 	case c.FillDays < 1:
 		return errors.New("--fill-days must be at least 1")
 	case c.DataDir != "" && c.URL != "":

@@ -17,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 )
 
@@ -83,10 +84,7 @@ func (b *bench) fillLines(now time.Time) ([]line, error) {
 // full-text entry (enrichment, detection state) is not filled: the load
 // phase after it runs the whole pipeline.
 func (b *bench) fill(ctx context.Context, dir string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("--fill: %w", err)
-	}
-	st, err := sqlite.Open(ctx, filepath.Join(dir, "vigil.db"), sqlite.Options{FsyncAlways: b.f.Fsync == "always"})
+	st, insert, where, err := b.openFill(ctx, dir)
 	if err != nil {
 		return fmt.Errorf("--fill: %w", err)
 	}
@@ -112,7 +110,7 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 	first := now.Add(-span)
 	step := span / time.Duration(n)
 	r := rand.New(rand.NewPCG(5, 6))
-	b.logf("fill: %d artifacts (%d lines) over %d days into %s", n, len(lines), b.f.FillDays, dir)
+	b.logf("fill: %d artifacts (%d lines) over %d days into %s", n, len(lines), b.f.FillDays, where)
 	t0, cpu0 := time.Now(), cpuSeconds()
 	last, lastCPU, lastDone := t0, cpu0, 0
 	var slowest time.Duration
@@ -126,7 +124,7 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 			rep.RawBytes += int64(len(l.Raw))
 		}
 		start := time.Now()
-		if err := st.InsertArtifacts(ctx, b.f.Org, arts); err != nil {
+		if err := insert(ctx, b.f.Org, arts); err != nil {
 			return fmt.Errorf("--fill: %w", err)
 		}
 		slowest = max(slowest, time.Since(start))
@@ -151,6 +149,30 @@ func (b *bench) fill(ctx context.Context, dir string) error {
 	}
 	b.logf("fill: %d stored in %.0fs (%.0f/s, %.0f per CPU-second)", rep.Added, rep.Seconds, rep.Rate, rep.PerCPU)
 	return ctx.Err()
+}
+
+// openFill opens the store --fill stores into: the embedded server's
+// SQLite in dir, with InsertArtifacts, or with --database-url its
+// PostgreSQL, with COPY (CopyArtifacts: the same rows, fresh ids only).
+func (b *bench) openFill(ctx context.Context, dir string) (st interface {
+	SearchArtifacts(context.Context, string, vigil.ArtifactFilter) ([]*vigil.Artifact, int, error)
+	Close() error
+}, insert func(context.Context, string, []*vigil.Artifact) error, where string, err error) {
+	if b.f.DatabaseURL != "" {
+		pg, err := postgres.Open(ctx, b.f.DatabaseURL, postgres.Options{})
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return pg, pg.CopyArtifacts, "PostgreSQL (--database-url)", nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, nil, "", err
+	}
+	lite, err := sqlite.Open(ctx, filepath.Join(dir, "vigil.db"), sqlite.Options{FsyncAlways: b.f.Fsync == "always"})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return lite, lite.InsertArtifacts, dir, nil
 }
 
 // idAt is a UUIDv7 of time t: 48 bits of Unix milliseconds, then random

@@ -18,6 +18,8 @@ type searchQuery struct {
 	// window, if not zero, is the time filter: this long, ending just
 	// after the newest match.
 	window time.Duration
+	// offset, if not zero, asks for a later page than the first.
+	offset int
 }
 
 func (b *bench) searchQueries() []searchQuery {
@@ -34,6 +36,12 @@ func (b *bench) searchQueries() []searchQuery {
 		{name: "OR", query: "sshd OR named"},
 		{name: "negation", query: "sshd -failed"},
 		{name: "term + source filter", query: fwWord, source: "firewall"},
+		{name: "term + source + 24 h filter", query: fwWord, source: "firewall", window: 24 * time.Hour},
+		// The next pages of a frequent term (of the default 50 each), as
+		// an analyst pages through them. The query language has no field
+		// syntax (source is a filter of its own, above).
+		{name: "single term, page 2", query: "sshd", offset: 50},
+		{name: "single term, page 10", query: "sshd", offset: 450},
 	}
 }
 
@@ -204,6 +212,7 @@ func (b *bench) searchClass(ctx context.Context, q searchQuery) (SearchClass, er
 		end = end.Truncate(time.Second)
 		aq.Start, aq.End = end.Add(-q.window), end
 	}
+	aq.Offset = q.offset
 	c := SearchClass{Name: q.name, Params: aq.Values().Encode(), Stable: true}
 	var lats []float64
 	for i := 0; i < b.f.SearchRequests && ctx.Err() == nil; i++ {

@@ -174,3 +174,34 @@ func TestStorageLimitPostgresRefused(t *testing.T) {
 		t.Errorf("load %+v, storage %+v, problems %q", rep.Load, rep.Storage, rep.Problems)
 	}
 }
+
+// TestFillPostgres: --fill with --database-url COPYs the rows into the
+// server's PostgreSQL until the org holds what it is asked to; a second
+// fill to the same size adds nothing.
+func TestFillPostgres(t *testing.T) {
+	pgtest.Require(t)
+	ctx := t.Context()
+	dbURL := pgtest.FreshDB(t)
+	b := &bench{f: Config{Fill: 450, Batch: 100, Org: "o", FillDays: 2, FillFiles: "synthetic", DatabaseURL: dbURL},
+		rep: &Report{}, stderr: io.Discard, start: time.Now()}
+	for _, added := range []int64{450, 0} {
+		if err := b.fill(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		if b.rep.Fill.Added != added || b.rep.Fill.Before != 450-added {
+			t.Fatalf("fill: %+v, want %d added", b.rep.Fill, added)
+		}
+	}
+	st, err := postgres.Open(ctx, dbURL, postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	arts, total, err := st.SearchArtifacts(ctx, "o", vigil.ArtifactFilter{Page: vigil.Page{Limit: 1000}})
+	if err != nil || total != 450 || len(arts) != 450 {
+		t.Fatalf("stored %d (%d listed), %v", total, len(arts), err)
+	}
+	if span := arts[0].Timestamp.Sub(arts[449].Timestamp); span < 47*time.Hour || span > 48*time.Hour {
+		t.Errorf("timestamps span %s", span)
+	}
+}

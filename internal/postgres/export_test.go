@@ -12,3 +12,6 @@ func SetSearchHook(s *Store, hook func(context.Context)) int {
 // CorrelationReads are the queries of a correlation that find incidents by
 // the key nodes or ids it names, for their plans.
 var CorrelationReads = map[string]string{"open incidents": openIncidentsSQL, "hub nodes": hubNodesSQL, "lock incidents": lockIncidentsSQL}
+
+// SetSampleRows sets how many rows an estimated total samples.
+func SetSampleRows(s *Store, n int) { s.sampleRows = n }

@@ -67,6 +67,9 @@ type Store struct {
 	// searchHook, when set (tests), runs inside each search while it
 	// holds its token and connection.
 	searchHook func(context.Context)
+	// sampleRows is how many rows an estimated total samples
+	// (sampleRows; tests make it small).
+	sampleRows int
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -115,7 +118,7 @@ func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error)
 	if searches <= 0 {
 		searches = max(1, int(cfg.MaxConns)/2)
 	}
-	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches)}
+	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches), sampleRows: sampleRows}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

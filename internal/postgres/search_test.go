@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/sqlite"
@@ -96,4 +98,81 @@ func rawsOf(as []*vigil.Artifact) []string {
 		out = append(out, fmt.Sprintf("%s %.20q", a.ID, a.Raw))
 	}
 	return out
+}
+
+// TestSearchEstimatedPostgres: beyond exactUpTo matches a total is
+// estimated from a sample (flagged, above exactUpTo, near the exact
+// count, the same for identical searches), for a query and for a list
+// without one; up to exactUpTo, and with exactUpTo 0, it is exact; the
+// page is the same either way.
+func TestSearchEstimatedPostgres(t *testing.T) {
+	ctx := t.Context()
+	dbURL := freshDB(t)
+	s := mustOpen(t, dbURL, postgres.Options{})
+	postgres.SetSampleRows(s, 2000)
+	t0 := time.Now().Add(-48 * time.Hour).Truncate(time.Second)
+	var arts []*vigil.Artifact
+	for i := range 20000 {
+		at := t0.Add(time.Duration(i) * 8 * time.Second)
+		a := &vigil.Artifact{ID: vigil.NewID(), Source: "auth", Raw: fmt.Sprintf("sshd[%d]: accepted publickey for root", i), Timestamp: at, CreatedAt: at,
+			Metadata: []byte("{}")}
+		if i%3 == 0 {
+			a.Raw = fmt.Sprintf("sshd[%d]: failed password for root", i)
+		}
+		if i%2 == 1 {
+			a.Source, a.Raw = "firewall", fmt.Sprintf("drop udp 10.0.0.%d:53 -> 10.0.1.1:%d", i%250, 1000+i)
+		}
+		arts = append(arts, a)
+	}
+	for i := 0; i < len(arts); i += 5000 {
+		if err := s.CopyArtifacts(ctx, "o1", arts[i:i+5000]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `ANALYZE artifacts`); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		f         vigil.ArtifactFilter
+		exactUpTo int
+		exact     int
+		estimated bool
+	}{
+		{vigil.ArtifactFilter{}, 1000, 20000, true},
+		{vigil.ArtifactFilter{Query: "root"}, 1000, 10000, true},
+		{vigil.ArtifactFilter{Query: "failed", Source: "auth"}, 1000, 3334, true},
+		{vigil.ArtifactFilter{Query: "failed", Source: "auth"}, 5000, 3334, false},
+		{vigil.ArtifactFilter{Query: "udp"}, 0, 10000, false},
+		{vigil.ArtifactFilter{Query: "udp", Range: vigil.TimeRange{Start: t0.Add(10 * time.Hour), End: t0.Add(30 * time.Hour)}}, 1000, 4500, true},
+	} {
+		c.f.Page = vigil.Page{Limit: 20, Offset: 40}
+		page, total, estimated, err := s.SearchArtifactsEstimated(ctx, "o1", c.f, c.exactUpTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, exact, err := s.SearchArtifacts(ctx, "o1", c.f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact != c.exact || estimated != c.estimated {
+			t.Errorf("%+v up to %d: exact %d, estimated %v; want %d, %v", c.f, c.exactUpTo, exact, estimated, c.exact, c.estimated)
+		}
+		switch {
+		case estimated && (total <= c.exactUpTo || total < exact*7/10 || total > exact*13/10):
+			t.Errorf("%+v up to %d: estimate %d of %d", c.f, c.exactUpTo, total, exact)
+		case !estimated && total != exact:
+			t.Errorf("%+v up to %d: total %d, want %d", c.f, c.exactUpTo, total, exact)
+		}
+		if _, again, _, err := s.SearchArtifactsEstimated(ctx, "o1", c.f, c.exactUpTo); err != nil || again != total {
+			t.Errorf("%+v up to %d: total %d, then %d (%v)", c.f, c.exactUpTo, total, again, err)
+		}
+		if fmt.Sprint(ids(page)) != fmt.Sprint(ids(want)) || len(page) != 20 {
+			t.Errorf("%+v up to %d: page of %d differs from the exact search's", c.f, c.exactUpTo, len(page))
+		}
+	}
 }

@@ -65,7 +65,10 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			}
 			rowids[i] = rowid
 		}
-		return recordSpans(ctx, tx, org, arts, rowids)
+		if err := recordSpans(ctx, tx, org, arts, rowids); err != nil {
+			return err
+		}
+		return recordCounts(ctx, tx, org, arts, rowids)
 	})
 	if err == nil {
 		s.markInserted(org, arts)
@@ -226,6 +229,9 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 				return err
 			}
 			if err := s.unindex(ctx, tx); err != nil {
+				return err
+			}
+			if err := dropCounts(ctx, tx); err != nil {
 				return err
 			}
 			res, err := tx.ExecContext(ctx, `DELETE FROM artifacts WHERE rowid IN (SELECT rowid FROM doomed)`)

@@ -66,3 +66,7 @@ func ExecSQL(ctx context.Context, s *Store, query string, args ...any) error {
 func QueryStrings(ctx context.Context, s *Store, query string, args ...any) ([]string, error) {
 	return queryStrings(ctx, s.r, query, args...)
 }
+
+// SetStatementHook makes every search tell hook each statement it runs,
+// with its arguments.
+func SetStatementHook(s *Store, hook func(query string, args []any)) { s.statementHook = hook }

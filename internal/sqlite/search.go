@@ -50,12 +50,16 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	return arts, total, err
 }
 
-// SearchArtifactsEstimated is SearchArtifacts, but the total of a query
-// with neither source nor time filter is counted exactly up to exactUpTo
-// matches only; beyond, it is estimated (and estimated is true) from how
-// far back in the store the newest exactUpTo+1 matches reach: such a
-// total is always more than exactUpTo, an exact one never. exactUpTo ≤ 0
-// counts every total exactly.
+// SearchArtifactsEstimated is SearchArtifacts, but a query's total is
+// counted exactly up to exactUpTo matches only where counting them all
+// would read many: a query with neither source nor time filter (its
+// matches in the full-text index), and a query within a filter (a source,
+// a time window, an org sharing the store) whose matches both outside and
+// inside the filter are many (filterCount). Beyond exactUpTo it is
+// estimated (and estimated is true) from the newest exactUpTo+1 matches
+// and samples of the older ones: such a total is always more than
+// exactUpTo, an exact one never. A list without a query is always counted
+// exactly (artifact_counts). exactUpTo ≤ 0 counts every total exactly.
 func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	return s.searchArtifacts(ctx, org, f, exactUpTo)
 }
@@ -75,11 +79,12 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	}
 	// One snapshot for the counts and the page, on a connection of the
 	// searches' own pool.
-	tx, err := s.search.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	rtx, err := s.search.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
-	defer tx.Rollback()
+	defer rtx.Rollback()
+	tx := &stx{Tx: rtx, hook: s.statementHook}
 	if s.searchHook != nil {
 		s.searchHook(ctx)
 	}
@@ -92,7 +97,11 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
 	timed := len(where) > len(base)
 	cond := strings.Join(where, " AND ")
-	match, not := q.FTS5()
+	words, err := prefixWords(ctx, tx, q)
+	if err != nil {
+		return nil, 0, false, wrap("SearchArtifacts", err)
+	}
+	match, not := q.FTS5Expanded(words)
 	var expr string
 	switch {
 	case match != "" && not != "":
@@ -135,7 +144,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		args = append(args, not, lo, hi)
 		total, err = count(page, args...)
 	case expr == "":
-		total, err = count(cond, args...)
+		total, err = filterSize(ctx, tx, org, f.Source, f.Range)
 	default:
 		var alone bool
 		err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
@@ -161,7 +170,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			break
 		}
 		if whole && upTo > 0 && matches >= upTo {
-			if matches, err = estimate(ctx, tx, expr, matches, oldest, lo, hi); err != nil {
+			if matches, err = estimate(matches, oldest, lo, hi, ftsCounter(ctx, tx, expr)); err != nil {
 				break
 			}
 			estimated = true
@@ -189,7 +198,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			}
 		}
 		var n int
-		if n, err = bounded(cond, filterArgs...); err != nil {
+		if n, err = filterSize(ctx, tx, org, f.Source, f.Range); err != nil {
 			break
 		}
 		if n < s.plan.windowScan {
@@ -206,7 +215,8 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 				break
 			}
 		}
-		total, err = s.countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
+		fw := &filterWalk{tx: tx, org: org, source: f.Source, r: f.Range, expr: expr}
+		total, estimated, err = s.filterCount(ctx, fw, cond, filterArgs, n, lo, hi, exactUpTo)
 	}
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
@@ -232,7 +242,10 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		return out, rows.Err()
 	}
 	var out []*vigil.Artifact
-	if dense {
+	if !estimated && total <= pageArgs(f.Page)[1].(int) {
+		// An exact total the page starts at or beyond: nothing to list.
+		out = []*vigil.Artifact{}
+	} else if dense {
 		out, err = s.walkPage(ctx, tx, base, baseArgs, f.Range, expr, f.Page, matches, stored, list)
 	} else {
 		out, err = list(page, args...)
@@ -245,7 +258,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // countMatches counts the rowids in [lo, hi] matching expr, newest first,
 // stopping at upTo (none when negative), and returns the oldest counted.
-func countMatches(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64, upTo int) (n int, oldest int64, err error) {
+func countMatches(ctx context.Context, tx *stx, expr string, lo, hi int64, upTo int) (n int, oldest int64, err error) {
 	if upTo < 0 {
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?`,
 			expr, lo, hi).Scan(&n)
@@ -262,18 +275,19 @@ func countMatches(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64, up
 const estimateSamples = 8
 
 // estimate extrapolates n matches found newest first among the rowids
-// [oldest, hi] to the span [lo, hi]: it counts the matches of
-// estimateSamples stretches spread evenly over [lo, oldest), together as
-// wide as [oldest, hi] (so that the estimate reads about as much of the
-// index as the newest matches did, whatever the store's size) and each a
-// sixteenth of its share at most, and scales their count to the whole of
-// [lo, oldest), so that a term more frequent in old artifacts than in new
-// ones (or less) is estimated by its frequency throughout. At least n.
+// [oldest, hi] to the span [lo, hi]: it counts (count, the matches among
+// a stretch of rowids) the matches of estimateSamples stretches spread
+// evenly over [lo, oldest), together as wide as [oldest, hi] (so that the
+// estimate reads about as much as the newest matches did, whatever the
+// store's size) and each a sixteenth of its share at most, and scales
+// their count to the whole of [lo, oldest), so that a term more frequent
+// in old artifacts than in new ones (or less) is estimated by its
+// frequency throughout. At least n.
 // At 30.6 M artifacts, eight such samples were within 1 % of the exact
 // count for frequent terms of every source, 2 % for a phrase and 13 % for
 // a term of a few busy periods (docs/benchmarks.md); four samples each as
 // wide as [oldest, hi] were no closer and read four times as much.
-func estimate(ctx context.Context, tx *sql.Tx, expr string, n int, oldest, lo, hi int64) (int, error) {
+func estimate(n int, oldest, lo, hi int64, count func(from, to int64) (int, error)) (int, error) {
 	rest := oldest - lo // the rowids not counted
 	if rest <= 0 || hi < oldest {
 		return n, nil
@@ -282,13 +296,13 @@ func estimate(ctx context.Context, tx *sql.Tx, expr string, n int, oldest, lo, h
 	w := min((hi-oldest)/estimateSamples+1, step, max(step/16, 1024)) // a sixteenth of the rest at most, unless small
 	if w <= 0 {
 		// Fewer rowids left than samples: count them.
-		c, _, err := countMatches(ctx, tx, expr, lo, oldest-1, -1)
+		c, err := count(lo, oldest-1)
 		return n + c, err
 	}
 	seen := 0
 	for k := int64(0); k < estimateSamples; k++ {
 		from := lo + k*step + (step-w)/2
-		c, _, err := countMatches(ctx, tx, expr, from, from+w-1, -1)
+		c, err := count(from, from+w-1)
 		if err != nil {
 			return 0, err
 		}
@@ -298,11 +312,20 @@ func estimate(ctx context.Context, tx *sql.Tx, expr string, n int, oldest, lo, h
 	return max(n, int(math.Round(est))), nil
 }
 
+// ftsCounter counts the matches of expr among a stretch of rowids from
+// the full-text index alone.
+func ftsCounter(ctx context.Context, tx *stx, expr string) func(from, to int64) (int, error) {
+	return func(from, to int64) (int, error) {
+		n, _, err := countMatches(ctx, tx, expr, from, to, -1)
+		return n, err
+	}
+}
+
 // outsideCount counts the matches of expr within the window r of an org
 // alone in the store as all its matches less those outside r, when the
 // outside holds fewer than windowScan artifacts (done is false when it
 // does not).
-func (s *Store) outsideCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, base []string, baseArgs []any,
+func (s *Store) outsideCount(ctx context.Context, tx *stx, org string, r vigil.TimeRange, base []string, baseArgs []any,
 	expr string, bounded func(string, ...any) (int, error)) (total int, done bool, err error) {
 	sides := outsideWindow(r, base, baseArgs)
 	outside := 0
@@ -350,7 +373,7 @@ func (s *Store) outsideCount(ctx context.Context, tx *sql.Tx, org string, r vigi
 // time; the full-text index alone counts the matches of the rest. ok is
 // false when other buckets reach into [ilo, ihi] in more than
 // maxMixedStretches places (the caller then reads every match).
-func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vigil.TimeRange, cond string, args []any,
+func (s *Store) interiorCount(ctx context.Context, tx *stx, org string, r vigil.TimeRange, cond string, args []any,
 	expr string, lo, hi int64) (total int, ok bool, err error) {
 	// The window's whole buckets, and a bucket it cuts when none of the
 	// org's artifacts in it lies outside the window: the last bucket of
@@ -420,7 +443,7 @@ func (s *Store) interiorCount(ctx context.Context, tx *sql.Tx, org string, r vig
 // nanoseconds (the time index answers), and inward, the next bucket
 // inside the window, when some do. Buckets before 1970 truncate toward
 // zero and are never taken whole.
-func edgeBucket(ctx context.Context, tx *sql.Tx, org string, b, inward, from, to int64) (int64, error) {
+func edgeBucket(ctx context.Context, tx *stx, org string, b, inward, from, to int64) (int64, error) {
 	if from < 0 {
 		return inward, nil
 	}
@@ -440,7 +463,7 @@ const maxMixedStretches = 64
 // rowids [ilo, ihi] that the spans of buckets other than org's [first,
 // last] reach into; ok is false when there are more than
 // maxMixedStretches.
-func mixedStretches(ctx context.Context, tx *sql.Tx, org string, first, last, ilo, ihi int64) (out [][2]int64, ok bool, err error) {
+func mixedStretches(ctx context.Context, tx *stx, org string, first, last, ilo, ihi int64) (out [][2]int64, ok bool, err error) {
 	rows, err := tx.QueryContext(ctx, `SELECT max(min_rowid, ?4), min(max_rowid, ?5) FROM artifact_spans
 		WHERE NOT (org_id = ?1 AND bucket BETWEEN ?2 AND ?3) AND max_rowid >= ?4 AND min_rowid <= ?5 ORDER BY 1`,
 		org, first, last, ilo, ihi)
@@ -467,7 +490,7 @@ func mixedStretches(ctx context.Context, tx *sql.Tx, org string, first, last, il
 
 // countClean counts the matches of expr among the rowids [lo, hi] from
 // the full-text index alone (0 when the stretch is empty).
-func countClean(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64) (int, error) {
+func countClean(ctx context.Context, tx *stx, expr string, lo, hi int64) (int, error) {
 	if lo > hi {
 		return 0, nil
 	}
@@ -479,7 +502,7 @@ func countClean(ctx context.Context, tx *sql.Tx, expr string, lo, hi int64) (int
 // rowids [lo, hi] matching expr by reading each match's row: CROSS JOIN
 // keeps SQLite from walking cond's index instead, which it may prefer
 // for a wide time window however few the matches.
-func (s *Store) countDriven(ctx context.Context, tx *sql.Tx, cond string, args []any, expr string, lo, hi int64) (n int, err error) {
+func (s *Store) countDriven(ctx context.Context, tx *stx, cond string, args []any, expr string, lo, hi int64) (n int, err error) {
 	if s.drivenHook != nil {
 		s.drivenHook(lo, hi)
 	}
@@ -497,7 +520,7 @@ func (s *Store) countDriven(ctx context.Context, tx *sql.Tx, cond string, args [
 // such a window is older than all those in it, so that a window holding
 // offset+limit matches holds the page. The first w is what the matches'
 // density says the page needs, twice over.
-func (s *Store) walkPage(ctx context.Context, tx *sql.Tx, base []string, baseArgs []any, r vigil.TimeRange, expr string, p vigil.Page,
+func (s *Store) walkPage(ctx context.Context, tx *stx, base []string, baseArgs []any, r vigil.TimeRange, expr string, p vigil.Page,
 	matches, stored int, list func(string, ...any) ([]*vigil.Artifact, error)) ([]*vigil.Artifact, error) {
 	where, args := rangeClause("a.ts", r, slices.Clone(base), slices.Clone(baseArgs))
 	cond := strings.Join(where, " AND ")

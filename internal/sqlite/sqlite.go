@@ -37,6 +37,9 @@ type Store struct {
 	// searchHook, when set (tests), runs inside each search while it
 	// holds its connection.
 	searchHook func(context.Context)
+	// statementHook, when set (tests), is told each statement a search
+	// runs.
+	statementHook func(query string, args []any)
 	// drivenHook, when set (tests), is told the rowids of each count that
 	// reads the matching rows.
 	drivenHook func(lo, hi int64)
