@@ -95,15 +95,11 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		// rows to hold twice as many matches as needed: else testing them
 		// all first only adds to the count (a term of a few percent of
 		// its source's lines, a phrase in a window).
-		all, err := planRows(ctx, conn.Conn(), filter)
+		density, err := densityBound(ctx, conn.Conn(), filter, q)
 		if err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
-		matches, err := planRows(ctx, conn.Conn(), c)
-		if err != nil {
-			return nil, 0, false, wrap("SearchArtifacts", err)
-		}
-		newest = matches/max(all, 1)*newestRows >= 2*float64(exactUpTo+1)
+		newest = density*newestRows >= 2*float64(exactUpTo+1)
 	}
 	switch {
 	case newest:
@@ -235,6 +231,33 @@ func countWithin(ctx context.Context, conn *pgx.Conn, timeout, query string, arg
 	var n int
 	err := br.QueryRow().Scan(&n)
 	return n, err
+}
+
+// densityBound is at most the share of the filter's rows matching q, by
+// the planner's statistics: the sum over q's alternatives of the share of
+// the rarest term of each (the planner's own estimate of an AND assumes
+// its words independent, when "failed" and "password" are in the same
+// lines).
+func densityBound(ctx context.Context, conn *pgx.Conn, filter conds, q *search.Query) (float64, error) {
+	all, err := planRows(ctx, conn, filter)
+	if err != nil || all < 1 {
+		return 1, err
+	}
+	bound := 0.0
+	for _, g := range q.Any {
+		rarest := math.Inf(1)
+		for _, t := range g {
+			c := conds{where: filter.where, args: slices.Clone(filter.args)}
+			c.add("search @@ ?::tsquery", (&search.Query{Any: [][]search.Term{{t}}}).TSQuery())
+			n, err := planRows(ctx, conn, c)
+			if err != nil {
+				return 0, err
+			}
+			rarest = min(rarest, n)
+		}
+		bound += rarest
+	}
+	return min(bound/all, 1), nil
 }
 
 // planRows is how many rows of artifacts the planner expects c to select.
