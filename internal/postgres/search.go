@@ -91,15 +91,15 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	upTo := `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts WHERE ` + c.where + ` LIMIT ` + strconv.Itoa(exactUpTo+1) + `) m`
 	newest := false
 	if exactUpTo > 0 && tsq != "" {
-		// Worth it only when the planner's statistics expect the newest
-		// rows to hold twice as many matches as needed: else testing them
-		// all first only adds to the count (a term of a few percent of
-		// its source's lines, a phrase in a window).
+		// Worth it only when the planner's statistics let the newest
+		// rows hold more matches than exactUpTo: else testing them all
+		// first only adds to the count (a term of a few percent of its
+		// source's lines, a phrase in a window).
 		density, err := densityBound(ctx, conn.Conn(), filter, q)
 		if err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
-		newest = density*newestRows >= 2*float64(exactUpTo+1)
+		newest = density*newestRows > float64(exactUpTo)
 	}
 	switch {
 	case newest:
