@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
 	"strconv"
@@ -87,7 +89,18 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, timeout)
 	}
 	upTo := `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts WHERE ` + c.where + ` LIMIT ` + strconv.Itoa(exactUpTo+1) + `) m`
-	newest := exactUpTo > 0 && tsq != ""
+	newest := false
+	if exactUpTo > 0 && tsq != "" {
+		// Worth it only when the planner's statistics let the newest
+		// rows hold more matches than exactUpTo: else testing them all
+		// first only adds to the count (a term of a few percent of its
+		// source's lines, a phrase in a window).
+		density, err := densityBound(ctx, conn.Conn(), filter, q)
+		if err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+		newest = density*newestRows > float64(exactUpTo)
+	}
 	switch {
 	case newest:
 		// The matches among the filter's newest rows first: a frequent
@@ -218,4 +231,51 @@ func countWithin(ctx context.Context, conn *pgx.Conn, timeout, query string, arg
 	var n int
 	err := br.QueryRow().Scan(&n)
 	return n, err
+}
+
+// densityBound is at most the share of the filter's rows matching q, by
+// the planner's statistics: the sum over q's alternatives of the share of
+// the rarest term of each (the planner's own estimate of an AND assumes
+// its words independent, when "failed" and "password" are in the same
+// lines).
+func densityBound(ctx context.Context, conn *pgx.Conn, filter conds, q *search.Query) (float64, error) {
+	all, err := planRows(ctx, conn, filter)
+	if err != nil || all < 1 {
+		return 1, err
+	}
+	bound := 0.0
+	for _, g := range q.Any {
+		rarest := math.Inf(1)
+		for _, t := range g {
+			c := conds{where: filter.where, args: slices.Clone(filter.args)}
+			c.add("search @@ ?::tsquery", (&search.Query{Any: [][]search.Term{{t}}}).TSQuery())
+			n, err := planRows(ctx, conn, c)
+			if err != nil {
+				return 0, err
+			}
+			rarest = min(rarest, n)
+		}
+		bound += rarest
+	}
+	return min(bound/all, 1), nil
+}
+
+// planRows is how many rows of artifacts the planner expects c to select.
+func planRows(ctx context.Context, conn *pgx.Conn, c conds) (float64, error) {
+	var plan []struct {
+		Plan struct {
+			Rows float64 `json:"Plan Rows"`
+		} `json:"Plan"`
+	}
+	var raw []byte
+	if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) SELECT 1 FROM artifacts WHERE `+c.where, c.args...).Scan(&raw); err != nil {
+		return 0, err
+	}
+	if err := json.Unmarshal(raw, &plan); err != nil {
+		return 0, fmt.Errorf("plan: %w", err)
+	}
+	if len(plan) == 0 {
+		return 0, fmt.Errorf("plan: none in %q", raw)
+	}
+	return plan[0].Plan.Rows, nil
 }
