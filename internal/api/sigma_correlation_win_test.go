@@ -1,10 +1,7 @@
 package api_test
 
 import (
-	"errors"
-	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,28 +60,12 @@ func TestSigmaWindowsCorrelation(t *testing.T) {
 	must(t, call(t, e, "POST", "/v1/detection-rules/"+base["id"].(string)+"/disable", tok, nil), http.StatusOK)
 	postRule(t, e, tok, kerberosSpray)
 
-	f, err := os.Open(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", "Credential Access", "kerberos_pwd_spray_4771.evtx"))
+	docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", "Credential Access", "kerberos_pwd_spray_4771.evtx"))
 	if err != nil {
 		t.Fatalf("datasets (../shared/datasets beside the checkout): %v", err)
 	}
-	defer f.Close()
-	r, err := evtx.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var arts []map[string]any
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		doc, err := rec.Winlogbeat()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, doc := range docs {
 		arts = append(arts, map[string]any{"source": "windows", "raw": string(doc)})
 	}
 	postArtifacts(t, e, tok, arts...)

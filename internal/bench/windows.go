@@ -1,11 +1,8 @@
 package bench
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 
@@ -32,32 +29,13 @@ func windowsLines(dir string) ([]line, error) {
 	sort.Strings(files)
 	var out []line
 	for _, p := range files {
-		f, err := os.Open(p)
+		docs, err := evtx.Documents(p)
 		if err != nil {
 			return nil, err
 		}
-		r, err := evtx.NewReader(f)
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", p, err)
-		}
-		for {
-			rec, err := r.Next()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s: %w", p, err)
-			}
-			doc, err := rec.Winlogbeat()
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("%s: %w", p, err)
-			}
+		for _, doc := range docs {
 			out = append(out, line{Source: "windows", Raw: string(doc)})
 		}
-		f.Close()
 	}
 	return out, nil
 }

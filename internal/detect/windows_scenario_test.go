@@ -2,10 +2,7 @@ package detect_test
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -20,30 +17,11 @@ import (
 // documents vigil import sends, in the file's order.
 func evtxRecords(tb testing.TB, rel string) [][]byte {
 	tb.Helper()
-	f, err := os.Open(filepath.Join(datasets(tb), "windows", "evtx", rel))
+	docs, err := evtx.Documents(filepath.Join(datasets(tb), "windows", "evtx", rel))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	defer f.Close()
-	r, err := evtx.NewReader(f)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out
-		}
-		if err != nil {
-			tb.Fatalf("%s: %v", rel, err)
-		}
-		doc, err := rec.Winlogbeat()
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, doc)
-	}
+	return docs
 }
 
 // windowsArtifacts wraps documents as artifacts of source windows.

@@ -1,9 +1,6 @@
 package sigma
 
-import (
-	"sort"
-	"strings"
-)
+import "strings"
 
 // windowsSources are the sources of Windows events (internal/parse,
 // windows.go): Winlogbeat's documents and vigil import's.
@@ -86,7 +83,7 @@ func resolveWindows(t *target, ls LogSource) error {
 	case cat != "":
 		values, ok := windowsCategories[cat]
 		if !ok {
-			return fail("logsource.category", "windows category %q: no Windows event maps to it (supported: %s)", ls.Category, strings.Join(sortedNames(windowsCategories), ", "))
+			return fail("logsource.category", "windows category %q: no Windows event maps to it (supported: %s)", ls.Category, strings.Join(sortedKeys(windowsCategories), ", "))
 		}
 		t.add(windowsSources, &requirement{field: "windows.category", values: values})
 	case svc != "":
@@ -100,15 +97,6 @@ func resolveWindows(t *target, ls LogSource) error {
 		t.add(windowsSources, nil)
 	}
 	return nil
-}
-
-func sortedNames(m map[string][]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // windowsFields maps the Sigma field names of Windows rules whose event

@@ -2,10 +2,8 @@ package starterrules
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -161,27 +159,11 @@ func judgeWindowsRules(t *testing.T) []*windowsRule {
 // and parses each as the pipeline does.
 func eachWindowsEvent(t *testing.T, path string, fn func(*sigma.Event)) {
 	t.Helper()
-	f, err := os.Open(path)
+	docs, err := evtx.Documents(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	r, err := evtx.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		rec, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		doc, err := rec.Winlogbeat()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, doc := range docs {
 		res := parse.Parse("windows", doc, time.Time{})
 		fn(&sigma.Event{Source: "windows", Fields: res.Event, Raw: string(doc)})
 	}
