@@ -12,7 +12,8 @@ import (
 // WindowsChange fires on one kind of Windows event that is a finding on
 // its own: an account locked out or created, a member added to a
 // privileged group, the security log cleared, a service installed, a
-// scheduled task created, LSASS's memory read. Each event is an
+// scheduled task created, LSASS's memory read, malware Microsoft Defender
+// detected. Each event is an
 // observation (one per key and Span, default 1 h, growing with repeats):
 // who did it, on which host, when.
 type WindowsChange struct {
@@ -172,6 +173,17 @@ var windowsChangeKinds = []windowsChangeKind{
 			}
 			key, refs := hostKey(f)
 			return key, str(f, "winlog.task_name"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+		}},
+	{name: "windows_defender_malware", severity: vigil.SeverityHigh, title: "Malware detected by Microsoft Defender",
+		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+			// A detection (1006, 1116) or suspicious behaviour (1015); the
+			// 1117 that logs the action on a detection is not one more.
+			if !code(f, "Microsoft-Windows-Windows Defender/Operational", "1006", "1015", "1116") {
+				return "", "", nil, false
+			}
+			key, refs := hostKey(f)
+			return key, str(f, "winlog.event_data.Threat Name"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
+				node(vigil.NodeHash, str(f, "process.hash.sha256"), false)), true
 		}},
 	{name: "windows_lsass_memory_read", severity: vigil.SeverityHigh, title: "Credential theft: LSASS memory read",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {

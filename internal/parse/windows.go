@@ -1,6 +1,7 @@
 package parse
 
 import (
+	"bytes"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -160,7 +161,7 @@ func (d *windowsDoc) readWinlog(l *jsonLexer) {
 			d.dataKind = string(k)
 			d.data = make([]dataItem, 0, 24)
 			l.members(func(name []byte) bool {
-				if len(d.data) >= windowsMaxData || !flatKeyOK(name) || d.get(string(name)) != "" {
+				if len(d.data) >= windowsMaxData || !dataNameOK(name) || d.get(string(name)) != "" {
 					d.truncated = d.truncated || len(d.data) >= windowsMaxData
 					return false
 				}
@@ -175,6 +176,21 @@ func (d *windowsDoc) readWinlog(l *jsonLexer) {
 		}
 		return true
 	})
+}
+
+// dataNameOK reports whether a data item's name can be a field name: as
+// any flattened member's (flatKeyOK), but with spaces inside it, as
+// Defender and other providers name their items ("Threat Name",
+// "Detection User") and Winlogbeat keeps them.
+func dataNameOK(k []byte) bool {
+	n := len(k)
+	if n == 0 || k[0] == ' ' || k[n-1] == ' ' {
+		return false
+	}
+	if bytes.IndexByte(k, ' ') < 0 {
+		return flatKeyOK(k)
+	}
+	return flatKeyOK(bytes.ReplaceAll(k, []byte{' '}, []byte{'_'}))
 }
 
 // members walks an object's members, calling fn with each name; fn reads

@@ -13,6 +13,7 @@ const (
 	chanSystem     = "system"
 	chanSysmon     = "microsoft-windows-sysmon/operational"
 	chanPowerShell = "microsoft-windows-powershell/operational"
+	chanDefender   = "microsoft-windows-windows defender/operational"
 )
 
 // mapWindows sets the ECS fields of the events a SOC reads. Every other
@@ -33,6 +34,8 @@ func mapWindows(ev Event, d *windowsDoc) {
 		}
 	case chanSysmon:
 		mapSysmon(ev, d.eventID, g)
+	case chanDefender:
+		mapDefender(ev, d.eventID, g)
 	case "windows powershell":
 		ev.set("windows.category", map[string]string{"400": "ps_classic_start", "600": "ps_classic_provider_start"}[d.eventID])
 	case chanPowerShell:
@@ -155,6 +158,34 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 		subject()
 		ev.act("audit-log-cleared", "configuration", "success")
 	}
+}
+
+// mapDefender maps Microsoft Defender Antivirus's detections: 1006 and
+// 1116 (malware detected), 1015 (suspicious behaviour detected), 1117
+// (action taken on a detection, the same Detection ID as its 1116): the
+// file the threat was found in, the process that touched it and the user
+// it ran as (the threat's name stays winlog.event_data.Threat Name).
+func mapDefender(ev Event, id string, g func(string) string) {
+	switch id {
+	case "1006", "1015", "1116":
+		ev.act("malware-detected", "malware", "")
+	case "1117":
+		ev.act("malware-action-taken", "malware", "")
+	default:
+		return
+	}
+	ev.setWindowsUser("user", g("Detection User"), "")
+	ev.setProcess("process", g("Process Name"), "")
+	// Path is "file:_C:\dir\x.ps1" (or containerfile:_, and several
+	// joined by ';' when one detection names more).
+	path := g("Path")
+	if _, p, ok := strings.Cut(path, ":_"); ok {
+		path = p
+	}
+	if i := strings.IndexByte(path, ';'); i >= 0 {
+		path = path[:i]
+	}
+	ev.set("file.path", capString(path))
 }
 
 // kerberosGuess says whether a failed Kerberos request is one guess of a
