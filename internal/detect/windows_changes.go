@@ -127,7 +127,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			}
 			account := windowsAccount(f, "user.target")
 			return account, str(f, "source.domain"), nodes(node(vigil.NodeUser, account, true),
-				node(vigil.NodeHost, str(f, "source.domain"), false), node(vigil.NodeHost, str(f, "host.name"), false)), true
+				node(vigil.NodeHost, parse.WindowsHost(str(f, "source.domain")), false), node(vigil.NodeHost, str(f, "host.name"), false)), true
 		}},
 	{name: "windows_account_created", severity: vigil.SeverityMedium, title: "Windows account created",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {

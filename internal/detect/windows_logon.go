@@ -48,7 +48,7 @@ func windowsLogonActor(f parse.Event, policy string) (actor, bool) {
 		return sourceActor(f, ip, policy)
 	}
 	if ws := str(f, "source.domain"); ws != "" {
-		if refs := node(vigil.NodeHost, ws, true); len(refs) > 0 {
+		if refs := node(vigil.NodeHost, parse.WindowsHost(ws), true); len(refs) > 0 {
 			return actor{key: refs[0].Value, nodes: refs}, true
 		}
 	}

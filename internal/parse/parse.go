@@ -180,6 +180,7 @@ var nodeFields = []struct {
 	{"tls.client.server_name", vigil.NodeDomain},
 	{"host.name", vigil.NodeHost},
 	{"host.hostname", vigil.NodeHost},
+	{"related.hosts", vigil.NodeHost},
 	{"user.name", vigil.NodeUser},
 	{"user.target.name", vigil.NodeUser},
 	{"url.full", vigil.NodeURL},

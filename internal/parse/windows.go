@@ -267,6 +267,37 @@ func (ev Event) setWindowsHost(computer string) {
 	ev.set("host.domain", strings.ToLower(domain))
 }
 
+// WindowsHost is the Host node of a computer name: its short name in
+// lower case, "" for none ("-", an address). "PC01", "pc01" and
+// "PC01.example.corp" are one computer, as setWindowsHost makes host.name.
+func WindowsHost(computer string) string {
+	computer = strings.TrimSuffix(strings.TrimSpace(computer), ".")
+	if computer == "" || computer == "-" {
+		return ""
+	}
+	if _, err := netip.ParseAddr(computer); err == nil {
+		return ""
+	}
+	short, _, _ := strings.Cut(computer, ".")
+	return strings.ToLower(short)
+}
+
+// setWorkstation sets source.domain to the computer a logon or a
+// connection came from as the event names it (Winlogbeat's field), and
+// related.hosts to its Host node (WindowsHost): the computer that logs
+// events as host.name "pc01" is the workstation "PC01" or
+// "PC01.example.corp" of another's events.
+func (ev Event) setWorkstation(name string) {
+	name = strings.TrimSpace(name)
+	if name == "" || name == "-" {
+		return
+	}
+	ev["source.domain"] = name
+	if h := WindowsHost(name); h != "" {
+		ev["related.hosts"] = []string{h}
+	}
+}
+
 // setWindowsUser sets prefix.name and prefix.domain from an account name
 // and its domain, taking either from the name when it is DOMAIN\user or
 // user@domain.fqdn; machine accounts and the anonymous and system accounts

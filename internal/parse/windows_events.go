@@ -56,9 +56,7 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 	logonAddr := func() {
 		ev.setWindowsAddr("source.ip", g("IpAddress"))
 		ev.setWindowsPort("source.port", g("IpPort"))
-		if ws := strings.TrimSpace(g("WorkstationName")); ws != "" && ws != "-" {
-			ev["source.domain"] = ws
-		}
+		ev.setWorkstation(g("WorkstationName"))
 	}
 	switch id {
 	case "4624", "4625":
@@ -121,7 +119,7 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 		ev.setWindowsUser("user.target", g("TargetUserName"), "")
 		ev.act("locked-out-user-account", "iam", "success")
 		// TargetDomainName of a lockout is the computer the logons came from.
-		ev.set("source.domain", g("TargetDomainName"))
+		ev.setWorkstation(g("TargetDomainName"))
 	case "4768", "4769", "4771":
 		target("user")
 		ev.setWindowsAddr("source.ip", g("IpAddress"))
@@ -145,7 +143,7 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 		ev.act(action, "authentication", "success")
 	case "4776":
 		ev.setWindowsUser("user", g("TargetUserName"), "")
-		ev.set("source.domain", g("Workstation"))
+		ev.setWorkstation(g("Workstation"))
 		status := strings.ToLower(strings.TrimSpace(g("Status")))
 		if status != "" && status != "0x0" {
 			ev.act("credential-validated", "authentication", "failure")
@@ -311,7 +309,7 @@ func mapSysmon(ev Event, id string, g func(string) string) {
 		ev.setWindowsAddr("destination.ip", g("DestinationIp"))
 		ev.setWindowsPort("destination.port", g("DestinationPort"))
 		ev.set("destination.domain", g("DestinationHostname"))
-		ev.set("source.domain", g("SourceHostname"))
+		ev.setWorkstation(g("SourceHostname"))
 		ev.set("network.transport", strings.ToLower(g("Protocol")))
 	case "7":
 		ev.act("image-loaded", "process", "")
