@@ -41,8 +41,9 @@ func kerberosGuesses(tb testing.TB, docs [][]byte) (attempts int, accounts, sour
 	for _, d := range docs {
 		var doc struct {
 			Winlog struct {
-				EventID string            `json:"event_id"`
-				Data    map[string]string `json:"event_data"`
+				EventID  string            `json:"event_id"`
+				Computer string            `json:"computer_name"`
+				Data     map[string]string `json:"event_data"`
 			} `json:"winlog"`
 		}
 		if err := json.Unmarshal(d, &doc); err != nil {
@@ -51,7 +52,15 @@ func kerberosGuesses(tb testing.TB, docs [][]byte) (attempts int, accounts, sour
 		st := doc.Winlog.Data["Status"]
 		if doc.Winlog.EventID == "4771" || (doc.Winlog.EventID == "4768" && st != "0x0" && st != "0x18") {
 			attempts++
-			accounts[strings.ToLower(doc.Winlog.Data["TargetUserName"])] = true
+			// The account as DOMAIN\user: a 4768 names its domain, a
+			// 4771 none, its account being of the domain controller's
+			// own domain (the computer's name after its first label).
+			domain := doc.Winlog.Data["TargetDomainName"]
+			if domain == "" {
+				_, domain, _ = strings.Cut(doc.Winlog.Computer, ".")
+			}
+			domain, _, _ = strings.Cut(domain, ".")
+			accounts[strings.ToLower(domain+`\`+doc.Winlog.Data["TargetUserName"])] = true
 			sources[strings.TrimPrefix(doc.Winlog.Data["IpAddress"], "::ffff:")] = true
 		}
 	}
@@ -87,6 +96,15 @@ func TestWindowsKerberosSpray(t *testing.T) {
 	want := fmt.Sprintf("%d failed Windows logon attempts from %s", attempts, src)
 	if !strings.Contains(desc, want) || !strings.Contains(desc, fmt.Sprintf("on %d accounts", len(accounts))) {
 		t.Errorf("observation %q, want %q on %d accounts", desc, want, len(accounts))
+	}
+	// Each account by name, once: the 4771s' Administrator and backdoor
+	// are threebeesco's as the 4768s' accounts are (before, they were
+	// "administrator" and "backdoor", other nodes than the same
+	// accounts' 4768 and 4624 forms).
+	for a := range accounts {
+		if !strings.Contains(desc, a+",") && !strings.Contains(desc, a+")") {
+			t.Errorf("observation %q does not name the account %s", desc, a)
+		}
 	}
 	// The attempts' own time (2020-07-22), not the time of processing.
 	if !strings.Contains(desc, "2020-07-22T20:29:36Z") {

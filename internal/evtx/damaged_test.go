@@ -2,10 +2,12 @@ package evtx
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -109,5 +111,59 @@ func TestTruncatedFile(t *testing.T) {
 	}
 	if _, err := NewReader(bytes.NewReader(bytes.Repeat([]byte("x"), 5000))); err == nil {
 		t.Error("a file that is no EVTX was read")
+	}
+}
+
+// TestUnknownTemplate: a record whose template instance names a template
+// the chunk does not hold is one error naming that record's offset; the
+// chunk's other records are read. The record of the real recording is
+// pointed at an offset outside its chunk (checksums made to match, as a
+// writer that lost the definition would leave it).
+func TestUnknownTemplate(t *testing.T) {
+	whole := mustRead(t, "Credential Access/kerberos_pwd_spray_4771.evtx")
+	b := append([]byte{}, whole[:fileHeaderSize+chunkSize]...)
+	var offsets []int64
+	r, err := NewReader(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		offsets = append(offsets, rec.Offset)
+	}
+	le := binary.LittleEndian
+	victim := int64(-1)
+	for _, off := range offsets[1 : len(offsets)-1] {
+		// Record header (24 bytes), fragment header (4), then the
+		// template instance token: its definition's offset at +6, in
+		// the chunk; a definition inline starts right after the token.
+		tok := int(off) + 24 + 4
+		if b[tok] != 0x0c {
+			continue
+		}
+		chunkOff := fileHeaderSize
+		if int(le.Uint32(b[tok+6:])) == tok-chunkOff+10 {
+			continue // defined here: later records may use it
+		}
+		le.PutUint32(b[tok+6:], 0x7ffffff0)
+		victim = off
+		break
+	}
+	if victim < 0 {
+		t.Fatal("no record of the recording refers to a template defined before it")
+	}
+	fixChecksums(b)
+	n, errs := readAll(t, b)
+	if len(errs) != 1 || errs[0].Offset != victim || !strings.Contains(errs[0].Error(), "template") {
+		t.Fatalf("errors %v, want one naming the record at %d and its template", errs, victim)
+	}
+	if n != len(offsets)-1 {
+		t.Errorf("read %d records besides the damaged one, want %d", n, len(offsets)-1)
 	}
 }

@@ -122,6 +122,14 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 		ev.setWorkstation(g("TargetDomainName"))
 	case "4768", "4769", "4771":
 		target("user")
+		if _, ok := ev["user.domain"]; !ok && id == "4771" {
+			// A 4771 names no domain: the account is one of the realm
+			// the domain controller that logs it serves, its own domain
+			// (as its 4768s name it), so that one account is one node.
+			if d, ok := ev["host.domain"].(string); ok {
+				ev.set("user.domain", d)
+			}
+		}
 		ev.setWindowsAddr("source.ip", g("IpAddress"))
 		ev.setWindowsPort("source.port", g("IpPort"))
 		ev.set("service.name", g("ServiceName"))
