@@ -181,8 +181,8 @@ type reply struct {
 	body       string
 }
 
-// load is clients posting batches of 200 lines until its context ends,
-// recording every reply.
+// load is clients posting batches of 200 lines as fast as they are
+// answered until its context ends, recording every reply.
 type loadRun struct {
 	mu         sync.Mutex
 	acked      map[string]string
@@ -196,6 +196,12 @@ type loadRun struct {
 }
 
 func startLoad(ctx context.Context, c *client.Client, clients int) *loadRun {
+	return startLoadOf(ctx, c, clients, 200, 0)
+}
+
+// startLoadOf is clients posting batches of batch lines, each client at
+// most one post every interval (0: as fast as they are answered).
+func startLoadOf(ctx context.Context, c *client.Client, clients, batch int, every time.Duration) *loadRun {
 	ld := &loadRun{acked: map[string]string{}, statuses: map[int]int{}}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	for ci := range clients {
@@ -203,20 +209,23 @@ func startLoad(ctx context.Context, c *client.Client, clients int) *loadRun {
 		go func() {
 			defer ld.wg.Done()
 			for bi := 0; ctx.Err() == nil; bi++ {
-				arts := make([]client.NewArtifact, 200)
+				arts := make([]client.NewArtifact, batch)
 				for i := range arts {
 					arts[i] = client.NewArtifact{Source: "e2e", Raw: fmt.Sprintf("vigil-e2e run=%s-c%d-b%d-i%d user=user%d src_ip=10.%d.%d.%d",
 						run, ci, bi, i, i%50, ci, bi%256, i%256)}
 				}
 				start := time.Now()
-				r, err := c.PostArtifacts(ctx, arts)
+				// Not cut off when the load ends: every post begun is
+				// answered and recorded, so that what is stored beyond the
+				// acknowledged artifacts was refused, not left unanswered.
+				r, err := c.PostArtifacts(context.WithoutCancel(ctx), arts)
 				end := time.Now()
-				if err != nil && ctx.Err() != nil {
-					return // cut off by the end of the load: answer unknown
-				}
 				ld.record(arts, reply{start: start, end: end, status: r.Status, body: r.Body}, r, err)
 				if r.Status == http.StatusTooManyRequests || r.Status == http.StatusServiceUnavailable {
 					time.Sleep(100 * time.Millisecond) // backing off as a shipper would, not waiting for an event
+				}
+				if pause := every - time.Since(start); pause > 0 {
+					time.Sleep(pause) // the client's rate, not waiting for an event
 				}
 			}
 		}()

@@ -29,7 +29,8 @@ func (q *Queue) logOptions() []nats.Option {
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			// Not ConnectedUrlRedacted: it hides a password, not a token
 			// given as the user name (nats://TOKEN@host).
-			q.log.Info("queue: reconnected to NATS", slog.String("url", RedactURL(nc.ConnectedUrl())))
+			q.log.Info("queue: reconnected to NATS", slog.String("url", RedactURL(nc.ConnectedUrl())),
+				slog.String("server", nc.ConnectedServerName()))
 		}),
 	}
 }

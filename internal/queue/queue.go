@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
@@ -101,13 +100,14 @@ type Queue struct {
 
 	maxChunk int
 
-	mu      sync.Mutex
-	pending uint64 // last known backlog
-	checked time.Time
-	waiters map[string]*waiter
-	sub     *nats.Subscription
-	subOnce sync.Once
-	subErr  error
+	mu         sync.Mutex
+	pending    uint64 // last known backlog
+	checked    time.Time
+	refreshing bool // a Backlog call is asking the server
+	waiters    map[string]*waiter
+	sub        *nats.Subscription
+	subOnce    sync.Once
+	subErr     error
 
 	healthAt  time.Time // of the last look at the embedded server's health
 	healthErr error
@@ -144,12 +144,18 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Queue, error) {
 		q.Close()
 		return nil, vigil.ScrubError(fmt.Errorf("queue: connect: %w", err), secrets(cfg.URL))
 	}
+	if cfg.URL != "" {
+		// Which node of a cluster: the one whose loss costs this process
+		// its connection (docs/operations.md, "A NATS node lost").
+		log.Info("queue: connected to NATS", slog.String("url", RedactURL(q.nc.ConnectedUrl())),
+			slog.String("server", q.nc.ConnectedServerName()))
+	}
 	// Leave room under the server's payload limit for headers and framing.
 	q.maxChunk = int(q.nc.MaxPayload()) - 64<<10
 	if q.maxChunk > 4<<20 {
 		q.maxChunk = 4 << 20
 	}
-	q.js, err = jetstream.New(q.nc)
+	q.js, err = jetstream.New(q.nc, jetstream.WithPublishAsyncTimeout(publishAttemptWait))
 	if err != nil {
 		q.Close()
 		return nil, fmt.Errorf("queue: jetstream: %w", err)
@@ -328,183 +334,25 @@ type artifact struct {
 }
 
 // Backlog returns the number of messages not yet processed, refreshed at
-// most every 250 ms.
+// most every 250 ms. One caller at a time asks the server; the others get
+// the last answer meanwhile, so that a consumer electing its leader on a
+// cluster (its info unanswered for seconds) delays one request, not all.
 func (q *Queue) Backlog(ctx context.Context) (uint64, error) {
 	q.mu.Lock()
-	if time.Since(q.checked) < 250*time.Millisecond {
+	if q.refreshing || time.Since(q.checked) < 250*time.Millisecond {
 		n := q.pending
 		q.mu.Unlock()
 		return n, nil
 	}
+	q.refreshing = true
 	q.mu.Unlock()
 	info, err := q.cons.Info(ctx)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.refreshing = false
 	if err != nil {
 		return 0, err
 	}
-	n := info.NumPending + uint64(info.NumAckPending)
-	q.mu.Lock()
-	q.pending, q.checked = n, time.Now()
-	q.mu.Unlock()
-	return n, nil
-}
-
-// errFull is returned when the workers are too far behind.
-var errFull = &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is full; retry later"}
-
-// Publish stores arts durably in the stream, in chunks under the server's
-// payload limit. It returns ERATELIMITED when the stream is full or the
-// workers are too far behind, ETOOLARGE when the batch is larger than the
-// whole stream may hold, ENOSPACE when the disk the server writes to is
-// (nearly) full, and EUNAVAILABLE when the server did not take them or is
-// not connected. After a nil error the artifacts survive a crash of this
-// process. It then waits up to wait for the pipeline to finish the batch,
-// so that a client reading right after a reply finds its artifacts; it
-// reports whether that happened (a timeout is not an error).
-func (q *Queue) Publish(ctx context.Context, org string, arts []*vigil.Artifact, wait time.Duration) (processed bool, err error) {
-	batch := vigil.NewID()
-	chunks := q.chunk(org, batch, arts)
-	// A batch the stream could not hold even empty is refused for good, not
-	// with a 429 that no retry would cure.
-	size := 0
-	for _, c := range chunks {
-		size += len(c) + len(q.names.Subject) + 128 // headers and JetStream's record
-	}
-	if int64(size) > q.cfg.MaxBytes {
-		return false, &vigil.Error{Code: vigil.ETOOLARGE, Message: fmt.Sprintf(
-			"batch needs %d bytes of queue, more than the whole ingest queue (%d bytes); send smaller batches", size, q.cfg.MaxBytes)}
-	}
-	if !q.nc.IsConnected() {
-		// Published now, the batch (and the backlog query) would wait in
-		// the client's reconnect buffer for a server that may not come
-		// back within the request.
-		return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "ingest queue unavailable: not connected to NATS; retry later"}
-	}
-	if err := q.roomFor(size); err != nil {
-		return false, err
-	}
-	if n, err := q.Backlog(ctx); err == nil && n >= uint64(q.cfg.MaxPending) {
-		return false, errFull
-	}
-	var w *waiter
-	if wait > 0 {
-		if w, err = q.expect(batch, len(chunks)); err == nil {
-			defer q.forget(batch)
-		}
-	}
-	futures := make([]jetstream.PubAckFuture, 0, len(chunks))
-	for i, body := range chunks {
-		msg := nats.NewMsg(q.names.Subject)
-		msg.Data = body
-		msg.Header.Set(jetstream.MsgIDHeader, batch+"."+strconv.Itoa(i))
-		f, err := q.js.PublishMsgAsync(msg)
-		if err != nil {
-			return false, publishError(err)
-		}
-		futures = append(futures, f)
-	}
-	timeout := time.NewTimer(30 * time.Second)
-	defer timeout.Stop()
-	// The embedded server never answers a publish it failed to write (a
-	// full disk), and a server that dies with publishes in flight never
-	// answers them: its health, or the lost connection, says so long
-	// before the timeout.
-	tick := time.NewTicker(250 * time.Millisecond)
-	defer tick.Stop()
-	var last uint64 // the highest stream sequence acknowledged
-	for _, f := range futures {
-	acked:
-		for {
-			select {
-			case pa := <-f.Ok():
-				last = max(last, pa.Sequence)
-				break acked
-			case err := <-f.Err():
-				return false, publishError(err)
-			case <-ctx.Done():
-				return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "request cancelled", Err: ctx.Err()}
-			case <-timeout.C:
-				return false, &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "queue did not acknowledge in time"}
-			case <-tick.C:
-				if !q.nc.IsConnected() {
-					return false, &vigil.Error{Code: vigil.EUNAVAILABLE,
-						Message: "ingest queue unavailable: the connection to NATS was lost before it acknowledged the batch; retry later"}
-				}
-				if err := q.embeddedHealth(); err != nil {
-					return false, err
-				}
-			}
-		}
-	}
-	if q.acked != nil {
-		q.acked.advance(last)
-	}
-	if w == nil {
-		return false, nil
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-w.done:
-		return true, nil
-	case <-t.C:
-	case <-ctx.Done():
-	}
-	return false, nil
-}
-
-// JetStream API error codes (nats-server errors.json) that mean "no room".
-const (
-	errStoreFailed              jetstream.ErrorCode = 10077 // e.g. maximum bytes exceeded with DiscardNew
-	errInsufficientResources    jetstream.ErrorCode = 10023
-	errAccountResourcesExceeded jetstream.ErrorCode = 10002
-)
-
-// publishError maps a refusal by the stream's bound to ERATELIMITED (the
-// workers will make room), a refusal for lack of storage on the server to
-// ENOSPACE (retrying soon will not help), and any other failure to
-// EUNAVAILABLE: the artifacts were not accepted.
-func publishError(err error) error {
-	var apiErr *jetstream.APIError
-	if errors.As(err, &apiErr) {
-		switch apiErr.ErrorCode {
-		case errStoreFailed: // the stream's own bound (--max-queue-bytes): the workers will make room
-			return &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is full; retry later", Err: err}
-		case errInsufficientResources, errAccountResourcesExceeded: // the server's storage, not the stream's
-			return &vigil.Error{Code: vigil.ENOSPACE, Message: "the NATS server has no storage left for the ingest queue; " +
-				"retry once its disk (or max_file_store) has room", Err: err}
-		}
-	}
-	if errors.Is(err, jetstream.ErrTooManyStalledMsgs) {
-		return &vigil.Error{Code: vigil.ERATELIMITED, Message: "ingest queue is busy; retry later", Err: err}
-	}
-	return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "ingest queue unavailable", Err: err}
-}
-
-// chunk encodes arts into messages of at most maxChunk bytes each.
-func (q *Queue) chunk(org, batch string, arts []*vigil.Artifact) [][]byte {
-	var out [][]byte
-	env := envelope{Org: org, Batch: batch}
-	size := 0
-	flush := func() {
-		if len(env.Artifacts) == 0 {
-			return
-		}
-		b, _ := json.Marshal(env)
-		out = append(out, b)
-		env.Artifacts = env.Artifacts[:0]
-		size = 0
-	}
-	for _, a := range arts {
-		// A raw line is at most 1 MiB; JSON escaping can at worst grow it
-		// sixfold, so a single artifact may need a message of its own.
-		est := len(a.Raw)*2 + len(a.Metadata) + 200
-		if size > 0 && size+est > q.maxChunk {
-			flush()
-		}
-		env.Artifacts = append(env.Artifacts, artifact{ID: a.ID, Source: a.Source, Raw: a.Raw,
-			Timestamp: a.Timestamp.UnixNano(), Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata, Defaulted: a.TimestampDefaulted})
-		size += est
-	}
-	flush()
-	return out
+	q.pending, q.checked = info.NumPending+uint64(info.NumAckPending), time.Now()
+	return q.pending, nil
 }
