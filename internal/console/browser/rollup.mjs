@@ -83,6 +83,29 @@ try {
   assert.ok((await page.locator(".obs li").allTextContents()).some((t) => /ET SCAN Potential SSH Scan/.test(t)), "its scan came with it");
   await page.screenshot({ path: join(env("SHOT_DIR"), "incident-raised.png") });
   await Promise.all([page.waitForURL(BASE + "/incidents/" + ROLLUP), page.click("#raised-by a")]);
+
+  log("settings: the org's roll-up and risk settings, a bad one named, a good one saved");
+  await page.goto("/settings");
+  const val = (n) => page.inputValue(`input[name=${n}]`);
+  assert.deepEqual([await val("rollup_threshold"), await val("rollup_window_minutes"), await val("risk_threshold"), await val("risk_detections")],
+    ["20", "1440", "100", "3"], "the defaults");
+  const sevBox = (sev) => page.locator(`input[name=rollup_severities][value=${sev}]`);
+  assert.deepEqual(await Promise.all(["low", "medium", "high", "critical"].map((v) => sevBox(v).isChecked())), [true, true, false, false],
+    "low and medium roll up");
+  await page.fill("input[name=rollup_threshold]", "1");
+  await sevBox("medium").uncheck();
+  await page.click("form.editor button[type=submit]");
+  assert.match(await page.textContent(".alert"), /rollup_threshold/, "a threshold of 1 is named");
+  assert.equal(await val("rollup_threshold"), "1", "the form comes back as typed");
+  assert.equal(await sevBox("medium").isChecked(), false, "with its severities as typed");
+  await page.fill("input[name=rollup_threshold]", "30");
+  await page.fill("input[name=risk_detections]", "4");
+  await Promise.all([page.waitForURL(/\/settings\?saved=1/), page.click("form.editor button[type=submit]")]);
+  const saved = await (await fetch(BASE + "/v1/enrichment-settings", { headers: { Authorization: "Bearer " + env("TOKEN_ADMIN") } })).json();
+  assert.deepEqual([saved.data.rollup_threshold, saved.data.rollup_severities, saved.data.risk_detections, saved.data.rollup_window_minutes],
+    [30, ["low"], 4, 1440], "saved through the API");
+  assert.equal(await val("rollup_threshold"), "30");
+  await page.locator("#rollups").screenshot({ path: join(env("SHOT_DIR"), "settings-rollups.png") });
   await ctx.close();
 } catch (e) {
   console.error(`FAILED at step "${step}":`, e);
