@@ -11,9 +11,14 @@ type IncidentFacts struct {
 	Severity      string // the computed severity, before any rule
 	ArtifactCount int
 	NodeCount     int
-	Observations  []ObservationRef
-	Artifacts     []ArtifactFacts
-	Nodes         []Node
+	Title         string
+	// Rollup, on a roll-up only: its detection and sources; RaisedBy, on
+	// an incident an entity's risk set apart: why.
+	Rollup       *Rollup
+	RaisedBy     *RaisedBy
+	Observations []ObservationRef
+	Artifacts    []ArtifactFacts
+	Nodes        []Node
 }
 
 // ArtifactFacts is an artifact as rules see it: its source and event.

@@ -61,6 +61,14 @@ func TestRollupSettingsValidation(t *testing.T) {
 		{map[string]any{"risk_detections": 1}, "risk_detections"},
 		{map[string]any{"risk_detections": 101}, "risk_detections"},
 		{map[string]any{"rollup_threshold": "20"}, "rollup_threshold"},
+		{map[string]any{"rollup_threshold": 2.5}, "rollup_threshold"},
+		{map[string]any{"rollup_window_minutes": -60}, "rollup_window_minutes"},
+		{map[string]any{"risk_threshold": 1_000_001}, "risk_threshold"},
+		{map[string]any{"risk_threshold": -1}, "risk_threshold"},
+		{map[string]any{"risk_detections": 0}, "risk_detections"},
+		{map[string]any{"rollup_severities": "low"}, "rollup_severities"},
+		{map[string]any{"rollup_severities": []any{"low", 2}}, "rollup_severities"},
+		{map[string]any{"rollup_severities": []string{"LOW"}}, "rollup_severities[0]"},
 	} {
 		wantError(t, call(t, e, "PUT", "/v1/enrichment-settings", tok, c.body), http.StatusBadRequest, c.field)
 	}

@@ -3,6 +3,7 @@ package console
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -108,7 +109,7 @@ func (c *Console) settingsSave(w http.ResponseWriter, r *http.Request, s *sessio
 		body[k] = pf.Get(k) != ""
 	}
 	var local []fieldIssue
-	for _, k := range []string{"rate_limit", "cache_ttl_hours"} {
+	for _, k := range []string{"rate_limit", "cache_ttl_hours", "rollup_threshold", "rollup_window_minutes", "risk_threshold", "risk_detections"} {
 		n, err := strconv.Atoi(strings.TrimSpace(pf.Get(k)))
 		if err != nil {
 			local = append(local, fieldIssue{Field: k, Issue: "must be a whole number"})
@@ -118,6 +119,13 @@ func (c *Console) settingsSave(w http.ResponseWriter, r *http.Request, s *sessio
 	}
 	nets := strings.FieldsFunc(pf.Get("internal_networks"), func(r rune) bool { return r == '\n' || r == ',' || r == ' ' || r == '\r' })
 	body["internal_networks"] = append([]string{}, nets...)
+	sevs := []string{}
+	for _, sev := range pf["rollup_severities"] {
+		if vigil.ValidSeverity(sev) && !slices.Contains(sevs, sev) {
+			sevs = append(sevs, sev)
+		}
+	}
+	body["rollup_severities"] = sevs
 	var err error
 	if len(local) > 0 {
 		err = &apiError{Status: http.StatusBadRequest, Message: "The settings have invalid fields", Details: local}
@@ -136,6 +144,11 @@ func (c *Console) settingsSave(w http.ResponseWriter, r *http.Request, s *sessio
 		}}
 		v.Set.RateLimit, _ = strconv.Atoi(strings.TrimSpace(pf.Get("rate_limit")))
 		v.Set.CacheTTLHours, _ = strconv.Atoi(strings.TrimSpace(pf.Get("cache_ttl_hours")))
+		v.Set.RollupThreshold, _ = strconv.Atoi(strings.TrimSpace(pf.Get("rollup_threshold")))
+		v.Set.RollupWindowMinutes, _ = strconv.Atoi(strings.TrimSpace(pf.Get("rollup_window_minutes")))
+		v.Set.RiskThreshold, _ = strconv.Atoi(strings.TrimSpace(pf.Get("risk_threshold")))
+		v.Set.RiskDetections, _ = strconv.Atoi(strings.TrimSpace(pf.Get("risk_detections")))
+		v.Set.RollupSeverities = sevs
 		status := http.StatusBadRequest
 		if ae, ok := err.(*apiError); ok {
 			status = ae.Status

@@ -51,6 +51,10 @@ type incidentView struct {
 	Graph        graph
 	Statuses     []int // the statuses it may be moved to
 	Case         caseView
+	// Rollup, on a roll-up: a page of its sources; Raised, on an
+	// incident an entity's risk set apart: why.
+	Rollup *rollupView
+	Raised *raisedView
 	// What the token may not read, said instead of an empty section.
 	NoObservations, NoArtifacts bool
 }
@@ -166,6 +170,16 @@ func (c *Console) incident(w http.ResponseWriter, r *http.Request, s *session) {
 		}
 	}
 	v.Graph = newGraph(v.Inc.Nodes, v.Observations)
+	if v.Inc.Rollup != nil {
+		rv, err := c.loadRollup(r, s, base, here, form)
+		if err != nil && fail(err) {
+			return
+		}
+		v.Rollup = rv
+	}
+	if v.Inc.RaisedBy != nil {
+		v.Raised = c.loadRaised(r, s, v.Inc.RaisedBy)
+	}
 	if p.Err == nil {
 		cv, err := c.loadCase(r, s, id)
 		if c.expired(w, r, err) {

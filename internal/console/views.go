@@ -133,6 +133,9 @@ var funcs = template.FuncMap{
 	},
 	"ago":  ago,
 	"span": span,
+	// window says from when to when a roll-up's window runs.
+	"window":    func(from, to time.Time) string { return span(&from, &to) },
+	"thousands": vigil.Thousands,
 	"statuses": func() []int {
 		return []int{vigil.StatusNew, vigil.StatusInvestigating, vigil.StatusResolved, vigil.StatusClosed, vigil.StatusDisrupted}
 	},

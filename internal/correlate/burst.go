@@ -44,6 +44,7 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 		return nil, fmt.Errorf("detect: %w", err)
 	}
 	var out []Recorded
+	var touched []string
 	err = e.store.Correlate(ctx, org, func(tx Tx) error {
 		out = out[:0]
 		rb := newRollupBatch()
@@ -68,6 +69,7 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 		if err := rb.flush(ctx, tx, e.now()); err != nil {
 			return err
 		}
+		touched = rb.touched
 		if len(out) == 0 {
 			return nil
 		}
@@ -91,11 +93,13 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 	if e.tally != nil {
 		e.tally.committed(r)
 	}
-	incidents := make([]string, len(out))
+	incidents := make([]string, len(out), len(out)+len(touched))
 	for i, d := range out {
 		incidents[i] = d.IncidentID
 	}
-	// The rules run over the incidents the observations joined.
+	// The rules run over the incidents the observations joined, and
+	// those the batch changed otherwise (a roll-up a source left).
+	incidents = append(incidents, touched...)
 	return out, e.classifyIncidents(ctx, org, incidents)
 }
 

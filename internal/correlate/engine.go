@@ -108,6 +108,7 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 	if err != nil {
 		return err
 	}
+	var touched []string
 	err = e.store.Correlate(ctx, org, func(tx Tx) error {
 		o.NodeIDs, o.KeyNodeIDs = givenIDs, givenKeys
 		if err := tx.CheckRefs(ctx, givenIDs, o.ArtifactIDs); err != nil {
@@ -131,12 +132,13 @@ func (e *Engine) Record(ctx context.Context, org string, o *vigil.Observation, t
 		if err := rb.flush(ctx, tx, o.CreatedAt); err != nil {
 			return err
 		}
+		touched = rb.touched
 		return vigil.Audit(ctx, org, vigil.AuditObservation, o.ID, nil, o)
 	})
 	if err != nil {
 		return fmt.Errorf("record observation: %w", err)
 	}
-	return e.classifyIncidents(ctx, org, []string{o.IncidentID})
+	return e.classifyIncidents(ctx, org, append([]string{o.IncidentID}, touched...))
 }
 
 // Update applies u to observation id of org, creating the nodes of

@@ -207,6 +207,9 @@ func takeIncident(ctx context.Context, tx Tx, rb *rollupBatch, p *pendingRollup,
 		}
 		into.r.Count += count
 		into.dirty = true // retitled
+		if !emptied {
+			rb.touched = append(rb.touched, from)
+		}
 		if err := recordTaken(ctx, tx, b, byDet[det], from, into.r.IncidentID, emptied, now); err != nil {
 			return err
 		}

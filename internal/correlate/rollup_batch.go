@@ -18,6 +18,12 @@ import (
 type rollupBatch struct {
 	byDetection map[string]*pendingRollup // nil value: none open
 	byIncident  map[string]*pendingRollup
+	// touched are the incidents the batch changed beyond those its
+	// findings are in: the roll-ups it wrote (a source that left one
+	// takes its nodes and artifacts away) and the incidents it took
+	// findings from without emptying them. The classification rules look
+	// at them again.
+	touched []string
 }
 
 // pendingRollup is a roll-up as a batch has it: its state with what is
@@ -113,5 +119,6 @@ func (rb *rollupBatch) flush(ctx context.Context, tx Tx, now time.Time) error {
 		}
 		p.sources, p.count, p.nodes, p.artifacts, p.observation, p.dirty = 0, 0, 0, 0, "", false
 	}
+	rb.touched = append(rb.touched, ids...)
 	return nil
 }

@@ -23,6 +23,7 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 		return nil, wrap("IncidentFacts", err)
 	}
 	f.Observations, f.Nodes = inc.Observations, inc.Nodes
+	f.Title, f.Rollup, f.RaisedBy = inc.Title, inc.Rollup, inc.RaisedBy
 	// artifact_ids gives each artifact's ts, so that the join reaches its
 	// partition through the (org_id, ts, id) index.
 	rows, err := s.pool.Query(ctx, `SELECT a.source, a.raw, a.ts, a.event::text FROM incident_artifacts x

@@ -359,8 +359,10 @@ func (s *Store) RollupSources(ctx context.Context, org, id string, p vigil.Page)
 			return notFound(err, "roll-up")
 		}
 		rows, err := tx.Query(ctx, `SELECT n.id, n.type, n.value, s.count, s.first_at, s.last_at
-			FROM rollup_sources s JOIN nodes n ON n.id = s.node_id
-			WHERE s.incident_id = $1 AND n.org_id = $2 ORDER BY s.count DESC, s.node_id LIMIT $3 OFFSET $4`,
+			FROM (SELECT node_id FROM rollup_sources WHERE incident_id = $1 ORDER BY count DESC, node_id LIMIT $3 OFFSET $4) p
+			JOIN rollup_sources s ON s.incident_id = $1 AND s.node_id = p.node_id
+			JOIN nodes n ON n.id = p.node_id
+			WHERE n.org_id = $2 ORDER BY s.count DESC, s.node_id`,
 			append([]any{id, org}, pageArgs(p)...)...)
 		if err != nil {
 			return err

@@ -110,7 +110,13 @@ func (c *Classifier) rulesOf(ctx context.Context, org string) ([]*vigil.Rule, []
 
 // facts converts the store's view of an incident into the rule engine's.
 func facts(vf *vigil.IncidentFacts) *Facts {
-	f := &Facts{Severity: vf.Severity, ArtifactCount: vf.ArtifactCount, NodeCount: vf.NodeCount}
+	f := &Facts{Severity: vf.Severity, ArtifactCount: vf.ArtifactCount, NodeCount: vf.NodeCount, Title: vf.Title}
+	if r := vf.Rollup; r != nil {
+		f.Rollup = &RollupFacts{Detector: r.Detector, Name: r.Name, Sources: r.Sources, Count: r.Count}
+	}
+	if vf.RaisedBy != nil {
+		f.RaisedBy = vf.RaisedBy.Reason
+	}
 	for _, o := range vf.Observations {
 		f.Observations = append(f.Observations, ObservationFacts{Type: o.Type, Severity: o.Severity, Description: o.Description})
 	}

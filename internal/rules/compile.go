@@ -46,6 +46,12 @@ const (
 	fSignalSourceIP
 	fSignalUser
 	fSignalSignature
+	fIncidentTitle
+	fRollupDetector
+	fRollupName
+	fRollupSources
+	fRollupCount
+	fRaisedReason
 )
 
 // scope says what a conditions tree is matched against: an incident (a
@@ -67,6 +73,12 @@ var fixedFields = []struct {
 	{"incident.severity", fIncidentSeverity, scopeIncident},
 	{"incident.artifact_count", fIncidentArtifactCount, scopeIncident},
 	{"incident.node_count", fIncidentNodeCount, scopeIncident},
+	{"incident.title", fIncidentTitle, scopeIncident},
+	{"incident.rollup.detector", fRollupDetector, scopeIncident},
+	{"incident.rollup.name", fRollupName, scopeIncident},
+	{"incident.rollup.sources", fRollupSources, scopeIncident},
+	{"incident.rollup.count", fRollupCount, scopeIncident},
+	{"incident.raised_by.reason", fRaisedReason, scopeIncident},
 	{"observation.type", fObservationType, scopeIncident},
 	{"observation.severity", fObservationSeverity, scopeIncident},
 	{"observation.description", fObservationDescription, scopeIncident},
@@ -86,7 +98,9 @@ var fixedFields = []struct {
 var eventFieldRE = regexp.MustCompile(`^[a-z0-9_@-]+(\.[a-z0-9_@-]+)*$`)
 
 func (k fieldKind) severity() bool { return k == fIncidentSeverity || k == fObservationSeverity }
-func (k fieldKind) number() bool   { return k == fIncidentArtifactCount || k == fIncidentNodeCount }
+func (k fieldKind) number() bool {
+	return k == fIncidentArtifactCount || k == fIncidentNodeCount || k == fRollupSources || k == fRollupCount
+}
 
 // field is a validated field name.
 type field struct {

@@ -130,6 +130,8 @@ func TestCompileInvalid(t *testing.T) {
 		{"count eq string", leafJSON("incident.artifact_count", "eq", "3"), "conditions.value", "must be a number"},
 		{"count in string", leafJSON("incident.node_count", "in", []any{1, "2"}), "conditions.value[1]", "must be a number"},
 		{"count contains", leafJSON("incident.node_count", "contains", "1"), "conditions.op", "does not apply"},
+		{"roll-up sources contains", leafJSON("incident.rollup.sources", "contains", "1"), "conditions.op", "does not apply"},
+		{"roll-up count in string", leafJSON("incident.rollup.count", "in", []any{"many"}), "conditions.value[0]", "must be a number"},
 		{"count cidr", leafJSON("incident.artifact_count", "cidr", "10.0.0.0/8"), "conditions.op", "does not apply"},
 		{"contains number", leafJSON("observation.description", "contains", 1), "conditions.value", "must be a string"},
 		{"prefix missing", `{"field":"node.value","op":"prefix"}`, "conditions.value", "required"},

@@ -17,10 +17,16 @@ type Facts struct {
 	Severity      string
 	ArtifactCount int
 	NodeCount     int
-	Observations  []ObservationFacts
-	Artifacts     []ArtifactFacts
-	Nodes         []NodeFacts
-	Signal        SignalFacts
+	Title         string
+	// Rollup is what a roll-up says of itself (nil: the incident is
+	// none); RaisedBy the reason an entity's risk set the incident
+	// apart ("": it was not).
+	Rollup       *RollupFacts
+	RaisedBy     string
+	Observations []ObservationFacts
+	Artifacts    []ArtifactFacts
+	Nodes        []NodeFacts
+	Signal       SignalFacts
 }
 
 // SignalFacts is what a suppression sees of a signal beyond its artifact
@@ -34,6 +40,15 @@ type SignalFacts struct {
 	SourceIP  string
 	User      string
 	Signature string
+}
+
+// RollupFacts is what a rule sees of a roll-up: its detector, the name of
+// what fired, its distinct sources and their summed count.
+type RollupFacts struct {
+	Detector string
+	Name     string
+	Sources  int
+	Count    int
 }
 
 // ObservationFacts is what a rule sees of one observation of the incident.
@@ -235,6 +250,30 @@ func (v *view) resolve(fd field) resolved {
 	case fIncidentNodeCount:
 		r.vals = []value{numberValue(float64(f.NodeCount), strconv.Itoa(f.NodeCount))}
 		r.present = true
+	case fIncidentTitle, fRaisedReason:
+		x := f.Title
+		if fd.kind == fRaisedReason {
+			x = f.RaisedBy
+		}
+		if x != "" {
+			r.vals, r.present = []value{stringValue(x)}, true
+		}
+	case fRollupDetector, fRollupName:
+		if f.Rollup != nil {
+			x := f.Rollup.Detector
+			if fd.kind == fRollupName {
+				x = f.Rollup.Name
+			}
+			r.vals, r.present = []value{stringValue(x)}, true
+		}
+	case fRollupSources, fRollupCount:
+		if f.Rollup != nil {
+			n := f.Rollup.Sources
+			if fd.kind == fRollupCount {
+				n = f.Rollup.Count
+			}
+			r.vals, r.present = []value{numberValue(float64(n), strconv.Itoa(n))}, true
+		}
 	case fObservationType, fObservationSeverity, fObservationDescription:
 		r.vals = make([]value, 0, len(f.Observations))
 		for _, o := range f.Observations {

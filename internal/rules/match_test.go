@@ -227,6 +227,38 @@ func TestMatchOperators(t *testing.T) {
 	})
 }
 
+// TestMatchRollupFields: the incident.title, incident.rollup.* and
+// incident.raised_by.reason fields of a roll-up, of an incident raised
+// from one, and of neither (every op false but exists: false).
+func TestMatchRollupFields(t *testing.T) {
+	rollup := &Facts{Title: "Suricata: ET SCAN Potential SSH Scan from 4,812 sources",
+		Rollup: &RollupFacts{Detector: "suricata_alert", Name: "Suricata: ET SCAN Potential SSH Scan", Sources: 4812, Count: 9120}}
+	raised := &Facts{Title: "SSH brute force from 198.51.100.7", RaisedBy: "risk"}
+	plain := &Facts{Title: "Port scan from 10.0.0.9"}
+	runMatchCases(t, []matchCase{
+		{"title/prefix", leafJSON("incident.title", "prefix", "suricata: et scan"), rollup, true},
+		{"title/regex", leafJSON("incident.title", "regex", `from [\d,]+ sources$`), rollup, true},
+		{"title/regex miss", leafJSON("incident.title", "regex", `from [\d,]+ sources$`), plain, false},
+		{"rollup.detector/eq", leafJSON("incident.rollup.detector", "eq", "suricata_alert"), rollup, true},
+		{"rollup.detector/ne", leafJSON("incident.rollup.detector", "ne", "suricata_alert"), rollup, false},
+		{"rollup.name/eq", leafJSON("incident.rollup.name", "eq", "Suricata: ET SCAN Potential SSH Scan"), rollup, true},
+		{"rollup.name/contains", leafJSON("incident.rollup.name", "contains", "ssh scan"), rollup, true},
+		{"rollup.sources/gte", leafJSON("incident.rollup.sources", "gte", 1000), rollup, true},
+		{"rollup.sources/lt miss", leafJSON("incident.rollup.sources", "lt", 4812), rollup, false},
+		{"rollup.sources/eq", leafJSON("incident.rollup.sources", "eq", 4812), rollup, true},
+		{"rollup.count/gt", leafJSON("incident.rollup.count", "gt", 9119), rollup, true},
+		{"rollup.count/gt miss", leafJSON("incident.rollup.count", "gt", 9120), rollup, false},
+		{"rollup/exists", leafJSON("incident.rollup.sources", "exists", true), rollup, true},
+		{"rollup/missing", leafJSON("incident.rollup.sources", "exists", true), plain, false},
+		{"rollup/missing exists false", leafJSON("incident.rollup.detector", "exists", false), plain, true},
+		{"rollup/missing gte", leafJSON("incident.rollup.sources", "gte", 0), plain, false},
+		{"rollup/missing ne", leafJSON("incident.rollup.detector", "ne", "port_scan"), plain, false},
+		{"raised_by/eq", leafJSON("incident.raised_by.reason", "eq", "risk"), raised, true},
+		{"raised_by/in miss", leafJSON("incident.raised_by.reason", "in", []string{"detections"}), raised, false},
+		{"raised_by/missing", leafJSON("incident.raised_by.reason", "exists", true), rollup, false},
+	})
+}
+
 func TestMatchEventShapes(t *testing.T) {
 	runMatchCases(t, []matchCase{
 		{"nested object", leafJSON("event.destination.ip", "eq", "10.1.2.4"), nil, true},

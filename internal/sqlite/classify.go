@@ -26,6 +26,7 @@ func (s *Store) IncidentFacts(ctx context.Context, org, id string) (*vigil.Incid
 		return nil, wrap("IncidentFacts", err)
 	}
 	f.Observations, f.Nodes = inc.Observations, inc.Nodes
+	f.Title, f.Rollup, f.RaisedBy = inc.Title, inc.Rollup, inc.RaisedBy
 	q, err := s.r.QueryContext(ctx, incidentArtifactsSQL, id, org, vigil.MaxFactArtifacts)
 	if err != nil {
 		return nil, wrap("IncidentFacts", err)

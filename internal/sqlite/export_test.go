@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 	"strings"
 )
 
@@ -70,3 +71,78 @@ func QueryStrings(ctx context.Context, s *Store, query string, args ...any) ([]s
 // SetStatementHook makes every search tell hook each statement it runs,
 // with its arguments.
 func SetStatementHook(s *Store, hook func(query string, args []any)) { s.statementHook = hook }
+
+// InflateRollup grows roll-up incident of org to sources sources for tests
+// at scale, the fast way: each new source is a copy of one of its
+// sources (node), of its place in the roll-up and of one observation of
+// it (obs), every column copied but the ids, the address, the count and
+// the time. The roll-up's and the incident's counts are set from the rows.
+// The n-th new source counts 1 + n%7, but the one in the middle counts
+// heaviest, so that heaviest-first is no insertion order.
+func InflateRollup(ctx context.Context, s *Store, org, incident, node, obs string, sources int) error {
+	var have int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM rollup_sources WHERE incident_id = ?`, incident).Scan(&have); err != nil {
+		return err
+	}
+	n := sources - have
+	gen := fmt.Sprintf(`WITH RECURSIVE gen(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM gen WHERE x < %d) `, n)
+	nodeID, obsID := `printf('scale-n-%07d', x)`, `printf('scale-o-%07d', x)`
+	copies := []struct {
+		table, where string
+		arg          string
+		set          map[string]string
+	}{
+		{"nodes", "id = ?", node, map[string]string{"id": nodeID,
+			"value": `printf('100.%d.%d.%d', 64 + (x >> 16), (x >> 8) & 255, x & 255)`}},
+		{"rollup_sources", "node_id = ? AND incident_id = '" + incident + "'", node, map[string]string{"node_id": nodeID,
+			"count": fmt.Sprintf(`CASE WHEN x = %d THEN 1000000 ELSE 1 + x %% 7 END`, n/2)}},
+		{"incident_nodes", "node_id = ? AND incident_id = '" + incident + "'", node, map[string]string{"node_id": nodeID}},
+		{"observations", "id = ?", obs, map[string]string{"id": obsID, "created_at": "created_at + x", "updated_at": "updated_at + x"}},
+		{"observation_nodes", "observation_id = ? AND node_id = '" + node + "'", obs, map[string]string{"observation_id": obsID, "node_id": nodeID}},
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	for _, c := range copies {
+		rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?) ORDER BY cid`, c.table)
+		if err != nil {
+			return err
+		}
+		var cols, exprs []string
+		for rows.Next() {
+			var col string
+			if err := rows.Scan(&col); err != nil {
+				rows.Close()
+				return err
+			}
+			cols = append(cols, col)
+			if e, ok := c.set[col]; ok {
+				exprs = append(exprs, e)
+			} else {
+				exprs = append(exprs, "t."+col)
+			}
+		}
+		rows.Close()
+		q := gen + `INSERT INTO ` + c.table + ` (` + strings.Join(cols, ", ") + `) SELECT ` + strings.Join(exprs, ", ") +
+			` FROM (SELECT * FROM ` + c.table + ` WHERE ` + c.where + `) t, gen`
+		if res, err := tx.ExecContext(ctx, q, c.arg); err != nil {
+			return fmt.Errorf("inflate %s: %w", c.table, err)
+		} else if k, _ := res.RowsAffected(); k != int64(n) {
+			return fmt.Errorf("inflate %s: %d rows, want %d", c.table, k, n)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE rollups SET sources = (SELECT count(*) FROM rollup_sources WHERE incident_id = ?1),
+		count = (SELECT sum(count) FROM rollup_sources WHERE incident_id = ?1) WHERE incident_id = ?1`, incident); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET node_count = (SELECT count(*) FROM incident_nodes WHERE incident_id = ?1)
+		WHERE id = ?1 AND org_id = ?2`, incident, org); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// RollupReads are the queries that read a roll-up's nodes and sources.
+var RollupReads = map[string]string{"nodes": rollupNodesSQL, "sources": rollupSourcesSQL}

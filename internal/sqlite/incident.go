@@ -95,7 +95,7 @@ const (
 		UNION ALL SELECT * FROM (SELECT n.id, n.type, n.value, 0, 0 FROM nodes n
 			WHERE n.id IN (SELECT x.node_id FROM observation_nodes x WHERE x.key = 0 AND x.observation_id IN
 				(SELECT id FROM observations WHERE incident_id = ?1 AND +org_id = ?2 ORDER BY created_at DESC, id DESC LIMIT 100))
-			AND n.org_id = ?2 AND n.id IN (SELECT node_id FROM incident_nodes WHERE incident_id = ?1)
+			AND +n.org_id = ?2 AND EXISTS (SELECT 1 FROM incident_nodes i WHERE i.incident_id = ?1 AND i.node_id = n.id)
 			ORDER BY n.created_at, n.id LIMIT ?3)`
 	incidentObservationsSQL = `SELECT id, type, description, severity FROM observations
 		WHERE incident_id = ? AND +org_id = ? ORDER BY created_at, id LIMIT ?`

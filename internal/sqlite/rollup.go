@@ -371,6 +371,19 @@ func (t *corrTx) Node(ctx context.Context, id string) (vigil.Node, error) {
 	return vigil.Node{ID: n.ID, Type: n.Type, Value: n.Value}, nil
 }
 
+// rollupSourcesSQL reads a page of a roll-up's sources, heaviest first:
+// the page's offset is skipped in the (incident_id, count DESC, node_id)
+// index alone, and only the page's sources are read whole and joined to
+// their nodes (skipping after the join read a node for every source
+// skipped: seconds for the last page of 100,000). CROSS JOIN keeps the
+// page first: without statistics SQLite would walk every source of the
+// roll-up and probe the page.
+const rollupSourcesSQL = `SELECT n.id, n.type, n.value, s.count, s.first_at, s.last_at
+	FROM (SELECT node_id FROM rollup_sources WHERE incident_id = ?1 ORDER BY count DESC, node_id LIMIT ?3 OFFSET ?4) p
+	CROSS JOIN rollup_sources s ON s.incident_id = ?1 AND s.node_id = p.node_id
+	CROSS JOIN nodes n ON n.id = p.node_id
+	WHERE +n.org_id = ?2 ORDER BY s.count DESC, s.node_id`
+
 // RollupSources returns a page of the sources of org's roll-up id,
 // heaviest first, and how many it has.
 func (s *Store) RollupSources(ctx context.Context, org, id string, p vigil.Page) ([]vigil.RollupSource, int, error) {
@@ -388,10 +401,7 @@ func (s *Store) RollupSources(ctx context.Context, org, id string, p vigil.Page)
 	if err != nil {
 		return nil, 0, wrap("RollupSources", err)
 	}
-	rows, err := tx.QueryContext(ctx, `SELECT n.id, n.type, n.value, s.count, s.first_at, s.last_at
-		FROM rollup_sources s JOIN nodes n ON n.id = s.node_id
-		WHERE s.incident_id = ? AND +n.org_id = ? ORDER BY s.count DESC, s.node_id LIMIT ? OFFSET ?`,
-		append([]any{id, org}, pageArgs(p)...)...)
+	rows, err := tx.QueryContext(ctx, rollupSourcesSQL, append([]any{id, org}, pageArgs(p)...)...)
 	if err != nil {
 		return nil, 0, wrap("RollupSources", err)
 	}
