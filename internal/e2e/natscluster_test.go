@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/queue"
 )
@@ -25,13 +26,14 @@ import (
 // TestNATSClusterNodeLoss runs the reference deployment's queue of
 // docs/operations.md: a three-node NATS cluster (separate nats-server
 // processes on loopback) with Vigil's streams at three replicas, one API
-// process and one worker process on PostgreSQL. While four clients post
-// without pause, one node at a time is killed with SIGKILL and started
-// again: the stream's leader, then the node the API is connected to, then
-// the node the worker is connected to. Every post answered 2xx must be
-// stored exactly once; a post may be refused with 503 or 429 meanwhile,
-// never answered otherwise; ingest must resume after each loss, before the
-// node is back.
+// process and one worker process on PostgreSQL. While four clients post,
+// one node at a time is killed with SIGKILL and started again: the
+// stream's leader, then the node the API is connected to, then the node
+// the worker is connected to. Every post answered 2xx must be stored, and
+// found by a search, exactly once; a post may be refused with 503 or 429
+// meanwhile, never answered otherwise, and a refused post must have left
+// nothing stored; ingest must resume after each loss, before the node is
+// back.
 func TestNATSClusterNodeLoss(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -112,6 +114,22 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	if s.total != len(ld.acked) {
 		t.Errorf("%d artifacts stored, %d acknowledged: %d of posts answered 503 or 429 were stored all the same",
 			s.total, len(ld.acked), s.total-len(ld.acked))
+	}
+	// And searchable: a sample of the acknowledged lines, each found once
+	// by the words only it has.
+	n := 0
+	for id, raw := range ld.acked {
+		if n++; n > 20 {
+			break
+		}
+		word := strings.TrimPrefix(strings.Fields(raw)[1], "run=") // <run>-c<client>-b<batch>-i<item>
+		page, err := c.Artifacts(ctx, client.ArtifactQuery{Query: `"` + word + `"`, Limit: 10})
+		if err != nil {
+			t.Fatalf("search %q: %v", word, err)
+		}
+		if page.Total != 1 || len(page.Artifacts) != 1 || page.Artifacts[0].ID != id {
+			t.Errorf("search %q: total %d, %d artifacts; want artifact %s once", word, page.Total, len(page.Artifacts), id)
+		}
 	}
 	dead := cl.streamInfo(t, ctx, js, names.DeadStream)
 	if dead.State.Msgs != 0 {
