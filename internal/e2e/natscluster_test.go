@@ -242,6 +242,17 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 	if err != nil {
 		t.Fatalf("the cluster's nats-server: %v", err)
 	}
+	version, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	t.Logf("cluster of %s", strings.TrimSpace(string(version)))
+	// sync_interval is unknown to nats-server 2.9 (Debian's 2.9.10
+	// refuses to start with it), which the test may also run.
+	syncLine := "  sync_interval: always\n"
+	if strings.Contains(string(version), " v2.9.") {
+		syncLine = ""
+	}
 	// Every port first, so that each node's routes name them all.
 	var lns []net.Listener
 	for range 2 * n {
@@ -265,14 +276,13 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 listen: 127.0.0.1:%d
 jetstream {
   store_dir: %q
-  sync_interval: always
-}
+%s}
 cluster {
   name: vigil
   listen: 127.0.0.1:%d
   routes: [%s]
 }
-`, name, port(i), filepath.Join(dir, name), port(n+i), strings.Join(routes, ", "))
+`, name, port(i), filepath.Join(dir, name), syncLine, port(n+i), strings.Join(routes, ", "))
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
