@@ -70,6 +70,7 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	// than the worker stores, so that a refusal says the queue failed,
 	// not that the worker fell behind.
 	ld := startLoadOf(lctx, c, 4, 25, 100*time.Millisecond)
+	rd := watchReady(lctx, api)
 	var outages []*nodeOutage
 	for _, pick := range []struct {
 		what   string
@@ -103,8 +104,10 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	for _, e := range ld.unexpected {
 		t.Errorf("unexpected reply: %s", e)
 	}
+	rd.wait()
 	for _, o := range outages {
 		o.measure(ld.replies)
+		o.unready = rd.longestUnready(o.killed, o.rejoined)
 		t.Logf("%s", o)
 	}
 	s := awaitStored(t, ctx, api, c, ld.acked)
@@ -145,6 +148,7 @@ type nodeOutage struct {
 	leader                      bool // the node led the artifact stream when killed
 	killed, restarted, rejoined time.Time
 
+	unready  time.Duration // the longest time the API's /readyz answered other than 200
 	firstOK  time.Duration // from the kill to the 2xx of the first post begun after it
 	maxGap   time.Duration // the longest time without a 2xx reply
 	slowest  time.Duration // the slowest reply
@@ -177,9 +181,75 @@ func (o *nodeOutage) measure(replies []reply) {
 
 func (o *nodeOutage) String() string {
 	return fmt.Sprintf("%s %s killed (stream leader: %v), started again after %v, caught up after %v: "+
-		"replies %v; first 2xx of a post begun after the kill %v after it; longest time without a 2xx %v; slowest reply %v",
+		"replies %v; first 2xx of a post begun after the kill %v after it; longest time without a 2xx %v; slowest reply %v; "+
+		"the API's /readyz not ready for %v",
 		o.what, o.node.name, o.leader, o.restarted.Sub(o.killed).Round(time.Millisecond), o.rejoined.Sub(o.killed).Round(time.Millisecond),
-		o.statuses, o.firstOK.Round(time.Millisecond), o.maxGap.Round(time.Millisecond), o.slowest.Round(time.Millisecond))
+		o.statuses, o.firstOK.Round(time.Millisecond), o.maxGap.Round(time.Millisecond), o.slowest.Round(time.Millisecond),
+		o.unready.Round(time.Millisecond))
+}
+
+// readyWatch is the answers of a process's /readyz, asked every 100 ms.
+type readyWatch struct {
+	mu     sync.Mutex
+	probes []readyProbe
+	done   chan struct{}
+}
+
+type readyProbe struct {
+	at time.Time
+	ok bool
+}
+
+func watchReady(ctx context.Context, p *proc) *readyWatch {
+	rd := &readyWatch{done: make(chan struct{})}
+	probe := client.New(p.base, "", &http.Client{Timeout: 2 * time.Second})
+	go func() {
+		defer close(rd.done)
+		tick := time.NewTicker(100 * time.Millisecond) // a load balancer's health check, at a rate
+		defer tick.Stop()
+		for {
+			_, err := probe.Ready(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			rd.mu.Lock()
+			rd.probes = append(rd.probes, readyProbe{at: time.Now(), ok: err == nil})
+			rd.mu.Unlock()
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return rd
+}
+
+func (rd *readyWatch) wait() { <-rd.done }
+
+// longestUnready is the longest run of failed probes between from and to,
+// from the first failure to the next success.
+func (rd *readyWatch) longestUnready(from, to time.Time) time.Duration {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	var longest time.Duration
+	var since time.Time
+	for _, p := range rd.probes {
+		if p.at.Before(from) || p.at.After(to) {
+			continue
+		}
+		switch {
+		case !p.ok && since.IsZero():
+			since = p.at
+		case p.ok && !since.IsZero():
+			longest = max(longest, p.at.Sub(since))
+			since = time.Time{}
+		}
+	}
+	if !since.IsZero() {
+		longest = max(longest, to.Sub(since))
+	}
+	return longest
 }
 
 // connectedNode is the name of the NATS server p last logged it connected to.
