@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vigil-soc/vigil/internal/auth"
+	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/queue"
 )
@@ -25,13 +26,14 @@ import (
 // TestNATSClusterNodeLoss runs the reference deployment's queue of
 // docs/operations.md: a three-node NATS cluster (separate nats-server
 // processes on loopback) with Vigil's streams at three replicas, one API
-// process and one worker process on PostgreSQL. While four clients post
-// without pause, one node at a time is killed with SIGKILL and started
-// again: the stream's leader, then the node the API is connected to, then
-// the node the worker is connected to. Every post answered 2xx must be
-// stored exactly once; a post may be refused with 503 or 429 meanwhile,
-// never answered otherwise; ingest must resume after each loss, before the
-// node is back.
+// process and one worker process on PostgreSQL. While four clients post,
+// one node at a time is killed with SIGKILL and started again: the
+// stream's leader, then the node the API is connected to, then the node
+// the worker is connected to. Every post answered 2xx must be stored, and
+// found by a search, exactly once; a post may be refused with 503 or 429
+// meanwhile, never answered otherwise, and a refused post must have left
+// nothing stored; ingest must resume after each loss, before the node is
+// back.
 func TestNATSClusterNodeLoss(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -68,6 +70,7 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	// than the worker stores, so that a refusal says the queue failed,
 	// not that the worker fell behind.
 	ld := startLoadOf(lctx, c, 4, 25, 100*time.Millisecond)
+	rd := watchReady(lctx, api)
 	var outages []*nodeOutage
 	for _, pick := range []struct {
 		what   string
@@ -101,8 +104,10 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	for _, e := range ld.unexpected {
 		t.Errorf("unexpected reply: %s", e)
 	}
+	rd.wait()
 	for _, o := range outages {
 		o.measure(ld.replies)
+		o.unready = rd.longestUnready(o.killed, o.rejoined)
 		t.Logf("%s", o)
 	}
 	s := awaitStored(t, ctx, api, c, ld.acked)
@@ -112,6 +117,22 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	if s.total != len(ld.acked) {
 		t.Errorf("%d artifacts stored, %d acknowledged: %d of posts answered 503 or 429 were stored all the same",
 			s.total, len(ld.acked), s.total-len(ld.acked))
+	}
+	// And searchable: a sample of the acknowledged lines, each found once
+	// by the words only it has.
+	n := 0
+	for id, raw := range ld.acked {
+		if n++; n > 20 {
+			break
+		}
+		word := strings.TrimPrefix(strings.Fields(raw)[1], "run=") // <run>-c<client>-b<batch>-i<item>
+		page, err := c.Artifacts(ctx, client.ArtifactQuery{Query: `"` + word + `"`, Limit: 10})
+		if err != nil {
+			t.Fatalf("search %q: %v", word, err)
+		}
+		if page.Total != 1 || len(page.Artifacts) != 1 || page.Artifacts[0].ID != id {
+			t.Errorf("search %q: total %d, %d artifacts; want artifact %s once", word, page.Total, len(page.Artifacts), id)
+		}
 	}
 	dead := cl.streamInfo(t, ctx, js, names.DeadStream)
 	if dead.State.Msgs != 0 {
@@ -127,6 +148,7 @@ type nodeOutage struct {
 	leader                      bool // the node led the artifact stream when killed
 	killed, restarted, rejoined time.Time
 
+	unready  time.Duration // the longest time the API's /readyz answered other than 200
 	firstOK  time.Duration // from the kill to the 2xx of the first post begun after it
 	maxGap   time.Duration // the longest time without a 2xx reply
 	slowest  time.Duration // the slowest reply
@@ -159,9 +181,75 @@ func (o *nodeOutage) measure(replies []reply) {
 
 func (o *nodeOutage) String() string {
 	return fmt.Sprintf("%s %s killed (stream leader: %v), started again after %v, caught up after %v: "+
-		"replies %v; first 2xx of a post begun after the kill %v after it; longest time without a 2xx %v; slowest reply %v",
+		"replies %v; first 2xx of a post begun after the kill %v after it; longest time without a 2xx %v; slowest reply %v; "+
+		"the API's /readyz not ready for %v",
 		o.what, o.node.name, o.leader, o.restarted.Sub(o.killed).Round(time.Millisecond), o.rejoined.Sub(o.killed).Round(time.Millisecond),
-		o.statuses, o.firstOK.Round(time.Millisecond), o.maxGap.Round(time.Millisecond), o.slowest.Round(time.Millisecond))
+		o.statuses, o.firstOK.Round(time.Millisecond), o.maxGap.Round(time.Millisecond), o.slowest.Round(time.Millisecond),
+		o.unready.Round(time.Millisecond))
+}
+
+// readyWatch is the answers of a process's /readyz, asked every 100 ms.
+type readyWatch struct {
+	mu     sync.Mutex
+	probes []readyProbe
+	done   chan struct{}
+}
+
+type readyProbe struct {
+	at time.Time
+	ok bool
+}
+
+func watchReady(ctx context.Context, p *proc) *readyWatch {
+	rd := &readyWatch{done: make(chan struct{})}
+	probe := client.New(p.base, "", &http.Client{Timeout: 2 * time.Second})
+	go func() {
+		defer close(rd.done)
+		tick := time.NewTicker(100 * time.Millisecond) // a load balancer's health check, at a rate
+		defer tick.Stop()
+		for {
+			_, err := probe.Ready(ctx)
+			if ctx.Err() != nil {
+				return
+			}
+			rd.mu.Lock()
+			rd.probes = append(rd.probes, readyProbe{at: time.Now(), ok: err == nil})
+			rd.mu.Unlock()
+			select {
+			case <-tick.C:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return rd
+}
+
+func (rd *readyWatch) wait() { <-rd.done }
+
+// longestUnready is the longest run of failed probes between from and to,
+// from the first failure to the next success.
+func (rd *readyWatch) longestUnready(from, to time.Time) time.Duration {
+	rd.mu.Lock()
+	defer rd.mu.Unlock()
+	var longest time.Duration
+	var since time.Time
+	for _, p := range rd.probes {
+		if p.at.Before(from) || p.at.After(to) {
+			continue
+		}
+		switch {
+		case !p.ok && since.IsZero():
+			since = p.at
+		case p.ok && !since.IsZero():
+			longest = max(longest, p.at.Sub(since))
+			since = time.Time{}
+		}
+	}
+	if !since.IsZero() {
+		longest = max(longest, to.Sub(since))
+	}
+	return longest
 }
 
 // connectedNode is the name of the NATS server p last logged it connected to.
@@ -224,6 +312,17 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 	if err != nil {
 		t.Fatalf("the cluster's nats-server: %v", err)
 	}
+	version, err := exec.Command(bin, "--version").Output()
+	if err != nil {
+		t.Fatalf("%s --version: %v", bin, err)
+	}
+	t.Logf("cluster of %s", strings.TrimSpace(string(version)))
+	// sync_interval is unknown to nats-server 2.9 (Debian's 2.9.10
+	// refuses to start with it), which the test may also run.
+	syncLine := "  sync_interval: always\n"
+	if strings.Contains(string(version), " v2.9.") {
+		syncLine = ""
+	}
 	// Every port first, so that each node's routes name them all.
 	var lns []net.Listener
 	for range 2 * n {
@@ -247,14 +346,13 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 listen: 127.0.0.1:%d
 jetstream {
   store_dir: %q
-  sync_interval: always
-}
+%s}
 cluster {
   name: vigil
   listen: 127.0.0.1:%d
   routes: [%s]
 }
-`, name, port(i), filepath.Join(dir, name), port(n+i), strings.Join(routes, ", "))
+`, name, port(i), filepath.Join(dir, name), syncLine, port(n+i), strings.Join(routes, ", "))
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
