@@ -70,3 +70,16 @@ func QueryStrings(ctx context.Context, s *Store, query string, args ...any) ([]s
 // SetStatementHook makes every search tell hook each statement it runs,
 // with its arguments.
 func SetStatementHook(s *Store, hook func(query string, args []any)) { s.statementHook = hook }
+
+// SetAddressIndex makes the searches of s answer queries of addresses
+// from their keys (true, as Open leaves it) or from their phrases (false,
+// as before migration 0033), for tests comparing the two.
+func SetAddressIndex(s *Store, on bool) { s.addrReady = on }
+
+// SetAddressBackfillBatch sets how many rowids the backfill of address
+// keys reads per transaction, and returns a func restoring it.
+func SetAddressBackfillBatch(n int64) func() {
+	old := addrBackfillBatch
+	addrBackfillBatch = n
+	return func() { addrBackfillBatch = old }
+}
