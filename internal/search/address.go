@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -74,14 +75,26 @@ func addressPart(tok string) bool {
 // AddressKeys returns the distinct address keys of text: for every
 // AddressParts consecutive tokens (as Tokens splits text) that are each
 // one to three ASCII digits, their join with dots, in order of first
-// appearance. It reads text once without splitting it all.
+// appearance.
 func AddressKeys(text string) []string {
+	b := AppendAddressKeys(nil, text)
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(string(b), " ")
+}
+
+// AppendAddressKeys appends the keys of AddressKeys to dst, each after a
+// space but the first when dst is empty, and returns it. It reads text
+// once, without splitting it into tokens, and allocates only to grow dst.
+func AppendAddressKeys(dst []byte, text string) []byte {
 	var (
-		out   []string
 		parts [AddressParts]string // the numeric tokens in a row, the newest last
 		run   int                  // how many of parts hold such tokens in a row
+		key   [AddressParts*(addressDigits+1) - 1]byte
 	)
-	start := -1 // start of the token being read
+	first := len(dst) // where this text's keys start
+	start := -1       // start of the token being read
 	numeric := true
 	end := func(i int) {
 		tok := text[start:i]
@@ -95,15 +108,32 @@ func AddressKeys(text string) []string {
 		if run < AddressParts {
 			run++
 		}
-		if run == AddressParts {
-			k := strings.Join(parts[:], ".")
-			for _, o := range out {
-				if o == k {
-					return
-				}
-			}
-			out = append(out, k)
+		if run < AddressParts {
+			return
 		}
+		k := key[:0]
+		for j, p := range parts {
+			if j > 0 {
+				k = append(k, '.')
+			}
+			k = append(k, p...)
+		}
+		// Already there? The keys so far, space-separated.
+		for rest := dst[first:]; len(rest) > 0; {
+			var o []byte
+			if sp := bytes.IndexByte(rest, ' '); sp >= 0 {
+				o, rest = rest[:sp], rest[sp+1:]
+			} else {
+				o, rest = rest, nil
+			}
+			if string(o) == string(k) {
+				return
+			}
+		}
+		if len(dst) > 0 {
+			dst = append(dst, ' ')
+		}
+		dst = append(dst, k...)
 	}
 	for i := 0; i < len(text); {
 		c := text[i]
@@ -130,5 +160,5 @@ func AddressKeys(text string) []string {
 	if start >= 0 {
 		end(len(text))
 	}
-	return out
+	return dst
 }

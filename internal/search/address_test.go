@@ -148,3 +148,24 @@ func TestAddressKeysAgreeWithPhrases(t *testing.T) {
 	}
 	t.Logf("%d lines, %d keys", len(lines), checked)
 }
+
+// BenchmarkAddressKeys: the keys of the datasets' lines, as the store
+// computes them for each artifact it writes.
+func BenchmarkAddressKeys(b *testing.B) {
+	var lines []string
+	for _, dir := range []string{"auth", "dns", "firewall", "suricata"} {
+		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", dir, "*"))
+		for _, f := range files {
+			data, _ := os.ReadFile(f)
+			lines = append(lines, strings.Split(string(data), "\n")...)
+		}
+	}
+	if len(lines) == 0 {
+		b.Skip("no datasets")
+	}
+	b.ReportAllocs()
+	var buf []byte
+	for i := 0; b.Loop(); i++ {
+		buf = AppendAddressKeys(buf[:0], lines[i%len(lines)])
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil/internal/search"
@@ -19,7 +18,7 @@ import (
 
 // addrKeys returns the text artifacts_addr indexes for raw: its keys,
 // space-separated ("" for none).
-func addrKeys(raw string) string { return strings.Join(search.AddressKeys(raw), " ") }
+func addrKeys(raw string) string { return string(search.AppendAddressKeys(nil, raw)) }
 
 // addrBackfillBatch is how many rowids the backfill reads per transaction
 // (tests lower it).
