@@ -58,7 +58,9 @@ func addressQueries(arts []*vigil.Artifact) []vigil.ArtifactFilter {
 	for ip := range count {
 		ips = append(ips, ip)
 	}
-	sort.Slice(ips, func(i, j int) bool { return count[ips[i]] > count[ips[j]] || count[ips[i]] == count[ips[j]] && ips[i] < ips[j] })
+	sort.Slice(ips, func(i, j int) bool {
+		return count[ips[i]] > count[ips[j]] || count[ips[i]] == count[ips[j]] && ips[i] < ips[j]
+	})
 	ip, ip2 := ips[0], ips[1]
 	return []vigil.ArtifactFilter{
 		{Query: ip}, {Query: ip + "0"}, {Query: "1" + ip}, {Query: ip[:len(ip)-1]},
