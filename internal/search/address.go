@@ -84,9 +84,9 @@ func AddressKeys(text string) []string {
 	return strings.Split(string(b), " ")
 }
 
-// AppendAddressKeys appends the keys of AddressKeys to dst, each after a
-// space but the first when dst is empty, and returns it. It reads text
-// once, without splitting it into tokens, and allocates only to grow dst.
+// AppendAddressKeys appends the keys of AddressKeys to dst, separated by
+// spaces, and returns it. It reads text once, without splitting it into
+// tokens, and allocates only to grow dst.
 func AppendAddressKeys(dst []byte, text string) []byte {
 	var (
 		parts [AddressParts]string // the numeric tokens in a row, the newest last
@@ -130,7 +130,7 @@ func AppendAddressKeys(dst []byte, text string) []byte {
 				return
 			}
 		}
-		if len(dst) > 0 {
+		if len(dst) > first {
 			dst = append(dst, ' ')
 		}
 		dst = append(dst, k...)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/vigil-soc/vigil/internal/search"
@@ -16,9 +17,46 @@ import (
 // (search.Query.AddressesOnly) reads one key's doclist there instead of
 // the phrase of its parts in artifacts_fts.
 
-// addrKeys returns the text artifacts_addr indexes for raw: its keys,
-// space-separated ("" for none).
-func addrKeys(raw string) string { return string(search.AppendAddressKeys(nil, raw)) }
+// addrRows gathers the rows of artifacts_addr of a transaction's
+// artifacts (rowid, keys space-separated: the text the table indexes) as
+// a JSON array of pairs, so that one statement writes or deletes them all:
+// a statement per artifact cost the writer 20 % more CPU per artifact.
+type addrRows struct{ b []byte }
+
+// add adds the keys of the artifact rowid, whose line is raw, if it has.
+func (r *addrRows) add(rowid int64, raw string) {
+	mark := len(r.b)
+	if mark == 0 {
+		r.b = append(r.b, '[')
+	} else {
+		r.b = append(r.b, ',')
+	}
+	r.b = append(r.b, '[')
+	r.b = strconv.AppendInt(r.b, rowid, 10)
+	r.b = append(r.b, ',', '"')
+	keys := len(r.b)
+	r.b = search.AppendAddressKeys(r.b, raw) // digits, dots and spaces
+	if len(r.b) == keys {
+		r.b = r.b[:mark]
+		return
+	}
+	r.b = append(r.b, '"', ']')
+}
+
+// write inserts the rows gathered into artifacts_addr, or with del gives
+// them to its 'delete' command (an artifact's keys as written).
+func (r *addrRows) write(ctx context.Context, tx *wtx, del bool) error {
+	if len(r.b) == 0 {
+		return nil
+	}
+	cmd, val := "", ""
+	if del {
+		cmd, val = "artifacts_addr, ", "'delete', "
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO artifacts_addr (`+cmd+`rowid, keys)
+		SELECT `+val+`json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)`, string(append(r.b, ']')))
+	return err
+}
 
 // addrBackfillBatch is how many rowids the backfill reads per transaction
 // (tests lower it).
@@ -81,16 +119,12 @@ func (s *Store) indexAddresses(ctx context.Context, tx *wtx, from, to int64) (in
 	if err != nil {
 		return 0, err
 	}
-	type keyed struct {
-		rowid int64
-		keys  string
-	}
-	var all []keyed
+	var keys addrRows
 	var n int64
 	for rows.Next() {
-		var k keyed
+		var rowid int64
 		var raw rawValue
-		if err := rows.Scan(&k.rowid, &raw); err != nil {
+		if err := rows.Scan(&rowid, &raw); err != nil {
 			rows.Close()
 			return 0, err
 		}
@@ -100,23 +134,11 @@ func (s *Store) indexAddresses(ctx context.Context, tx *wtx, from, to int64) (in
 			rows.Close()
 			return 0, err
 		}
-		if k.keys = addrKeys(text); k.keys != "" {
-			all = append(all, k)
-		}
+		keys.add(rowid, text)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_addr (rowid, keys) VALUES (?, ?)`)
-	if err != nil {
-		return 0, err
-	}
-	defer ins.Close()
-	for _, k := range all {
-		if _, err := ins.ExecContext(ctx, k.rowid, k.keys); err != nil {
-			return 0, err
-		}
-	}
-	return n, nil
+	return n, keys.write(ctx, tx, false)
 }

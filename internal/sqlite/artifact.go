@@ -42,7 +42,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		defer fts.Close()
-		var addr *sql.Stmt // prepared at the first artifact with address keys
+		var keys addrRows
 		rowids := make([]int64, len(arts))
 		for i, a := range arts {
 			meta := a.Metadata
@@ -64,18 +64,11 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
 				return err
 			}
-			if keys := addrKeys(a.Raw); keys != "" {
-				if addr == nil {
-					if addr, err = tx.PrepareContext(ctx, `INSERT INTO artifacts_addr (rowid, keys) VALUES (?, ?)`); err != nil {
-						return err
-					}
-					defer addr.Close()
-				}
-				if _, err := addr.ExecContext(ctx, rowid, keys); err != nil {
-					return err
-				}
-			}
+			keys.add(rowid, a.Raw)
 			rowids[i] = rowid
+		}
+		if err := keys.write(ctx, tx, false); err != nil {
+			return err
 		}
 		if err := recordSpans(ctx, tx, org, arts, rowids); err != nil {
 			return err
@@ -332,24 +325,12 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	defer del.Close()
 	// The address keys likewise, where the artifact has some (Open has
 	// indexed those of every artifact stored before migration 0033).
-	var delAddr *sql.Stmt
+	var keys addrRows
 	for _, d := range all {
 		if _, err := del.ExecContext(ctx, d.rowid, d.raw); err != nil {
 			return err
 		}
-		keys := addrKeys(d.raw)
-		if keys == "" {
-			continue
-		}
-		if delAddr == nil {
-			if delAddr, err = tx.PrepareContext(ctx, `INSERT INTO artifacts_addr (artifacts_addr, rowid, keys) VALUES ('delete', ?, ?)`); err != nil {
-				return err
-			}
-			defer delAddr.Close()
-		}
-		if _, err := delAddr.ExecContext(ctx, d.rowid, keys); err != nil {
-			return err
-		}
+		keys.add(d.rowid, d.raw)
 	}
-	return nil
+	return keys.write(ctx, tx, true)
 }

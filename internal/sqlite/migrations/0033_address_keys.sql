@@ -11,7 +11,7 @@ CREATE VIRTUAL TABLE artifacts_addr USING fts5(
     content = '',
     columnsize = 0,
     detail = none,
-    tokenize = "unicode61 remove_diacritics 0 tokenchars '.'"
+    tokenize = "ascii tokenchars '.'"
 );
 INSERT INTO artifacts_addr (artifacts_addr, rank) VALUES ('automerge', 16);
 INSERT INTO artifacts_addr (artifacts_addr, rank) VALUES ('crisismerge', 64);
