@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"math"
+	"testing"
 
 	"github.com/vigil-soc/vigil/internal/search"
 )
@@ -46,4 +47,14 @@ func SearchTSQuery(ctx context.Context, s *Store, query string) (string, error) 
 		return q.TSQueryAddressKeys(), nil
 	}
 	return q.TSQuery(), nil
+}
+
+// BackendPID is the server process of the store's one connection (a
+// store opened with MaxConns 1).
+func BackendPID(ctx context.Context, t testing.TB, s *Store) int {
+	var pid int
+	if err := s.pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	return pid
 }
