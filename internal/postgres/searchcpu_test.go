@@ -59,6 +59,9 @@ func TestSearchCPU(t *testing.T) {
 		{"list", vigil.ArtifactFilter{}},
 		{"single term", vigil.ArtifactFilter{Query: "sshd"}},
 		{"single IP", vigil.ArtifactFilter{Query: ip}},
+		// An address of few lines whose parts are in most (the bench's
+		// own load names it; its fill does not).
+		{"rare IP", vigil.ArtifactFilter{Query: "10.0.0.53"}},
 		{"two words", vigil.ArtifactFilter{Query: "failed password"}},
 		{"phrase 30d", vigil.ArtifactFilter{Query: `"authentication failure"`, Range: month}},
 		{"phrase 24h", vigil.ArtifactFilter{Query: `"authentication failure"`, Range: day}},

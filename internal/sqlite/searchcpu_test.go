@@ -62,6 +62,9 @@ func TestSearchCPU(t *testing.T) {
 		{"single term p2", vigil.ArtifactFilter{Query: "sshd", Page: vigil.Page{Offset: 50}}},
 		{"single term p10", vigil.ArtifactFilter{Query: "sshd", Page: vigil.Page{Offset: 450}}},
 		{"single IP", vigil.ArtifactFilter{Query: ip}},
+		// An address of few lines whose parts are in most (the bench's
+		// own load names it; its fill does not).
+		{"rare IP", vigil.ArtifactFilter{Query: "10.0.0.53"}},
 		{"two words", vigil.ArtifactFilter{Query: "failed password"}},
 		{"phrase 30d", vigil.ArtifactFilter{Query: `"authentication failure"`, Range: month}},
 		{"phrase 24h", vigil.ArtifactFilter{Query: `"authentication failure"`, Range: day}},
