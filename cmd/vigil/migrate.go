@@ -19,8 +19,12 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	var c config
 	c.dataDirFlag(fs)
 	c.databaseFlag(fs)
+	addrKeys := fs.Bool("address-keys", false, "with --database-url: also add their address keys to the artifacts stored before migration 0022 (an UPDATE of each; searches read addresses as keys once none is left, which retention also brings about; docs/operations.md)")
 	if err := parseFlags(fs, args, getenv); err != nil {
 		return err
+	}
+	if *addrKeys && c.DatabaseURL == "" {
+		return fmt.Errorf("--address-keys: only with --database-url (SQLite writes them when it opens the store)")
 	}
 	var (
 		applied []string
@@ -30,6 +34,11 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if c.DatabaseURL != "" {
 		where = "PostgreSQL " + postgres.RedactURL(c.DatabaseURL)
 		applied, err = postgres.Migrate(ctx, c.DatabaseURL)
+		if err == nil && *addrKeys {
+			err = postgres.WriteAddressKeys(ctx, c.DatabaseURL, func(part string, n int64) {
+				fmt.Fprintf(stdout, "%s: address keys of %d artifacts of %s written\n", where, n, part)
+			})
+		}
 	} else {
 		// A running server on this data dir has applied them already, and
 		// two writers of one SQLite file are what the lock prevents.

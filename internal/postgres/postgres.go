@@ -70,6 +70,8 @@ type Store struct {
 	// sampleRows is how many rows an estimated total samples
 	// (sampleRows; tests make it small).
 	sampleRows int
+	// addr: whether searches read addresses as keys (addresses.go).
+	addr addrKeys
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -123,6 +125,13 @@ func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error)
 		pool.Close()
 		return nil, err
 	}
+	if pending, err := s.addressKeysPending(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres: address keys: %w", err)
+	} else if len(pending) == 0 {
+		s.addr.ready.Store(true)
+	}
+	s.addr.checked.Store(time.Now().UnixNano())
 	return s, nil
 }
 

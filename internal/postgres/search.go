@@ -54,7 +54,12 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	}
 	c.timeRange("ts", f.Range)
 	filter := conds{where: c.where, args: slices.Clone(c.args)}
-	tsq := q.TSQuery()
+	// Addresses as their keys, once every vector holds its keys.
+	render := (*search.Query).TSQuery
+	if s.addressKeysReady(ctx) {
+		render = (*search.Query).TSQueryAddressKeys
+	}
+	tsq := render(q)
 	if tsq != "" {
 		// Bound as a tsquery (pgx sends the text form), so the server
 		// parses it once per statement, not once per row.
@@ -95,7 +100,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		// rows hold more matches than exactUpTo: else testing them all
 		// first only adds to the count (a term of a few percent of its
 		// source's lines, a phrase in a window).
-		density, err := densityBound(ctx, conn.Conn(), filter, q)
+		density, err := densityBound(ctx, conn.Conn(), filter, q, render)
 		if err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
@@ -238,7 +243,7 @@ func countWithin(ctx context.Context, conn *pgx.Conn, timeout, query string, arg
 // the rarest term of each (the planner's own estimate of an AND assumes
 // its words independent, when "failed" and "password" are in the same
 // lines).
-func densityBound(ctx context.Context, conn *pgx.Conn, filter conds, q *search.Query) (float64, error) {
+func densityBound(ctx context.Context, conn *pgx.Conn, filter conds, q *search.Query, render func(*search.Query) string) (float64, error) {
 	all, err := planRows(ctx, conn, filter)
 	if err != nil || all < 1 {
 		return 1, err
@@ -248,7 +253,7 @@ func densityBound(ctx context.Context, conn *pgx.Conn, filter conds, q *search.Q
 		rarest := math.Inf(1)
 		for _, t := range g {
 			c := conds{where: filter.where, args: slices.Clone(filter.args)}
-			c.add("search @@ ?::tsquery", (&search.Query{Any: [][]search.Term{{t}}}).TSQuery())
+			c.add("search @@ ?::tsquery", render(&search.Query{Any: [][]search.Term{{t}}}))
 			n, err := planRows(ctx, conn, c)
 			if err != nil {
 				return 0, err

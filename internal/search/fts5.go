@@ -61,3 +61,27 @@ func fts5Term(t Term) string {
 	}
 	return b.String()
 }
+
+// FTS5Addresses renders q, all of whose terms are address terms
+// (AddressesOnly), as FTS5 expressions over address keys (the positive
+// part and the excluded terms, as FTS5 does), for an index of the keys
+// AddressKeys returns whose tokenizer keeps a key whole.
+func (q *Query) FTS5Addresses() (match, not string) {
+	key := func(t Term) string {
+		k, _ := t.Address()
+		return `"` + k + `"`
+	}
+	var alts []string
+	for _, g := range q.Any {
+		parts := make([]string, len(g))
+		for i, t := range g {
+			parts[i] = key(t)
+		}
+		alts = append(alts, "("+strings.Join(parts, " AND ")+")")
+	}
+	var nots []string
+	for _, t := range q.Not {
+		nots = append(nots, key(t))
+	}
+	return strings.Join(alts, " OR "), strings.Join(nots, " OR ")
+}

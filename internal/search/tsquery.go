@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -87,7 +88,10 @@ func TSVector(text string) string {
 		sorted[next[j]] = pairPos[k]
 		next[j]++
 	}
-	b := make([]byte, 0, outN)
+	// The address keys (address.go), as lexemes without positions: a key
+	// holds dots, which no token does, so none is ever a word's lexeme.
+	keys := AppendAddressKeys(nil, text)
+	b := make([]byte, 0, outN+len(keys)+len(keys)/4)
 	for j, lex := range lexes {
 		if j > 0 {
 			b = append(b, ' ')
@@ -102,7 +106,36 @@ func TSVector(text string) string {
 			b = strconv.AppendInt(b, int64(sorted[k]), 10)
 		}
 	}
-	return string(b)
+	return string(appendKeyLexemes(b, keys, size))
+}
+
+// AddressKeysTSVector returns the text form of the tsvector of the
+// address keys of text alone, the part of TSVector(text) they are.
+func AddressKeysTSVector(text string) string {
+	return string(appendKeyLexemes(nil, AppendAddressKeys(nil, text), 0))
+}
+
+// appendKeyLexemes appends the space-separated keys to the vector b, as
+// lexemes without positions, while the vector's size (size so far) stays
+// within maxVectorBytes.
+func appendKeyLexemes(b, keys []byte, size int) []byte {
+	for len(keys) > 0 {
+		k := keys
+		if sp := bytes.IndexByte(keys, ' '); sp >= 0 {
+			k, keys = keys[:sp], keys[sp+1:]
+		} else {
+			keys = nil
+		}
+		// Lexeme bytes (aligned to 2) and its entry.
+		if cost := len(k) + len(k)%2 + 4; size+cost <= maxVectorBytes {
+			size += cost
+			if len(b) > 0 {
+				b = append(b, ' ')
+			}
+			b = appendLexeme(b, string(k))
+		}
+	}
+	return b
 }
 
 // TSQuery renders q as the text form of a PostgreSQL tsquery, to be bound
@@ -111,19 +144,33 @@ func TSVector(text string) string {
 // Phrases use <->, prefixes :*, AND &, OR |, and the excluded terms are
 // one !(…) that applies to every alternative; a query of exclusions alone
 // is that negation, which matches the rows lacking all of them.
-func (q *Query) TSQuery() string {
+func (q *Query) TSQuery() string { return q.tsQuery(false) }
+
+// TSQueryAddressKeys is TSQuery with each address term (Term.Address) as
+// its key's lexeme, which TSVector adds to the vector of each line holding
+// the address's phrase: one lexeme of the GIN index instead of the phrase
+// of four of the commonest, each match rechecked in its row.
+func (q *Query) TSQueryAddressKeys() string { return q.tsQuery(true) }
+
+func (q *Query) tsQuery(keys bool) string {
+	term := func(t Term) string {
+		if k, ok := t.Address(); ok && keys {
+			return string(appendLexeme(nil, k))
+		}
+		return tsTerm(t)
+	}
 	var alts []string
 	for _, g := range q.Any {
 		parts := make([]string, len(g))
 		for i, t := range g {
-			parts[i] = tsTerm(t)
+			parts[i] = term(t)
 		}
 		alts = append(alts, "("+strings.Join(parts, " & ")+")")
 	}
 	pos := strings.Join(alts, " | ")
 	var nots []string
 	for _, t := range q.Not {
-		nots = append(nots, tsTerm(t))
+		nots = append(nots, term(t))
 	}
 	neg := ""
 	if len(nots) > 0 {

@@ -59,6 +59,24 @@ func TestTSQueryQuotesLexemes(t *testing.T) {
 	}
 }
 
+func TestTSQueryAddressKeys(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.0.0.53":                 `('10.0.0.53')`,
+		"10.0.0.53 sshd -10.0.0.54": `(('10.0.0.53' & 'sshd')) & !('10.0.0.54')`,
+		"10.0.0.5300 OR 10.0.0.53":  `(('10' <-> '0' <-> '0' <-> '5300')) | ('10.0.0.53')`,
+		`"from 10.0.0.53"`:          `(('from' <-> '10' <-> '0' <-> '0' <-> '53'))`,
+		"10.0.0.5*":                 `(('10' <-> '0' <-> '0' <-> '5':*))`,
+	} {
+		q, err := Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := q.TSQueryAddressKeys(); got != want {
+			t.Errorf("%q: TSQueryAddressKeys() = %s, want %s", in, got, want)
+		}
+	}
+}
+
 func TestTSVector(t *testing.T) {
 	for _, tc := range []struct {
 		name, text, want string
@@ -67,8 +85,12 @@ func TestTSVector(t *testing.T) {
 		{"punctuation only", " -- ... ", ""},
 		{"positions from 1", "Failed password for root", "'failed':1 'password':2 'for':3 'root':4"},
 		{"repeated token keeps every position", "a b a a", "'a':1,3,4 'b':2"},
-		{"IP address and domain split", "from 10.0.0.1 to evil.example.com",
-			"'from':1 '10':2 '0':3,4 '1':5 'to':6 'evil':7 'example':8 'com':9"},
+		{"IP address and domain split, the address's key added", "from 10.0.0.1 to evil.example.com",
+			"'from':1 '10':2 '0':3,4 '1':5 'to':6 'evil':7 'example':8 'com':9 '10.0.0.1'"},
+		{"a word between numbers breaks a key", "at 12:30:01 from 10.0.0.1",
+			"'at':1 '12':2 '30':3 '01':4 'from':5 '10':6 '0':7,8 '1':9 '10.0.0.1'"},
+		{"every four short numbers in a row are a key", "12:30:01 10.0.0.1",
+			"'12':1 '30':2 '01':3 '10':4 '0':5,6 '1':7 '12.30.01.10' '30.01.10.0' '01.10.0.0' '10.0.0.1'"},
 		{"quotes never break out", `it's \"x\"`, "'it':1 's':2 'x':3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		defer fts.Close()
+		var keys addrRows
 		rowids := make([]int64, len(arts))
 		for i, a := range arts {
 			meta := a.Metadata
@@ -63,7 +64,11 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
 				return err
 			}
+			keys.add(rowid, a.Raw)
 			rowids[i] = rowid
+		}
+		if err := keys.write(ctx, tx, false); err != nil {
+			return err
 		}
 		if err := recordSpans(ctx, tx, org, arts, rowids); err != nil {
 			return err
@@ -318,10 +323,14 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 		return err
 	}
 	defer del.Close()
+	// The address keys likewise, where the artifact has some (Open has
+	// indexed those of every artifact stored before migration 0033).
+	var keys addrRows
 	for _, d := range all {
 		if _, err := del.ExecContext(ctx, d.rowid, d.raw); err != nil {
 			return err
 		}
+		keys.add(d.rowid, d.raw)
 	}
-	return nil
+	return keys.write(ctx, tx, true)
 }

@@ -146,3 +146,16 @@ func InflateRollup(ctx context.Context, s *Store, org, incident, node, obs strin
 
 // RollupReads are the queries that read a roll-up's nodes and sources.
 var RollupReads = map[string]string{"nodes": rollupNodesSQL, "sources": rollupSourcesSQL}
+
+// SetAddressIndex makes the searches of s answer queries of addresses
+// from their keys (true, as Open leaves it) or from their phrases (false,
+// as before migration 0033), for tests comparing the two.
+func SetAddressIndex(s *Store, on bool) { s.addrReady = on }
+
+// SetAddressBackfillBatch sets how many rowids the backfill of address
+// keys reads per transaction, and returns a func restoring it.
+func SetAddressBackfillBatch(n int64) func() {
+	old := addrBackfillBatch
+	addrBackfillBatch = n
+	return func() { addrBackfillBatch = old }
+}

@@ -65,7 +65,7 @@ func (fw *filterWalk) window(ctx context.Context, w vigil.TimeRange) (entries, f
 	}
 	cond, args := fw.where(w)
 	var j sql.NullInt64
-	err = fw.tx.QueryRowContext(ctx, `SELECT COUNT(*), SUM(+a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?))
+	err = fw.tx.QueryRowContext(ctx, `SELECT COUNT(*), SUM(+a.rowid IN (`+fw.tx.matches()+`))
 		FROM artifacts a WHERE `+cond, append([]any{fw.expr, lo, hi}, args...)...).Scan(&entries, &j)
 	return entries, int(j.Int64), err
 }
@@ -108,7 +108,7 @@ func (s *Store) driveCount(ctx context.Context, tx *stx, cond string, args []any
 	var n int
 	var oldest sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (SELECT a.rowid AS r
-			FROM (SELECT rowid AS r FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT -1) m
+			FROM (`+tx.matches()+` ORDER BY rowid DESC LIMIT -1) m
 			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append([]any{expr, lo, hi}, args...), exactUpTo+1)...).Scan(&n, &oldest)
 	if err != nil || n <= exactUpTo {
 		return n, false, err

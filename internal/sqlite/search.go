@@ -84,7 +84,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
 	defer rtx.Rollback()
-	tx := &stx{Tx: rtx, hook: s.statementHook}
+	tx := &stx{Tx: rtx, hook: s.statementHook, index: "artifacts_fts"}
 	if s.searchHook != nil {
 		s.searchHook(ctx)
 	}
@@ -97,11 +97,18 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	where, args := rangeClause("a.ts", f.Range, slices.Clone(base), slices.Clone(baseArgs))
 	timed := len(where) > len(base)
 	cond := strings.Join(where, " AND ")
-	words, err := prefixWords(ctx, tx, q)
-	if err != nil {
-		return nil, 0, false, wrap("SearchArtifacts", err)
+	var match, not string
+	if s.addrReady && q.AddressesOnly() {
+		// Addresses only: each is one key of artifacts_addr (addresses.go).
+		tx.index = "artifacts_addr"
+		match, not = q.FTS5Addresses()
+	} else {
+		words, err := prefixWords(ctx, tx, q)
+		if err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+		match, not = q.FTS5Expanded(words)
 	}
-	match, not := q.FTS5Expanded(words)
 	var expr string
 	switch {
 	case match != "" && not != "":
@@ -126,8 +133,8 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 	}
-	const (
-		matching = " (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)"
+	var (
+		matching = " (" + tx.matches() + ")"
 		walk     = " AND +a.rowid IN" + matching
 		drive    = " AND a.rowid IN" + matching
 	)
@@ -260,13 +267,13 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 // stopping at upTo (none when negative), and returns the oldest counted.
 func countMatches(ctx context.Context, tx *stx, expr string, lo, hi int64, upTo int) (n int, oldest int64, err error) {
 	if upTo < 0 {
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?`,
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+tx.matches()+`)`,
 			expr, lo, hi).Scan(&n)
 		return n, lo, err
 	}
 	var o sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (SELECT rowid AS r FROM artifacts_fts
-		WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ? ORDER BY rowid DESC LIMIT ?)`, expr, lo, hi, upTo).Scan(&n, &o)
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (`+tx.matches()+` ORDER BY rowid DESC LIMIT ?)`,
+		expr, lo, hi, upTo).Scan(&n, &o)
 	return n, o.Int64, err
 }
 
@@ -349,7 +356,7 @@ func (s *Store) outsideCount(ctx context.Context, tx *stx, org string, r vigil.T
 		}
 		var n int
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+side.cond+
-			` AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)`,
+			` AND +a.rowid IN (`+tx.matches()+`)`,
 			append(slices.Clone(side.args), expr, lo, hi)...).Scan(&n)
 		if err != nil {
 			return 0, false, err
@@ -506,7 +513,7 @@ func (s *Store) countDriven(ctx context.Context, tx *stx, cond string, args []an
 	if s.drivenHook != nil {
 		s.drivenHook(lo, hi)
 	}
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT rowid AS r FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?) m
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+tx.matches()+`) m
 		CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond, append([]any{expr, lo, hi}, args...)...).Scan(&n)
 	return n, err
 }
@@ -530,7 +537,7 @@ func (s *Store) walkPage(ctx context.Context, tx *stx, base []string, baseArgs [
 	if matches > 0 {
 		w = max(w, int(min(float64(math.MaxInt32), 2*float64(offset+limit)*float64(stored)/float64(matches))))
 	}
-	const matching = " AND +a.rowid IN (SELECT rowid FROM artifacts_fts WHERE artifacts_fts MATCH ? AND rowid BETWEEN ? AND ?)"
+	matching := " AND +a.rowid IN (" + tx.matches() + ")"
 	for {
 		var from int64
 		// The w-th newest timestamp, whatever the order among equal ones:

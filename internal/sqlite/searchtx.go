@@ -11,6 +11,15 @@ import (
 type stx struct {
 	*sql.Tx
 	hook func(query string, args []any)
+	// index is the full-text table the search's expression is for:
+	// artifacts_fts, or artifacts_addr for a query of addresses.
+	index string
+}
+
+// matches is the statement selecting the rowids of index matching an
+// expression among a span of rowids (its three arguments, in that order).
+func (t *stx) matches() string {
+	return "SELECT rowid AS r FROM " + t.index + " WHERE " + t.index + " MATCH ? AND rowid BETWEEN ? AND ?"
 }
 
 func (t *stx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {

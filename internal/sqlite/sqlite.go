@@ -45,6 +45,9 @@ type Store struct {
 	drivenHook func(lo, hi int64)
 
 	plan searchPlan
+	// addrReady: every artifact's address keys are in artifacts_addr
+	// (addresses.go), so queries of addresses are answered there.
+	addrReady bool
 
 	applied []string // migrations applied by Open
 	raw     *rawCodec
@@ -142,6 +145,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := s.raw.load(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: compression dictionaries: %w", err)
+	}
+	if s.addrReady, err = s.backfillAddresses(ctx); err != nil {
+		w.Close()
+		return nil, err
 	}
 	if s.tail, err = openTail(abs + "-last"); err != nil {
 		w.Close()
