@@ -89,6 +89,15 @@ func Redact(s string) string {
 	return u.String()
 }
 
+// RedactList is Redact for each of a comma-separated list of URLs.
+func RedactList(s string) string {
+	parts := strings.Split(s, ",")
+	for i, p := range parts {
+		parts[i] = Redact(strings.TrimSpace(p))
+	}
+	return strings.Join(parts, ",")
+}
+
 // String names the cluster without passwords.
 func (c *Cluster) String() string {
 	var nodes []string

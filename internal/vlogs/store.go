@@ -39,16 +39,28 @@ type Store struct {
 	c *Cluster
 
 	// Lease is how long a claim is held by a writer that does not finish;
-	// a write (its insert and sync) must end well within it.
+	// longer than writeTimeout, within which a write (its insert and
+	// sync) ends or fails.
 	Lease time.Duration
+
+	// dies, when set (tests), is asked after each write reached
+	// VictoriaLogs: true makes InsertArtifacts end there as a process
+	// killed at that point would, its claims left to expire.
+	dies func() bool
 }
+
+// writeTimeout bounds the VictoriaLogs part of one InsertArtifacts.
+const writeTimeout = time.Minute
+
+// errDied is what InsertArtifacts returns when dies says so.
+var errDied = errors.New("vlogs: writer died (test)")
 
 var _ vigil.Store = (*Store)(nil)
 var _ vigil.ArtifactEstimator = (*Store)(nil)
 
 // New returns the store over pg and c.
 func New(pg *postgres.Store, c *Cluster) *Store {
-	return &Store{Store: pg, c: c, Lease: 2 * time.Minute}
+	return &Store{Store: pg, c: c, Lease: 2 * writeTimeout}
 }
 
 // Cluster returns the VictoriaLogs cluster (its health for /readyz).
@@ -84,7 +96,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.Lease/2)
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	write := claim.Fresh
 	if len(claim.Doubt) > 0 {
@@ -101,6 +113,9 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer ecancel()
 		return errors.Join(err, s.Store.ExpireArtifacts(ectx, claim.Token, done))
+	}
+	if s.dies != nil && s.dies() {
+		return errDied
 	}
 	if err := s.Store.ReleaseArtifacts(ctx, claim.Token, done); err != nil {
 		return err
