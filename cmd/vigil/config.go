@@ -32,34 +32,34 @@ import (
 // config is every setting of the service; flags first, then VIGIL_<FLAG>
 // environment variables, then defaults.
 type config struct {
-	Addr          string
-	MetricsAddr   string // serve: own listener, "api" or "" (off); a worker's are on Addr
-	MetricsToken  string
-	DataDir       string
-	DatabaseURL   string
-	NATSURL       string
+	Addr         string
+	MetricsAddr  string // serve: own listener, "api" or "" (off); a worker's are on Addr
+	MetricsToken string
+	DataDir      string
+	DatabaseURL  string
+	NATSURL      string
 	// ArtifactsURL and ArtifactsStorage name a VictoriaLogs cluster that
 	// keeps the artifacts (internal/vlogs): its front and its storage
 	// nodes.
 	ArtifactsURL     string
 	ArtifactsStorage string
-	JWTSecret     string
-	JWTJWKSURL    string
-	JWTIssuer     string
-	JWTAudience   string
-	LogLevel      string
-	AccessLog     bool
-	Fsync         string
-	CorrWindow    time.Duration
-	HubLimit      int
-	Workers       int
-	MaxQueueBytes int64
-	MemoryLimit   int64
-	MaxPending    int
-	IngestWait    time.Duration
-	MaxDeliver    int
-	AckWait       time.Duration
-	RetentionDays int
+	JWTSecret        string
+	JWTJWKSURL       string
+	JWTIssuer        string
+	JWTAudience      string
+	LogLevel         string
+	AccessLog        bool
+	Fsync            string
+	CorrWindow       time.Duration
+	HubLimit         int
+	Workers          int
+	MaxQueueBytes    int64
+	MemoryLimit      int64
+	MaxPending       int
+	IngestWait       time.Duration
+	MaxDeliver       int
+	AckWait          time.Duration
+	RetentionDays    int
 	// AuditRetentionDays is how long audit entries are kept (0: forever).
 	AuditRetentionDays int
 	QueueReplicas      int

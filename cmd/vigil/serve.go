@@ -28,13 +28,13 @@ import (
 	"github.com/vigil-soc/vigil/internal/enrich"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 	"github.com/vigil-soc/vigil/internal/postgres"
-	"github.com/vigil-soc/vigil/internal/vlogs"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/rules"
 	"github.com/vigil-soc/vigil/internal/sigma"
 	"github.com/vigil-soc/vigil/internal/sqlite"
 	"github.com/vigil-soc/vigil/internal/suppress"
 	"github.com/vigil-soc/vigil/internal/syslog"
+	"github.com/vigil-soc/vigil/internal/vlogs"
 	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
