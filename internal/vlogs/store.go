@@ -262,8 +262,13 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 func (s *Store) read(ctx context.Context, org string, t Tenant, query string, previews bool) ([]*vigil.Artifact, error) {
 	out := []*vigil.Artifact{}
 	var inPG []string
+	if previews {
+		query += previewPipes
+	} else {
+		query += " | delete p, w"
+	}
 	err := s.c.query(ctx, t, query, func(row map[string]string) error {
-		a, rawPG, err := artifactOf(org, row)
+		a, rawPG, err := artifactOf(org, row, previews)
 		if err != nil {
 			return err
 		}
@@ -296,15 +301,14 @@ func (s *Store) read(ctx context.Context, org string, t Tenant, query string, pr
 		return nil, err
 	}
 	for _, a := range out {
-		size := len(a.Raw)
 		if r, ok := raws[a.ID]; ok {
-			a.Raw, size = r, sizes[a.ID]
+			a.Raw = r
+			if previews && sizes[a.ID] > vigil.PreviewRawBytes {
+				a.Raw, a.RawTruncated, a.RawBytes = vigil.TrimPartialRune(r), true, sizes[a.ID]
+			}
 		}
 		if e, ok := enr[a.ID]; ok {
 			a.Enrichment = e
-		}
-		if previews {
-			preview(a, size)
 		}
 	}
 	return out, nil
