@@ -66,7 +66,8 @@ func New(pg *postgres.Store, c *Cluster) *Store {
 // Cluster returns the VictoriaLogs cluster (its health for /readyz).
 func (s *Store) Cluster() *Cluster { return s.c }
 
-func (s *Store) tenant(ctx context.Context, org string) (Tenant, error) {
+// Tenant returns org's VictoriaLogs tenant, assigned on first use.
+func (s *Store) Tenant(ctx context.Context, org string) (Tenant, error) {
 	a, p, err := s.Store.ArtifactTenant(ctx, org)
 	return Tenant{a, p}, err
 }
@@ -88,7 +89,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		byID[a.ID] = a
 		ids, tss = append(ids, a.ID), append(tss, a.Timestamp.UnixNano())
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return err
 	}
@@ -234,7 +235,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		// Only exclusions (or nothing): match every entry first.
 		filter = "* " + filter
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -339,7 +340,7 @@ func (s *Store) fetch(ctx context.Context, org string, ids []string, preview boo
 	if len(times) == 0 {
 		return byID, nil
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return nil, err
 	}
