@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -153,11 +154,28 @@ func (s *Store) write(ctx context.Context, org string, t Tenant, ids []string, b
 			return err
 		}
 	}
-	n := s.c.pick()
-	if err := s.c.insert(ctx, n, t, body.Bytes()); err != nil {
-		return err
+	// The next node in turn; one that refuses the connection (down, so
+	// it took nothing) passes the write to the next. Any other failure
+	// may come after the node took part of the write: it is the caller's.
+	first := s.c.pick()
+	var err error
+	for i := range len(s.c.storage) {
+		n := s.c.storage[(first+i)%len(s.c.storage)]
+		if err = s.c.insert(ctx, n, t, body.Bytes()); err == nil {
+			return n.sync.sync(ctx, days)
+		}
+		if !refused(err) {
+			return err
+		}
 	}
-	return n.sync.sync(ctx, days)
+	return err
+}
+
+// refused reports whether err is a failure to connect: the request was
+// never sent.
+func refused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // absent returns those of ids (claims taken over from a writer that died)
