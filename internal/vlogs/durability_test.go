@@ -174,3 +174,43 @@ func TestIngestGoesOnWithANodeDown(t *testing.T) {
 		t.Fatalf("total %d, %d distinct; want %d", total, distinct, len(arts))
 	}
 }
+
+// TestRetention: DropArtifactsBefore forgets the claims of the artifacts
+// stamped before its time and has VictoriaLogs delete them, in every org;
+// the newer stay.
+func TestRetention(t *testing.T) {
+	s := openOn(t, vltest.Shared(t))
+	now := time.Now().Truncate(time.Second)
+	orgs := []string{vigil.NewID(), vigil.NewID()}
+	for _, org := range orgs {
+		for _, from := range []time.Time{now.Add(-40 * 24 * time.Hour), now.Add(-2 * time.Hour)} {
+			if err := s.InsertArtifacts(t.Context(), org, batch(50, from)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n, err := s.DropArtifactsBefore(t.Context(), now.Add(-30*24*time.Hour))
+	if err != nil || n != 100 {
+		t.Fatalf("DropArtifactsBefore = %d, %v; want the 100 claims of both orgs' old artifacts", n, err)
+	}
+	// VictoriaLogs deletes in the background: polled until it is done.
+	for _, org := range orgs {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			_, total, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total == 50 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("org %s: %d artifacts 60 s after retention, want the 50 newer", org, total)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, old, _ := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{Range: vigil.TimeRange{End: now.Add(-30 * 24 * time.Hour)}}); old != 0 {
+			t.Fatalf("org %s: %d old artifacts remain", org, old)
+		}
+	}
+}

@@ -26,6 +26,9 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -395,13 +398,31 @@ func (s *Store) SetArtifactEnrichment(ctx context.Context, org, id string, enric
 	return s.Store.PutArtifactEnrichment(ctx, org, id, enrichment)
 }
 
-// DropArtifactsBefore applies retention to what PostgreSQL keeps of
-// artifacts stamped before t: their claims (so that incidents stop
-// listing them), late enrichment and long raw lines. The entries
-// themselves leave VictoriaLogs by its own retention
-// (-retentionPeriod on the storage nodes, whole days), which the
-// operator sets to the same span (docs/operations.md).
+// DropArtifactsBefore applies retention to every org: it asks
+// VictoriaLogs to delete the entries stamped before t, tenant by tenant
+// (/delete/run_task through the front, which runs it in the background:
+// searches may show them until it ends), then forgets in PostgreSQL what
+// it kept of them (claims, so that incidents stop listing them, late
+// enrichment, long raw lines). It returns how many claims it forgot. The
+// front needs -delete.enable and the storage nodes -internaldelete.enable
+// (docs/operations.md); without them it fails and keeps everything.
 func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
+	account, projects, err := s.Store.ArtifactTenants(ctx)
+	if err != nil {
+		return 0, err
+	}
+	filter, ok := timeFilter(vigil.TimeRange{End: t})
+	if ok && filter != "" {
+		for _, p := range projects {
+			form := url.Values{"filter": {filter}}
+			resp, err := s.c.do(ctx, "retention", http.MethodPost, s.c.front, "/delete/run_task", nil, &Tenant{account, p},
+				"application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+			if err != nil {
+				return 0, err
+			}
+			resp.Body.Close()
+		}
+	}
 	return s.Store.DropArtifactClaimsBefore(ctx, t)
 }
 

@@ -51,7 +51,11 @@ func Binary(t testing.TB) string {
 // StorageFlags are the flags every storage node runs with (the
 // deployment in docs/operations.md): artifacts keep their timestamps
 // from 1970 to 2120, and an entry may be as large as VictoriaLogs allows.
-var StorageFlags = []string{"-retentionPeriod=100y", "-futureRetention=100y", "-insert.maxLineSizeBytes=16MiB"}
+var StorageFlags = []string{"-retentionPeriod=100y", "-futureRetention=100y", "-insert.maxLineSizeBytes=16MiB", "-internaldelete.enable"}
+
+// FrontFlags are the front's flags besides -storageNode: Vigil's
+// retention deletes through it.
+var FrontFlags = []string{"-delete.enable"}
 
 // Cluster is a running cluster.
 type Cluster struct {
@@ -140,7 +144,7 @@ func start(bin, root string, storage int) (*Cluster, error) {
 		c.Storage = append(c.Storage, n)
 		addrs = append(addrs, n.Addr)
 	}
-	front, err := newNode(bin, filepath.Join(root, "front"), []string{"-storageNode=" + strings.Join(addrs, ",")})
+	front, err := newNode(bin, filepath.Join(root, "front"), append([]string{"-storageNode=" + strings.Join(addrs, ",")}, FrontFlags...))
 	if err != nil {
 		return c, err
 	}
