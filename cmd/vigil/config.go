@@ -25,35 +25,41 @@ import (
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
 	"github.com/vigil-soc/vigil/internal/syslog"
+	"github.com/vigil-soc/vigil/internal/vlogs"
 	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
 // config is every setting of the service; flags first, then VIGIL_<FLAG>
 // environment variables, then defaults.
 type config struct {
-	Addr          string
-	MetricsAddr   string // serve: own listener, "api" or "" (off); a worker's are on Addr
-	MetricsToken  string
-	DataDir       string
-	DatabaseURL   string
-	NATSURL       string
-	JWTSecret     string
-	JWTJWKSURL    string
-	JWTIssuer     string
-	JWTAudience   string
-	LogLevel      string
-	AccessLog     bool
-	Fsync         string
-	CorrWindow    time.Duration
-	HubLimit      int
-	Workers       int
-	MaxQueueBytes int64
-	MemoryLimit   int64
-	MaxPending    int
-	IngestWait    time.Duration
-	MaxDeliver    int
-	AckWait       time.Duration
-	RetentionDays int
+	Addr         string
+	MetricsAddr  string // serve: own listener, "api" or "" (off); a worker's are on Addr
+	MetricsToken string
+	DataDir      string
+	DatabaseURL  string
+	NATSURL      string
+	// ArtifactsURL and ArtifactsStorage name a VictoriaLogs cluster that
+	// keeps the artifacts (internal/vlogs): its front and its storage
+	// nodes.
+	ArtifactsURL     string
+	ArtifactsStorage string
+	JWTSecret        string
+	JWTJWKSURL       string
+	JWTIssuer        string
+	JWTAudience      string
+	LogLevel         string
+	AccessLog        bool
+	Fsync            string
+	CorrWindow       time.Duration
+	HubLimit         int
+	Workers          int
+	MaxQueueBytes    int64
+	MemoryLimit      int64
+	MaxPending       int
+	IngestWait       time.Duration
+	MaxDeliver       int
+	AckWait          time.Duration
+	RetentionDays    int
 	// AuditRetentionDays is how long audit entries are kept (0: forever).
 	AuditRetentionDays int
 	QueueReplicas      int
@@ -116,6 +122,10 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	c.dataDirFlag(fs)
 	c.databaseFlag(fs)
 	fs.StringVar(&c.NATSURL, "nats-url", "", "nats://… to use an external NATS JetStream instead of the embedded one")
+	fs.StringVar(&c.ArtifactsURL, "artifacts-url", "", "http(s)://… of a VictoriaLogs cluster's front (victoria-logs -storageNode=…) to keep and search artifacts there "+
+		"instead of in the database (needs --database-url and --artifacts-storage)")
+	fs.StringVar(&c.ArtifactsStorage, "artifacts-storage", "", "comma-separated http(s)://… of the VictoriaLogs storage nodes behind --artifacts-url: "+
+		"artifacts are written to them and made durable there before a batch is acknowledged")
 	c.secretFlag(fs)
 	fs.StringVar(&c.JWTJWKSURL, "jwt-jwks-url", "", "JWKS URL of an identity provider (RS256/ES256/EdDSA)")
 	fs.StringVar(&c.JWTIssuer, "jwt-issuer", "", "required iss claim, if set")
@@ -377,6 +387,16 @@ func parseFlagsAndArgs(fs *flag.FlagSet, args []string, getenv func(string) stri
 
 func (c *config) validate() error {
 	var errs []error
+	if c.ArtifactsURL != "" || c.ArtifactsStorage != "" {
+		if c.DatabaseURL == "" {
+			errs = append(errs, errors.New("--artifacts-url needs --database-url: PostgreSQL keeps the artifacts' tenants, ids and claims beside VictoriaLogs"))
+		}
+		if c.ArtifactsURL == "" {
+			errs = append(errs, errors.New("--artifacts-storage needs --artifacts-url (the cluster's front, which answers searches)"))
+		} else if _, err := vlogs.ParseURLs(c.ArtifactsURL, c.ArtifactsStorage); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.Fsync != "deferred" && c.Fsync != "always" {
 		errs = append(errs, fmt.Errorf("--fsync must be deferred or always, not %q", c.Fsync))
 	}
@@ -473,8 +493,9 @@ func (c config) String() string {
 		}
 		return vigil.Redacted
 	}
-	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s data_dir=%s database_url=%s nats_url=%s queue_name=%s jwt_secret=%s jwks_url=%s oidc_issuer=%s oidc_client_id=%s oidc_client_secret=%s fsync=%s workers=%d",
-		c.Addr, c.MetricsAddr, mask(c.MetricsToken), c.DataDir, postgres.RedactURL(c.DatabaseURL), queue.RedactURL(c.NATSURL), c.QueueName,
+	return fmt.Sprintf("addr=%s metrics_addr=%s metrics_token=%s data_dir=%s database_url=%s nats_url=%s artifacts_url=%s artifacts_storage=%s queue_name=%s jwt_secret=%s jwks_url=%s oidc_issuer=%s oidc_client_id=%s oidc_client_secret=%s fsync=%s workers=%d",
+		c.Addr, c.MetricsAddr, mask(c.MetricsToken), c.DataDir, postgres.RedactURL(c.DatabaseURL), queue.RedactURL(c.NATSURL),
+		vlogs.RedactList(c.ArtifactsURL), vlogs.RedactList(c.ArtifactsStorage), c.QueueName,
 		mask(c.JWTSecret), vigil.RedactURL(c.JWTJWKSURL), vigil.RedactURL(c.OIDCIssuer), c.OIDCClientID, mask(c.OIDCClientSecret), c.Fsync, c.Workers)
 }
 

@@ -34,6 +34,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/sqlite"
 	"github.com/vigil-soc/vigil/internal/suppress"
 	"github.com/vigil-soc/vigil/internal/syslog"
+	"github.com/vigil-soc/vigil/internal/vlogs"
 	"github.com/vigil-soc/vigil/internal/webhook"
 )
 
@@ -241,6 +242,9 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return fmt.Errorf("auth: %w", err)
 	}
 	ready := []api.Readiness{q, proc}
+	if vs, ok := store.(*vlogs.Store); ok {
+		ready = append(ready, vs.Cluster())
+	}
 	var listeners *syslog.Server
 	if len(c.SyslogListen) > 0 {
 		// Syslog has no acknowledgement to hold back: batches are
@@ -440,7 +444,7 @@ func workerServer(addr, metricsToken string, reg *prometheus.Registry, log *slog
 		for _, c := range []struct {
 			name string
 			err  error
-		}{{"store", store.Ping(ctx)}, {"queue", q.Ready(ctx)}, {"store_writes", proc.Ready(ctx)}} {
+		}{{"store", store.Ping(ctx)}, {"queue", q.Ready(ctx)}, {"store_writes", proc.Ready(ctx)}, {"artifacts", artifactsReady(ctx, store)}} {
 			if c.err == nil {
 				continue
 			}
@@ -465,6 +469,15 @@ func workerServer(addr, metricsToken string, reg *prometheus.Registry, log *slog
 	go srv.Serve(ln)
 	log.Info("listening", slog.String("addr", ln.Addr().String()), slog.String("serves", "metrics, healthz, readyz"))
 	return srv, nil
+}
+
+// artifactsReady checks the VictoriaLogs cluster of a store that keeps
+// artifacts there (nil for any other store).
+func artifactsReady(ctx context.Context, store vigil.Database) error {
+	if vs, ok := store.(*vlogs.Store); ok {
+		return vs.Cluster().Ready(ctx)
+	}
+	return nil
 }
 
 // warnOpenDataDir says when the data dir lets others in. Vigil creates it
@@ -500,7 +513,17 @@ type store interface {
 // set, else SQLite in the data dir.
 func openStore(ctx context.Context, c *config, log *slog.Logger) (store, error) {
 	if c.DatabaseURL != "" {
-		return postgres.Open(ctx, c.DatabaseURL, postgres.Options{MaxSearches: c.MaxSearches})
+		pg, err := postgres.Open(ctx, c.DatabaseURL, postgres.Options{MaxSearches: c.MaxSearches})
+		if err != nil || c.ArtifactsURL == "" {
+			return pg, err
+		}
+		cluster, err := vlogs.ParseURLs(c.ArtifactsURL, c.ArtifactsStorage)
+		if err != nil {
+			pg.Close()
+			return nil, err
+		}
+		log.Info("artifacts in VictoriaLogs", slog.String("cluster", cluster.String()))
+		return vlogs.New(pg, cluster), nil
 	}
 	if err := os.MkdirAll(c.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)

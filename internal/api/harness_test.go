@@ -40,7 +40,9 @@ type env struct {
 
 // The same suite runs against the scale-out parts when asked:
 // VIGIL_TEST_API_STORE=postgres uses a fresh PostgreSQL database per
-// server (internal/postgres/pgtest), and VIGIL_TEST_API_QUEUE=jetstream
+// server (internal/postgres/pgtest), VIGIL_TEST_API_STORE=vlogs the same
+// with the artifacts in a VictoriaLogs cluster on loopback (vltest,
+// shared by the package's tests, each server its own tenants), and VIGIL_TEST_API_QUEUE=jetstream
 // sends artifacts through a real JetStream queue (an in-process server
 // per test, so tests never share a stream) and a worker, as vigil serve
 // does, instead of storing them in the request.
@@ -75,8 +77,10 @@ func buildEnv(t testing.TB, detection bool, configure func(*api.Config)) *env {
 		store, err = sqlite.Open(ctx, filepath.Join(t.TempDir(), "vigil.db"), sqlite.Options{})
 	case "postgres":
 		store, err = postgres.Open(ctx, pgtest.FreshDB(t), postgres.Options{})
+	case "vlogs":
+		store, err = openVLogs(t)
 	default:
-		t.Fatalf("VIGIL_TEST_API_STORE=%q: want sqlite or postgres", os.Getenv("VIGIL_TEST_API_STORE"))
+		t.Fatalf("VIGIL_TEST_API_STORE=%q: want sqlite, postgres or vlogs", os.Getenv("VIGIL_TEST_API_STORE"))
 	}
 	if err != nil {
 		t.Fatalf("open store: %v", err)

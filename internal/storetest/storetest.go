@@ -23,6 +23,14 @@ import (
 // Every leaf subtest gets its own store, so tests never see each other's
 // records.
 func Run(t *testing.T, open func(t *testing.T) Store) {
+	RunGroups(t, open)
+	t.Run("Deployment", func(t *testing.T) { deploymentTests(t, func(t *testing.T) vigil.Store { return open(t) }) })
+}
+
+// RunGroups runs the suite's groups named (all when none is), without
+// Deployment: a store that sends only some of the contract elsewhere
+// (artifacts to VictoriaLogs) runs the groups that reach that part.
+func RunGroups(t *testing.T, open func(t *testing.T) Store, names ...string) {
 	groups := []struct {
 		name  string
 		tests []test
@@ -50,13 +58,15 @@ func Run(t *testing.T, open func(t *testing.T) Store) {
 		{"Cache", cacheTests()},
 	}
 	for _, g := range groups {
+		if len(names) > 0 && !slices.Contains(names, g.name) {
+			continue
+		}
 		t.Run(g.name, func(t *testing.T) {
 			for _, tc := range g.tests {
 				t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
 			}
 		})
 	}
-	t.Run("Deployment", func(t *testing.T) { deploymentTests(t, func(t *testing.T) vigil.Store { return open(t) }) })
 }
 
 // RunArtifacts runs only the artifact tests (a store's search, under
