@@ -132,6 +132,7 @@ func Compile(rules []*vigil.DetectionRule, local string) ([]detect.Detector, map
 	var all, dets, filters []comp
 	var corrs []*vigil.DetectionRule
 	byRef := map[string]*sigma.Compiled{} // detection rules by Sigma id and name
+	set := sigma.NewFieldSet()            // the fields all the rules read, numbered once
 	for _, r := range rules {
 		if r.Kind == "correlation" {
 			if r.Enabled {
@@ -147,7 +148,7 @@ func Compile(rules []*vigil.DetectionRule, local string) ([]detect.Detector, map
 			errs[r.ID] = err
 			continue
 		}
-		c, err := sigma.Compile(parsed)
+		c, err := sigma.CompileIn(parsed, set)
 		if err != nil {
 			errs[r.ID] = err
 			continue

@@ -16,6 +16,9 @@ type Event struct {
 	// Grams, when set, sketch Raw (Grams.Add): keywords with a byte or
 	// byte pair the line lacks are ruled out without a search.
 	Grams *Grams
+	// GramsSet, when set, says whether Grams is filled yet: a Prepared
+	// event fills it at the first keyword and sets *GramsSet.
+	GramsSet *bool
 }
 
 // Compiled is a detection (or filter) rule ready to evaluate.
@@ -23,6 +26,8 @@ type Compiled struct {
 	Rule   *Rule
 	target *target
 	cond   node
+	// set numbers the fields the rule reads (CompileIn).
+	set *FieldSet
 	// filters are the Sigma filters attached to the rule: an event that
 	// one of them matches is no match of the rule.
 	filters []*Compiled
@@ -36,7 +41,12 @@ func (c *Compiled) Sources() []string { return c.target.sourceList() }
 // Compile prepares a detection or filter rule for Vigil: its log source
 // and fields mapped, its values and modifiers compiled. A rule Vigil
 // cannot run is an *Error naming the field and the reason.
-func Compile(r *Rule) (*Compiled, error) {
+func Compile(r *Rule) (*Compiled, error) { return CompileIn(r, NewFieldSet()) }
+
+// CompileIn is Compile with the rule's fields numbered in set, shared
+// with the other rules compiled into it: MatchPrepared reads each field
+// of an event once for all of them.
+func CompileIn(r *Rule, set *FieldSet) (*Compiled, error) {
 	det := r.Detection
 	path := "detection"
 	if r.Filter != nil {
@@ -55,7 +65,7 @@ func Compile(r *Rule) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Compiled{Rule: r, target: t}
+	c := &Compiled{Rule: r, target: t, set: set}
 	cc := &compiler{c: c, searches: map[string]node{}, seenField: map[string]bool{}}
 	for _, s := range det.Searches {
 		n, err := cc.search(s, path+"."+s.Name)
@@ -108,12 +118,15 @@ func (c *Compiled) Scope() string { return c.target.key }
 func (c *Compiled) MatchInScope(ev *Event) bool { return c.matchCond(ev) }
 
 func (c *Compiled) matchCond(ev *Event) bool {
-	raw := line{ev.Raw, ev.Grams}
-	if !c.cond.eval(ev.Fields, raw) {
+	in := input{f: ev.Fields, raw: line{ev.Raw, ev.Grams}}
+	if ev.Grams != nil && ev.GramsSet != nil && !*ev.GramsSet {
+		in.raw.grams = nil // not filled: no sketch to rule out by
+	}
+	if !c.cond.eval(in) {
 		return false
 	}
 	for _, f := range c.filters {
-		if f.cond.eval(ev.Fields, raw) {
+		if f.cond.eval(in) {
 			return false
 		}
 	}
@@ -198,6 +211,7 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 			return nil, fail(sel.Path, "unknown field %q with no mapping to Vigil's ECS fields (docs/sigma.md, Fields)", sel.Field)
 		}
 		fn.field = ecs
+		fn.id = cc.c.set.id(ecs)
 		cc.field(ecs)
 	}
 	if mods.all && len(sel.Values) < 2 && len(mods.transforms) == 0 {
@@ -211,7 +225,7 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 		if fn.raw {
 			return nil, fail(sel.Path, "modifier exists needs a field")
 		}
-		return &existsNode{field: fn.field, want: sel.Values[0].Text == "true"}, nil
+		return &existsNode{field: fn.field, id: fn.id, want: sel.Values[0].Text == "true"}, nil
 	case "fieldref":
 		if fn.raw {
 			return nil, fail(sel.Path, "modifier fieldref needs a field")
@@ -249,6 +263,13 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 			return nil, fail(p, "the rule's values and their modifiers make more than %d strings to match", maxValues)
 		}
 		fn.values = append(fn.values, ms)
+	}
+	for _, ms := range fn.values {
+		for _, m := range ms {
+			if p, ok := m.(*pattern); ok && !p.cased {
+				fn.lower = true
+			}
+		}
 	}
 	return fn, nil
 }
@@ -357,10 +378,29 @@ func (cc *compiler) cond(c cond) (node, error) {
 
 // A node of a compiled condition.
 //
-// Nodes take the event's fields and raw line, not a pointer to an Event,
-// so that evaluating does not make the event escape to the heap.
+// Nodes take what they read of the event by value (its fields, raw line
+// and, when prepared, the Prepared that reads them once for all rules),
+// not a pointer to an Event, so that evaluating does not make the event
+// escape to the heap.
 type node interface {
-	eval(f parse.Event, raw line) bool
+	eval(in input) bool
+}
+
+// input is what a condition reads of one event: its fields and raw line,
+// or, when p is set, the same through p (f is p's fields).
+type input struct {
+	f   parse.Event
+	raw line
+	p   *Prepared
+}
+
+// value returns the field's value.
+func (in input) value(id int, field string) (any, bool) {
+	if in.p != nil {
+		return in.p.value(id, field)
+	}
+	v, ok := in.f[field]
+	return v, ok
 }
 
 type (
@@ -387,30 +427,30 @@ func orOf(ns []node) node {
 	return orNode(ns)
 }
 
-func (a andNode) eval(f parse.Event, raw line) bool {
+func (a andNode) eval(in input) bool {
 	for _, n := range a {
-		if !n.eval(f, raw) {
+		if !n.eval(in) {
 			return false
 		}
 	}
 	return true
 }
 
-func (o orNode) eval(f parse.Event, raw line) bool {
+func (o orNode) eval(in input) bool {
 	for _, n := range o {
-		if n.eval(f, raw) {
+		if n.eval(in) {
 			return true
 		}
 	}
 	return false
 }
 
-func (n notNode) eval(f parse.Event, raw line) bool { return !n.x.eval(f, raw) }
+func (n notNode) eval(in input) bool { return !n.x.eval(in) }
 
-func (a *atLeast) eval(f parse.Event, raw line) bool {
+func (a *atLeast) eval(in input) bool {
 	k := 0
 	for _, n := range a.xs {
-		if n.eval(f, raw) {
+		if n.eval(in) {
 			if k++; k >= a.n {
 				return true
 			}
@@ -422,11 +462,12 @@ func (a *atLeast) eval(f parse.Event, raw line) bool {
 // existsNode is field|exists: true or false.
 type existsNode struct {
 	field string
+	id    int
 	want  bool
 }
 
-func (e *existsNode) eval(f parse.Event, _ line) bool {
-	_, ok := f[e.field]
+func (e *existsNode) eval(in input) bool {
+	_, ok := in.value(e.id, e.field)
 	return ok == e.want
 }
 
@@ -435,26 +476,38 @@ func (e *existsNode) eval(f parse.Event, _ line) bool {
 // negated under neq. raw selections read the raw line (keywords).
 type fieldNode struct {
 	field  string
+	id     int // field's number in the rule's FieldSet
 	raw    bool
 	values [][]matcher
 	null   bool     // the field may be absent or empty
 	refs   []string // fieldref: fields whose values must be equal
 	all    bool
 	neq    bool
+	// lower: a value is an uncased pattern, which a Prepared event
+	// matches against the field's lower-case form, made once.
+	lower bool
 }
 
-func (f *fieldNode) eval(ev parse.Event, raw line) bool {
+func (f *fieldNode) eval(in input) bool {
 	if f.raw {
-		return f.testLine(raw, ev)
+		if in.p != nil {
+			l := in.p.line()
+			return f.testIn(l.s, in.p.rawLowerOf(), true, l, in.f)
+		}
+		return f.testLine(in.raw, in.f)
 	}
-	v, ok := ev[f.field]
+	v, ok := in.value(f.id, f.field)
 	if !ok || v == nil {
 		return f.null != f.neq
 	}
+	ev := in.f
 	switch x := v.(type) {
 	case string:
 		if x == "" && f.null {
 			return !f.neq
+		}
+		if in.p != nil && f.lower {
+			return f.testIn(x, in.p.lower(f.id, x), true, line{}, ev)
 		}
 		return f.test(x, ev)
 	case []string:
@@ -490,21 +543,22 @@ func (f *fieldNode) eval(ev parse.Event, raw line) bool {
 
 // test matches one string: true when the value matches (or, under neq,
 // matches none of the values).
-func (f *fieldNode) test(s string, ev parse.Event) bool { return f.testIn(s, line{}, ev) }
+func (f *fieldNode) test(s string, ev parse.Event) bool { return f.testIn(s, "", false, line{}, ev) }
 
 // testLine tests a raw line (keywords), ruling out without a search the
 // values whose bytes it lacks.
-func (f *fieldNode) testLine(l line, ev parse.Event) bool { return f.testIn(l.s, l, ev) }
+func (f *fieldNode) testLine(l line, ev parse.Event) bool { return f.testIn(l.s, "", false, l, ev) }
 
-func (f *fieldNode) testIn(s string, l line, ev parse.Event) bool {
-	hit := f.hit(s, l, ev)
+// testIn tests s; lower is s's ASCII lower-case form when hasLower.
+func (f *fieldNode) testIn(s, lower string, hasLower bool, l line, ev parse.Event) bool {
+	hit := f.hit(s, lower, hasLower, l, ev)
 	if f.neq {
 		return !hit
 	}
 	return hit
 }
 
-func (f *fieldNode) hit(s string, l line, ev parse.Event) bool {
+func (f *fieldNode) hit(s, lower string, hasLower bool, l line, ev parse.Event) bool {
 	if f.refs != nil {
 		for _, r := range f.refs {
 			o, ok := ev[r]
@@ -520,14 +574,14 @@ func (f *fieldNode) hit(s string, l line, ev parse.Event) bool {
 	}
 	if f.all {
 		for _, ms := range f.values {
-			if !anyMatch(ms, s, l) {
+			if !anyMatch(ms, s, lower, hasLower, l) {
 				return false
 			}
 		}
 		return len(f.values) > 0
 	}
 	for _, ms := range f.values {
-		if anyMatch(ms, s, l) {
+		if anyMatch(ms, s, lower, hasLower, l) {
 			return true
 		}
 	}
@@ -535,15 +589,19 @@ func (f *fieldNode) hit(s string, l line, ev parse.Event) bool {
 }
 
 // anyMatch reports whether s matches one of ms; s is l's line when
-// l.grams is set.
-func anyMatch(ms []matcher, s string, l line) bool {
+// l.grams is set, lower its ASCII lower-case form when hasLower.
+func anyMatch(ms []matcher, s, lower string, hasLower bool, l line) bool {
 	for _, m := range ms {
 		if l.grams != nil {
 			if p, ok := m.(*pattern); ok && !l.mayHold(p) {
 				continue
 			}
 		}
-		if m.matchString(s) {
+		if hasLower {
+			if m.matchLower(s, lower) {
+				return true
+			}
+		} else if m.matchString(s) {
 			return true
 		}
 	}

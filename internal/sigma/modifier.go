@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -229,6 +230,9 @@ func base64Offsets(s string) []string {
 // A matcher tests one field value.
 type matcher interface {
 	matchString(s string) bool
+	// matchLower is matchString given s's ASCII lower-case form too
+	// (lowerASCII), made once for all the rules that read the field.
+	matchLower(s, lower string) bool
 }
 
 // pattern is a Sigma string value compiled: equality with the value's
@@ -240,6 +244,10 @@ type pattern struct {
 	cased bool
 	re    *regexp.Regexp // glob
 	segs  *segments      // literals joined by * only (segments.go)
+	// must, for a glob, is text every value it matches holds (in lower
+	// case unless cased): a value without it is no match, found without
+	// running the regular expression (globMust).
+	must string
 	// anchor is the offset in lit of the byte an uncased contains
 	// searches for first (anchorOf).
 	anchor int
@@ -370,6 +378,11 @@ func compilePattern(v string, match string, cased bool) (*pattern, error) {
 		return nil, err
 	}
 	p.kind, p.re = patGlob, rx
+	for _, pc := range pieces {
+		if m := globMust(pc.lit, cased); len(m) > len(p.must) {
+			p.must = m
+		}
+	}
 	return p, nil
 }
 
@@ -425,7 +438,88 @@ func (p *pattern) matchString(s string) bool {
 	case patSegments:
 		return p.segs.match(s, p.cased)
 	}
+	if p.must != "" {
+		if p.cased && !strings.Contains(s, p.must) || !p.cased && indexFoldASCII(s, p.must) < 0 {
+			return false
+		}
+	}
 	return p.re.MatchString(s)
+}
+
+// matchLower is matchString on lower, s's ASCII lower-case form, where
+// folding ASCII letters is all the pattern does: the literal, in lower
+// case, compared byte for byte.
+func (p *pattern) matchLower(s, lower string) bool {
+	if p.cased {
+		return p.matchString(s)
+	}
+	switch p.kind {
+	case patAny:
+		return true
+	case patExact:
+		return lower == p.lit
+	case patPrefix:
+		return strings.HasPrefix(lower, p.lit)
+	case patSuffix:
+		return strings.HasSuffix(lower, p.lit)
+	case patContains:
+		return strings.Contains(lower, p.lit)
+	case patSegments:
+		return p.segs.match(lower, true)
+	}
+	if p.must != "" && !strings.Contains(lower, p.must) {
+		return false
+	}
+	return p.re.MatchString(s)
+}
+
+// globMust returns the longest run of lit that every value holds where a
+// glob matches lit: all of it when cased (valid UTF-8: the expression
+// reads invalid bytes as U+FFFD); uncased, the characters that (?i)
+// matches only as themselves or as an ASCII letter of either case,
+// those in lower case (not k and s, which (?i) also matches as the
+// Kelvin sign and the long s).
+func globMust(lit string, cased bool) string {
+	if cased {
+		if utf8.ValidString(lit) {
+			return lit
+		}
+		return ""
+	}
+	var best, run strings.Builder
+	flush := func() {
+		if run.Len() > best.Len() {
+			best.Reset()
+			best.WriteString(run.String())
+		}
+		run.Reset()
+	}
+	for _, r := range lit {
+		if !plainFold(r) {
+			flush()
+			continue
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		run.WriteRune(r)
+	}
+	flush()
+	return best.String()
+}
+
+// plainFold reports whether (?i) matches r only as itself, or as itself
+// and one other ASCII letter (its other case).
+func plainFold(r rune) bool {
+	if r == utf8.RuneError {
+		return false
+	}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		if f >= utf8.RuneSelf || r >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // equalFoldASCII compares s with lower, an ASCII string in lower case,
@@ -451,7 +545,8 @@ func indexFoldASCII(s, lower string) int { return indexFoldAnchored(s, lower, 0)
 // anywhere in the field.
 type regexMatcher struct{ re *regexp.Regexp }
 
-func (m regexMatcher) matchString(s string) bool { return m.re.MatchString(s) }
+func (m regexMatcher) matchString(s string) bool   { return m.re.MatchString(s) }
+func (m regexMatcher) matchLower(s, _ string) bool { return m.re.MatchString(s) }
 
 func compileRegex(v, flags, path string) (matcher, error) {
 	prefix := ""
@@ -480,6 +575,8 @@ func (m cidrMatcher) matchString(s string) bool {
 	return m.prefix.Contains(a.Unmap().WithZone(""))
 }
 
+func (m cidrMatcher) matchLower(s, _ string) bool { return m.matchString(s) }
+
 func compileCIDR(v, path string) (matcher, error) {
 	p, err := netip.ParsePrefix(v)
 	if err != nil {
@@ -506,6 +603,8 @@ func (m numMatcher) matchString(s string) bool {
 	}
 	return m.matchNum(f)
 }
+
+func (m numMatcher) matchLower(s, _ string) bool { return m.matchString(s) }
 
 func (m numMatcher) matchNum(f float64) bool {
 	switch m.op {
@@ -541,3 +640,5 @@ func (m numEqual) matchString(s string) bool {
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && f == m.num
 }
+
+func (m numEqual) matchLower(s, _ string) bool { return m.matchString(s) }
