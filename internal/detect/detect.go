@@ -85,11 +85,10 @@ type ContextDescriber interface {
 }
 
 // Scoped is a Detector that reads only some events (a Sigma rule's log
-// source): a batch is sorted out once per scope for all the detectors
-// that share it, and each reads only its scope's events. The detectors of
-// a scope read its events one at a time, all of them the first event,
-// then all the next, so that what they share about an event
-// (Event.Scratch) is read once.
+// source): an event is judged once per scope for all the detectors that
+// share it, and each reads only its scope's events. The batch is read
+// one event at a time, by every scope and detector that reads it, so that
+// what they share about an event (Event.Scratch) is read once.
 type Scoped interface {
 	// Scope names the events the detector reads; detectors of the same
 	// name read the same events.
@@ -222,31 +221,32 @@ type scopedHit struct {
 	sigs []vigil.Signal
 }
 
-// scopedSignals reads evs with the scoped detectors, scope by scope and
-// event by event: each scope's events sorted out once, each event read by
-// every detector of its scope in turn, with one Scratch for all of them
-// (Reset between events). It returns, by detector index, the events that
-// gave signals, in order.
+// scopedSignals reads evs with the scoped detectors event by event: for
+// each event, each scope's first detector says whether the event is of
+// the scope, and every detector of a scope that has it reads it in turn,
+// with one Scratch for all of them (Reset between events). It returns, by
+// detector index, the events that gave signals, in order.
 func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
 	type scope struct {
-		dets []int
+		first Scoped
+		dets  []int
 	}
-	var order []string
-	var scopes map[string]*scope
+	var scopes []*scope
+	var byKey map[string]*scope
 	for i, d := range e.detectors {
 		sd, ok := d.(Scoped)
 		if !ok {
 			continue
 		}
-		if scopes == nil {
-			scopes = map[string]*scope{}
+		if byKey == nil {
+			byKey = map[string]*scope{}
 		}
 		k := sd.Scope()
-		sc := scopes[k]
+		sc := byKey[k]
 		if sc == nil {
-			sc = &scope{}
-			scopes[k] = sc
-			order = append(order, k)
+			sc = &scope{first: sd}
+			byKey[k] = sc
+			scopes = append(scopes, sc)
 		}
 		sc.dets = append(sc.dets, i)
 	}
@@ -254,28 +254,28 @@ func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
 		return nil
 	}
 	out := make(map[int][]scopedHit, len(e.detectors))
-	var scratch Scratch
-	for _, k := range order {
-		sc := scopes[k]
-		first := e.detectors[sc.dets[0]].(Scoped)
+	for _, sc := range scopes {
 		for _, i := range sc.dets {
 			out[i] = []scopedHit{}
 		}
-		for _, ev := range evs {
-			if !first.InScope(ev) {
+	}
+	var scratch Scratch
+	for _, ev := range evs {
+		if scratch != nil {
+			scratch.Reset()
+		}
+		ev.Scratch = scratch
+		for _, sc := range scopes {
+			if !sc.first.InScope(ev) {
 				continue
 			}
-			if scratch != nil {
-				scratch.Reset()
-			}
-			ev.Scratch = scratch
 			for _, i := range sc.dets {
 				if sigs := e.detectors[i].(Scoped).ScopedSignals(ev); len(sigs) > 0 {
 					out[i] = append(out[i], scopedHit{ev, sigs})
 				}
 			}
-			scratch, ev.Scratch = ev.Scratch, nil
 		}
+		scratch, ev.Scratch = ev.Scratch, nil
 	}
 	return out
 }

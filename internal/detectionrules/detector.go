@@ -92,7 +92,7 @@ func (d *ruleDetector) Scope() string { return d.rule.Scope() }
 
 // InScope reports whether ev is of the rule's log source.
 func (d *ruleDetector) InScope(ev *detect.Event) bool {
-	return d.rule.InScope(&sigma.Event{Source: ev.Source, Fields: ev.Fields})
+	return d.rule.InScopePrepared(prepared(ev, d.rule.FieldSet()))
 }
 
 // ScopedSignals is Signals for an event of the rule's log source. The

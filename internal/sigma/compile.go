@@ -65,6 +65,11 @@ func CompileIn(r *Rule, set *FieldSet) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, req := range t.sources {
+		if req != nil {
+			req.id = set.id(req.field)
+		}
+	}
 	c := &Compiled{Rule: r, target: t, set: set}
 	cc := &compiler{c: c, searches: map[string]node{}, seenField: map[string]bool{}}
 	for _, s := range det.Searches {
@@ -133,8 +138,10 @@ func (c *Compiled) matchCond(ev *Event) bool {
 	return true
 }
 
-func (r *requirement) holds(f parse.Event) bool {
-	s, _ := f[r.field].(string)
+func (r *requirement) holds(f parse.Event) bool { return r.holdsValue(f[r.field]) }
+
+func (r *requirement) holdsValue(x any) bool {
+	s, _ := x.(string)
 	for _, v := range r.values {
 		if len(s) == len(v) && equalFoldASCII(s, v) {
 			return true

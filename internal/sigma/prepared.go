@@ -153,6 +153,20 @@ func lowerASCII(s string) string {
 // FieldSet returns the set the rule's fields are numbered in.
 func (c *Compiled) FieldSet() *FieldSet { return c.set }
 
+// InScopePrepared is InScope for the event p is bound to, its fields read
+// through p when the rule was compiled into p's FieldSet.
+func (c *Compiled) InScopePrepared(p *Prepared) bool {
+	if c.set != p.set {
+		return c.InScope(&p.ev)
+	}
+	req, ok := c.target.sources[p.ev.Source]
+	if !ok || req == nil {
+		return ok
+	}
+	v, _ := p.value(req.id, req.field)
+	return req.holdsValue(v)
+}
+
 // MatchPrepared is MatchInScope for the event p is bound to, reading it
 // through p: the rule must have been compiled into p's FieldSet (else it
 // reads the event as MatchInScope does).

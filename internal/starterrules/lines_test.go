@@ -168,7 +168,7 @@ var untested = map[string]string{
 func matchBoth(t *testing.T, c *sigma.Compiled, ev *sigma.Event, prep *sigma.Prepared) bool {
 	t.Helper()
 	m := c.Match(ev)
-	if mp := c.InScope(ev) && c.MatchPrepared(prep); mp != m {
+	if mp := c.InScopePrepared(prep) && c.MatchPrepared(prep); mp != m {
 		t.Errorf("%s on %.200s: Match %v, MatchPrepared %v", c.Rule.Title, ev.Raw, m, mp)
 	}
 	return m
