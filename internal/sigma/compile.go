@@ -271,12 +271,20 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 		}
 		fn.values = append(fn.values, ms)
 	}
+	flat := !fn.raw && !fn.all && fn.refs == nil
 	for _, ms := range fn.values {
 		for _, m := range ms {
-			if p, ok := m.(*pattern); ok && !p.cased {
+			p, ok := m.(*pattern)
+			if ok && !p.cased {
 				fn.lower = true
+				fn.flat = append(fn.flat, p)
+			} else {
+				flat = false
 			}
 		}
+	}
+	if !flat {
+		fn.flat = nil
 	}
 	return fn, nil
 }
@@ -493,6 +501,26 @@ type fieldNode struct {
 	// lower: a value is an uncased pattern, which a Prepared event
 	// matches against the field's lower-case form, made once.
 	lower bool
+	// flat lists the patterns of values, when every one is an uncased
+	// pattern and any of them matching is a hit (not all, no fieldref):
+	// a Prepared event tests them in one loop, ruling out by the
+	// value's grams the substrings it lacks.
+	flat []*pattern
+}
+
+// matchFlat is hit for a Prepared event's string value s of lower-case
+// form lower, through flat.
+func (f *fieldNode) matchFlat(p *Prepared, s, lower string) bool {
+	for _, pt := range f.flat {
+		if pt.needs && (pt.kind == patContains || pt.kind == patSegments) && len(lower) >= gramsMin &&
+			!p.gramsOf(f.id, lower).covers(&pt.need) {
+			continue
+		}
+		if pt.matchLower(s, lower) {
+			return true
+		}
+	}
+	return false
 }
 
 func (f *fieldNode) eval(in input) bool {
@@ -512,6 +540,9 @@ func (f *fieldNode) eval(in input) bool {
 	case string:
 		if x == "" && f.null {
 			return !f.neq
+		}
+		if in.p != nil && f.flat != nil {
+			return f.matchFlat(in.p, x, in.p.lower(f.id, x)) != f.neq
 		}
 		if in.p != nil && f.lower {
 			return f.testIn(x, in.p.lower(f.id, x), true, line{}, ev)

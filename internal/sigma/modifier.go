@@ -637,8 +637,25 @@ func (m numEqual) matchString(s string) bool {
 	if s == m.text {
 		return true
 	}
+	if plainInt(s) && plainInt(m.text) {
+		return false // two integers written alike are equal only as text
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && f == m.num
+}
+
+// plainInt reports whether s is an integer written as ParseFloat reads it
+// exactly and only one way: 1 to 15 digits, no sign, no leading zero.
+func plainInt(s string) bool {
+	if len(s) == 0 || len(s) > 15 || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 func (m numEqual) matchLower(s, _ string) bool { return m.matchString(s) }

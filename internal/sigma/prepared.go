@@ -45,9 +45,11 @@ type Prepared struct {
 type slot struct {
 	gen      uint32
 	lowerGen uint32
+	gramsGen uint32
 	ok       bool
 	v        any
 	lower    string
+	grams    Grams // of lower, once gramsGen is gen
 }
 
 // NewPrepared returns a Prepared for the rules of set.
@@ -97,6 +99,23 @@ func (p *Prepared) lower(id int, v string) string {
 	return s.lower
 }
 
+// gramsMin is the length from which a value's grams are worth making
+// before searching it for substrings: one pass over the value, then a
+// substring whose bytes it lacks is ruled out without a search.
+const gramsMin = 48
+
+// gramsOf returns the grams of lower, field id's lower-case form, made
+// once per event.
+func (p *Prepared) gramsOf(id int, lower string) *Grams {
+	s := &p.slots[id]
+	if s.gramsGen != p.gen {
+		s.grams = Grams{}
+		s.grams.Add(lower)
+		s.gramsGen = p.gen
+	}
+	return &s.grams
+}
+
 // line returns the raw line with its grams, read once per event.
 func (p *Prepared) line() line {
 	if p.ev.Grams != nil && (p.ev.GramsSet == nil || *p.ev.GramsSet) {
@@ -139,14 +158,18 @@ func lowerASCII(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s))
-	b.WriteString(s[:i])
-	for ; i < len(s); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+	for i < len(s) {
+		// s[i] is a capital: write the run before it, then it in lower
+		// case.
+		b.WriteString(s[:i])
+		b.WriteByte(s[i] + 'a' - 'A')
+		s = s[i+1:]
+		i = 0
+		for i < len(s) && !('A' <= s[i] && s[i] <= 'Z') {
+			i++
 		}
-		b.WriteByte(c)
 	}
+	b.WriteString(s)
 	return b.String()
 }
 
