@@ -511,10 +511,15 @@ type fieldNode struct {
 // matchFlat is hit for a Prepared event's string value s of lower-case
 // form lower, through flat.
 func (f *fieldNode) matchFlat(p *Prepared, s, lower string) bool {
+	var g *Grams // lower's, once a substring is searched in a long value
 	for _, pt := range f.flat {
-		if pt.needs && (pt.kind == patContains || pt.kind == patSegments) && len(lower) >= gramsMin &&
-			!p.gramsOf(f.id, lower).covers(&pt.need) {
-			continue
+		if pt.needs && (pt.kind == patContains || pt.kind == patSegments) && len(lower) >= gramsMin {
+			if g == nil {
+				g = p.gramsOf(f.id, lower)
+			}
+			if !g.covers(&pt.need) {
+				continue
+			}
 		}
 		if pt.matchLower(s, lower) {
 			return true
