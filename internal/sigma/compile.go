@@ -205,6 +205,18 @@ func (cc *compiler) search(s *Search, path string) (node, error) {
 
 // selection compiles one field selection, or keywords when Field is "".
 func (cc *compiler) selection(sel *Selection) (node, error) {
+	n, err := cc.compileSelection(sel)
+	if err != nil {
+		return nil, err
+	}
+	if fn, ok := n.(*fieldNode); ok && !fn.raw && fn.refs == nil {
+		return cc.c.set.share(fn, sel), nil
+	}
+	return n, nil
+}
+
+// compileSelection is selection, the node the rule's own.
+func (cc *compiler) compileSelection(sel *Selection) (node, error) {
 	mods, err := parseModifiers(sel.Modifiers, sel.Path)
 	if err != nil {
 		return nil, err
@@ -501,6 +513,9 @@ type fieldNode struct {
 	// lower: a value is an uncased pattern, which a Prepared event
 	// matches against the field's lower-case form, made once.
 	lower bool
+	// memo, when not 0, numbers the node among those several rules of
+	// its FieldSet share: a Prepared event keeps its result (FieldSet.share).
+	memo int
 	// flat lists the patterns of values, when every one is an uncased
 	// pattern and any of them matching is a hit (not all, no fieldref):
 	// a Prepared event tests them in one loop, ruling out by the
@@ -529,6 +544,17 @@ func (f *fieldNode) matchFlat(p *Prepared, s, lower string) bool {
 }
 
 func (f *fieldNode) eval(in input) bool {
+	if f.memo != 0 && in.p != nil {
+		m := &in.p.memo[f.memo]
+		if m.gen != in.p.gen {
+			m.v, m.gen = f.evalOnce(in), in.p.gen
+		}
+		return m.v
+	}
+	return f.evalOnce(in)
+}
+
+func (f *fieldNode) evalOnce(in input) bool {
 	if f.raw {
 		if in.p != nil {
 			l := in.p.line()

@@ -1,6 +1,9 @@
 package sigma
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // FieldSet numbers the fields a set of rules reads, so that the rules
 // compiled into it (CompileIn) share what they read of one event: a
@@ -10,10 +13,42 @@ import "strings"
 type FieldSet struct {
 	ids   map[string]int
 	names []string
+	// nodes are the field selections compiled into the set, by what
+	// they test (share); memos counts those several rules share.
+	nodes map[string]*fieldNode
+	memos int
 }
 
 // NewFieldSet returns an empty set.
-func NewFieldSet() *FieldSet { return &FieldSet{ids: map[string]int{}} }
+func NewFieldSet() *FieldSet {
+	return &FieldSet{ids: map[string]int{}, nodes: map[string]*fieldNode{}}
+}
+
+// share returns the node of the set that tests what fn tests (the same
+// field, modifiers and values, as sel writes them), fn itself the first
+// time: a selection several rules make is one node, which a Prepared
+// event evaluates once for all of them.
+func (s *FieldSet) share(fn *fieldNode, sel *Selection) *fieldNode {
+	var b strings.Builder
+	b.WriteString(fn.field)
+	for _, m := range sel.Modifiers {
+		b.WriteString("|" + m)
+	}
+	for _, v := range sel.Values {
+		b.WriteString("\x00" + strconv.Itoa(int(v.Kind)) + v.Text)
+	}
+	key := b.String()
+	have, ok := s.nodes[key]
+	if !ok {
+		s.nodes[key] = fn
+		return fn
+	}
+	if have.memo == 0 {
+		s.memos++
+		have.memo = s.memos
+	}
+	return have
+}
 
 func (s *FieldSet) id(name string) int {
 	if i, ok := s.ids[name]; ok {
@@ -40,6 +75,13 @@ type Prepared struct {
 	rawLowerGen uint32
 	grams       Grams
 	gramsGen    uint32
+	// memo[i] holds the result of shared node i once its gen is gen.
+	memo []memoSlot
+}
+
+type memoSlot struct {
+	gen uint32
+	v   bool
 }
 
 type slot struct {
@@ -64,11 +106,15 @@ func (p *Prepared) Reset(ev Event) {
 	if p.gen == 0 {
 		// Wrapped: a slot of gen 0 would pass for read.
 		clear(p.slots)
+		clear(p.memo)
 		p.rawLowerGen, p.gramsGen = 0, 0
 		p.gen = 1
 	}
 	if n := len(p.set.names); len(p.slots) < n {
 		p.slots = append(p.slots, make([]slot, n-len(p.slots))...)
+	}
+	if n := p.set.memos + 1; len(p.memo) < n {
+		p.memo = append(p.memo, make([]memoSlot, n-len(p.memo))...)
 	}
 }
 
