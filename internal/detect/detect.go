@@ -32,7 +32,16 @@ type Event struct {
 	RawGramsSet bool
 	// Intel lists threat-intelligence matches found by enrichment.
 	Intel []vigil.IntelHit
+	// Scratch is what the scoped detectors of one scope share while
+	// they read the event (a Sigma rule set's fields, each read once for
+	// all its rules): set by the first that needs it, and kept by the
+	// engine from one event to the next, Reset between (see Scoped).
+	Scratch Scratch
 }
+
+// Scratch is state the scoped detectors keep about the event they read
+// (Event.Scratch); Reset makes it ready for another event.
+type Scratch interface{ Reset() }
 
 // Window says when a detector's signals make a finding (see
 // vigil.Detection).
@@ -76,8 +85,10 @@ type ContextDescriber interface {
 }
 
 // Scoped is a Detector that reads only some events (a Sigma rule's log
-// source): a batch is sorted out once per scope for all the detectors
-// that share it, and each reads only its scope's events.
+// source): an event is judged once per scope for all the detectors that
+// share it, and each reads only its scope's events. The batch is read
+// one event at a time, by every scope and detector that reads it, so that
+// what they share about an event (Event.Scratch) is read once.
 type Scoped interface {
 	// Scope names the events the detector reads; detectors of the same
 	// name read the same events.
@@ -125,35 +136,26 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 		ctx any
 	}
 	var out, late []*vigil.Detection
-	var scopes map[string][]*Event // the batch's events of each scope, in order
-	for _, d := range e.detectors {
+	scoped := e.scopedSignals(evs)
+	for i, d := range e.detectors {
 		w := d.Window()
 		cd, _ := d.(ContextDescriber)
-		sd, scoped := d.(Scoped)
-		read := evs
-		if scoped {
-			if scopes == nil {
-				scopes = map[string][]*Event{}
-			}
-			k := sd.Scope()
-			in, ok := scopes[k]
-			if !ok {
-				for _, ev := range evs {
-					if sd.InScope(ev) {
-						in = append(in, ev)
-					}
-				}
-				scopes[k] = in
-			}
-			read = in
+		// A scoped detector's signals are read already: go through the
+		// events that gave some.
+		hits, isScoped := scoped[i]
+		n := len(evs)
+		if isScoped {
+			n = len(hits)
 		}
 		var groups map[string][]pending
 		var keys []string
-		for _, ev := range read {
+		for j := 0; j < n; j++ {
+			var ev *Event
 			var sigs []vigil.Signal
-			if scoped {
-				sigs = sd.ScopedSignals(ev)
+			if isScoped {
+				ev, sigs = hits[j].ev, hits[j].sigs
 			} else {
+				ev = evs[j]
 				sigs = d.Signals(ev)
 			}
 			var ctx any
@@ -211,6 +213,71 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 		}
 	}
 	return append(out, late...)
+}
+
+// scopedHit is an event a scoped detector drew signals from.
+type scopedHit struct {
+	ev   *Event
+	sigs []vigil.Signal
+}
+
+// scopedSignals reads evs with the scoped detectors event by event: for
+// each event, each scope's first detector says whether the event is of
+// the scope, and every detector of a scope that has it reads it in turn,
+// with one Scratch for all of them (Reset between events). It returns, by
+// detector index, the events that gave signals, in order.
+func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
+	type scope struct {
+		first Scoped
+		dets  []int
+	}
+	var scopes []*scope
+	var byKey map[string]*scope
+	for i, d := range e.detectors {
+		sd, ok := d.(Scoped)
+		if !ok {
+			continue
+		}
+		if byKey == nil {
+			byKey = map[string]*scope{}
+		}
+		k := sd.Scope()
+		sc := byKey[k]
+		if sc == nil {
+			sc = &scope{first: sd}
+			byKey[k] = sc
+			scopes = append(scopes, sc)
+		}
+		sc.dets = append(sc.dets, i)
+	}
+	if scopes == nil {
+		return nil
+	}
+	out := make(map[int][]scopedHit, len(e.detectors))
+	for _, sc := range scopes {
+		for _, i := range sc.dets {
+			out[i] = []scopedHit{}
+		}
+	}
+	var scratch Scratch
+	for _, ev := range evs {
+		if scratch != nil {
+			scratch.Reset()
+		}
+		ev.Scratch = scratch
+		for _, sc := range scopes {
+			if !sc.first.InScope(ev) {
+				continue
+			}
+			for _, i := range sc.dets {
+				if sigs := e.detectors[i].(Scoped).ScopedSignals(ev); len(sigs) > 0 {
+					out[i] = append(out[i], scopedHit{ev, sigs})
+				}
+			}
+		}
+		scratch, ev.Scratch = ev.Scratch, nil
+	}
+	return out
 }
 
 // split cuts one key's signals, sorted oldest first, into the chunks the

@@ -2,8 +2,11 @@ package detectionrules
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -32,6 +35,49 @@ type Cache struct {
 	now     func() time.Time
 	local   string // the local-source policy (WithLocalSources)
 	engines *orgcache.Cache[*detect.Engine]
+	// compiled holds each org's last compiled rules by their fingerprint:
+	// a reload that reads the same rules (as most do, every TTL) takes
+	// them as they are instead of parsing and compiling them again.
+	compiledMu sync.Mutex
+	compiled   map[string]compiledRules
+}
+
+// compiledRules is an org's rules compiled: the detectors and the errors
+// of the rules left out, for rules of fingerprint fp.
+type compiledRules struct {
+	fp   [sha256.Size]byte
+	dets []detect.Detector
+	errs map[string]error
+}
+
+// maxCompiledOrgs bounds the orgs whose compiled rules are kept between
+// reloads; past it, the kept ones are forgotten.
+const maxCompiledOrgs = 4096
+
+// fingerprint identifies what Compile reads of rules: each rule's id,
+// kind, whether it is enabled and its text, and the local-source policy.
+func fingerprint(rules []*vigil.DetectionRule, local string) [sha256.Size]byte {
+	h := sha256.New()
+	var n [8]byte
+	put := func(s string) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	put(local)
+	for _, r := range rules {
+		put(r.ID)
+		put(r.Kind)
+		put(r.Rule)
+		if r.Enabled {
+			h.Write([]byte{1})
+		} else {
+			h.Write([]byte{0})
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
 }
 
 // NewCache returns a Cache over store keeping each org's rules for ttl
@@ -83,7 +129,7 @@ func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	set, errs := Compile(all, c.local)
+	set, errs := c.compile(org, all)
 	for id, err := range errs {
 		// Rules are validated on write: this one was stored before a
 		// change of what Vigil supports. It detects nothing.
@@ -91,6 +137,26 @@ func (c *Cache) load(ctx context.Context, org string) (*detect.Engine, error) {
 			slog.String("detection_rule_id", id), slog.String("error", err.Error()))
 	}
 	return detect.NewEngine(set...), nil
+}
+
+// compile is Compile(rules, c.local), or what it gave for the same rules
+// of org last time.
+func (c *Cache) compile(org string, rules []*vigil.DetectionRule) ([]detect.Detector, map[string]error) {
+	fp := fingerprint(rules, c.local)
+	c.compiledMu.Lock()
+	prev, ok := c.compiled[org]
+	c.compiledMu.Unlock()
+	if ok && prev.fp == fp {
+		return prev.dets, prev.errs
+	}
+	dets, errs := Compile(rules, c.local)
+	c.compiledMu.Lock()
+	if c.compiled == nil || len(c.compiled) >= maxCompiledOrgs {
+		c.compiled = map[string]compiledRules{}
+	}
+	c.compiled[org] = compiledRules{fp: fp, dets: dets, errs: errs}
+	c.compiledMu.Unlock()
+	return dets, errs
 }
 
 // OrgRules returns every rule of org, enabled or not: the starter rules
@@ -132,6 +198,7 @@ func Compile(rules []*vigil.DetectionRule, local string) ([]detect.Detector, map
 	var all, dets, filters []comp
 	var corrs []*vigil.DetectionRule
 	byRef := map[string]*sigma.Compiled{} // detection rules by Sigma id and name
+	set := sigma.NewFieldSet()            // the fields all the rules read, numbered once
 	for _, r := range rules {
 		if r.Kind == "correlation" {
 			if r.Enabled {
@@ -147,7 +214,7 @@ func Compile(rules []*vigil.DetectionRule, local string) ([]detect.Detector, map
 			errs[r.ID] = err
 			continue
 		}
-		c, err := sigma.Compile(parsed)
+		c, err := sigma.CompileIn(parsed, set)
 		if err != nil {
 			errs[r.ID] = err
 			continue

@@ -92,13 +92,14 @@ func (d *ruleDetector) Scope() string { return d.rule.Scope() }
 
 // InScope reports whether ev is of the rule's log source.
 func (d *ruleDetector) InScope(ev *detect.Event) bool {
-	return d.rule.InScope(&sigma.Event{Source: ev.Source, Fields: ev.Fields})
+	return d.rule.InScopePrepared(prepared(ev, d.rule.FieldSet()))
 }
 
-// ScopedSignals is Signals for an event of the rule's log source.
+// ScopedSignals is Signals for an event of the rule's log source. The
+// rules of a scope read the event through one sigma.Prepared, the event's
+// Scratch, which reads each field once for all of them.
 func (d *ruleDetector) ScopedSignals(ev *detect.Event) []vigil.Signal {
-	sev := sigmaEvent(ev)
-	if !d.rule.MatchInScope(&sev) {
+	if !d.rule.MatchPrepared(prepared(ev, d.rule.FieldSet())) {
 		return nil
 	}
 	key, keys, ok := d.key(ev.Fields)
@@ -124,6 +125,30 @@ func (d *ruleDetector) key(f parse.Event) (string, []vigil.NodeRef, bool) {
 		}
 	}
 	return "", nil, true
+}
+
+// scratch is the Sigma rules' detect.Scratch: a sigma.Prepared, bound to
+// the event at the first rule that reads it.
+type scratch struct {
+	p     *sigma.Prepared
+	bound bool
+}
+
+func (s *scratch) Reset() { s.bound = false }
+
+// prepared returns ev's sigma.Prepared for the rules of set: ev's Scratch,
+// made when it has none (or one for other rules), bound to ev once.
+func prepared(ev *detect.Event, set *sigma.FieldSet) *sigma.Prepared {
+	s, _ := ev.Scratch.(*scratch)
+	if s == nil || s.p.FieldSet() != set {
+		s = &scratch{p: sigma.NewPrepared(set)}
+		ev.Scratch = s
+	}
+	if !s.bound {
+		s.p.Reset(sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw, Grams: (*sigma.Grams)(&ev.RawGrams), GramsSet: &ev.RawGramsSet})
+		s.bound = true
+	}
+	return s.p
 }
 
 // sigmaEvent is ev as the Sigma engine reads it, with its line's grams,

@@ -16,6 +16,9 @@ type Event struct {
 	// Grams, when set, sketch Raw (Grams.Add): keywords with a byte or
 	// byte pair the line lacks are ruled out without a search.
 	Grams *Grams
+	// GramsSet, when set, says whether Grams is filled yet: a Prepared
+	// event fills it at the first keyword and sets *GramsSet.
+	GramsSet *bool
 }
 
 // Compiled is a detection (or filter) rule ready to evaluate.
@@ -23,6 +26,8 @@ type Compiled struct {
 	Rule   *Rule
 	target *target
 	cond   node
+	// set numbers the fields the rule reads (CompileIn).
+	set *FieldSet
 	// filters are the Sigma filters attached to the rule: an event that
 	// one of them matches is no match of the rule.
 	filters []*Compiled
@@ -36,7 +41,12 @@ func (c *Compiled) Sources() []string { return c.target.sourceList() }
 // Compile prepares a detection or filter rule for Vigil: its log source
 // and fields mapped, its values and modifiers compiled. A rule Vigil
 // cannot run is an *Error naming the field and the reason.
-func Compile(r *Rule) (*Compiled, error) {
+func Compile(r *Rule) (*Compiled, error) { return CompileIn(r, NewFieldSet()) }
+
+// CompileIn is Compile with the rule's fields numbered in set, shared
+// with the other rules compiled into it: MatchPrepared reads each field
+// of an event once for all of them.
+func CompileIn(r *Rule, set *FieldSet) (*Compiled, error) {
 	det := r.Detection
 	path := "detection"
 	if r.Filter != nil {
@@ -55,7 +65,12 @@ func Compile(r *Rule) (*Compiled, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Compiled{Rule: r, target: t}
+	for _, req := range t.sources {
+		if req != nil {
+			req.id = set.id(req.field)
+		}
+	}
+	c := &Compiled{Rule: r, target: t, set: set}
 	cc := &compiler{c: c, searches: map[string]node{}, seenField: map[string]bool{}}
 	for _, s := range det.Searches {
 		n, err := cc.search(s, path+"."+s.Name)
@@ -108,20 +123,25 @@ func (c *Compiled) Scope() string { return c.target.key }
 func (c *Compiled) MatchInScope(ev *Event) bool { return c.matchCond(ev) }
 
 func (c *Compiled) matchCond(ev *Event) bool {
-	raw := line{ev.Raw, ev.Grams}
-	if !c.cond.eval(ev.Fields, raw) {
+	in := input{f: ev.Fields, raw: line{ev.Raw, ev.Grams}}
+	if ev.Grams != nil && ev.GramsSet != nil && !*ev.GramsSet {
+		in.raw.grams = nil // not filled: no sketch to rule out by
+	}
+	if !c.cond.eval(in) {
 		return false
 	}
 	for _, f := range c.filters {
-		if f.cond.eval(ev.Fields, raw) {
+		if f.cond.eval(in) {
 			return false
 		}
 	}
 	return true
 }
 
-func (r *requirement) holds(f parse.Event) bool {
-	s, _ := f[r.field].(string)
+func (r *requirement) holds(f parse.Event) bool { return r.holdsValue(f[r.field]) }
+
+func (r *requirement) holdsValue(x any) bool {
+	s, _ := x.(string)
 	for _, v := range r.values {
 		if len(s) == len(v) && equalFoldASCII(s, v) {
 			return true
@@ -185,6 +205,18 @@ func (cc *compiler) search(s *Search, path string) (node, error) {
 
 // selection compiles one field selection, or keywords when Field is "".
 func (cc *compiler) selection(sel *Selection) (node, error) {
+	n, err := cc.compileSelection(sel)
+	if err != nil {
+		return nil, err
+	}
+	if fn, ok := n.(*fieldNode); ok && !fn.raw && fn.refs == nil {
+		return cc.c.set.share(fn, sel), nil
+	}
+	return n, nil
+}
+
+// compileSelection is selection, the node the rule's own.
+func (cc *compiler) compileSelection(sel *Selection) (node, error) {
 	mods, err := parseModifiers(sel.Modifiers, sel.Path)
 	if err != nil {
 		return nil, err
@@ -198,6 +230,7 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 			return nil, fail(sel.Path, "unknown field %q with no mapping to Vigil's ECS fields (docs/sigma.md, Fields)", sel.Field)
 		}
 		fn.field = ecs
+		fn.id = cc.c.set.id(ecs)
 		cc.field(ecs)
 	}
 	if mods.all && len(sel.Values) < 2 && len(mods.transforms) == 0 {
@@ -211,7 +244,7 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 		if fn.raw {
 			return nil, fail(sel.Path, "modifier exists needs a field")
 		}
-		return &existsNode{field: fn.field, want: sel.Values[0].Text == "true"}, nil
+		return &existsNode{field: fn.field, id: fn.id, want: sel.Values[0].Text == "true"}, nil
 	case "fieldref":
 		if fn.raw {
 			return nil, fail(sel.Path, "modifier fieldref needs a field")
@@ -249,6 +282,21 @@ func (cc *compiler) selection(sel *Selection) (node, error) {
 			return nil, fail(p, "the rule's values and their modifiers make more than %d strings to match", maxValues)
 		}
 		fn.values = append(fn.values, ms)
+	}
+	flat := !fn.raw && !fn.all && fn.refs == nil
+	for _, ms := range fn.values {
+		for _, m := range ms {
+			p, ok := m.(*pattern)
+			if ok && !p.cased {
+				fn.lower = true
+				fn.flat = append(fn.flat, p)
+			} else {
+				flat = false
+			}
+		}
+	}
+	if !flat {
+		fn.flat = nil
 	}
 	return fn, nil
 }
@@ -353,217 +401,6 @@ func (cc *compiler) cond(c cond) (node, error) {
 		return &atLeast{n: c.n, xs: ns}, nil
 	}
 	return nil, fmt.Errorf("unknown condition %T", c)
-}
-
-// A node of a compiled condition.
-//
-// Nodes take the event's fields and raw line, not a pointer to an Event,
-// so that evaluating does not make the event escape to the heap.
-type node interface {
-	eval(f parse.Event, raw line) bool
-}
-
-type (
-	andNode []node
-	orNode  []node
-	notNode struct{ x node }
-	atLeast struct {
-		n  int
-		xs []node
-	}
-)
-
-func andOf(ns []node) node {
-	if len(ns) == 1 {
-		return ns[0]
-	}
-	return andNode(ns)
-}
-
-func orOf(ns []node) node {
-	if len(ns) == 1 {
-		return ns[0]
-	}
-	return orNode(ns)
-}
-
-func (a andNode) eval(f parse.Event, raw line) bool {
-	for _, n := range a {
-		if !n.eval(f, raw) {
-			return false
-		}
-	}
-	return true
-}
-
-func (o orNode) eval(f parse.Event, raw line) bool {
-	for _, n := range o {
-		if n.eval(f, raw) {
-			return true
-		}
-	}
-	return false
-}
-
-func (n notNode) eval(f parse.Event, raw line) bool { return !n.x.eval(f, raw) }
-
-func (a *atLeast) eval(f parse.Event, raw line) bool {
-	k := 0
-	for _, n := range a.xs {
-		if n.eval(f, raw) {
-			if k++; k >= a.n {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// existsNode is field|exists: true or false.
-type existsNode struct {
-	field string
-	want  bool
-}
-
-func (e *existsNode) eval(f parse.Event, _ line) bool {
-	_, ok := f[e.field]
-	return ok == e.want
-}
-
-// fieldNode is one selection: the field's value against the values (ORed,
-// or ANDed under all; each value ORs the strings its transforms made),
-// negated under neq. raw selections read the raw line (keywords).
-type fieldNode struct {
-	field  string
-	raw    bool
-	values [][]matcher
-	null   bool     // the field may be absent or empty
-	refs   []string // fieldref: fields whose values must be equal
-	all    bool
-	neq    bool
-}
-
-func (f *fieldNode) eval(ev parse.Event, raw line) bool {
-	if f.raw {
-		return f.testLine(raw, ev)
-	}
-	v, ok := ev[f.field]
-	if !ok || v == nil {
-		return f.null != f.neq
-	}
-	switch x := v.(type) {
-	case string:
-		if x == "" && f.null {
-			return !f.neq
-		}
-		return f.test(x, ev)
-	case []string:
-		if len(x) == 0 && f.null {
-			return !f.neq
-		}
-		if f.neq {
-			// Different from the values: no element equal to any.
-			for _, s := range x {
-				if !f.test(s, ev) {
-					return false
-				}
-			}
-			return true
-		}
-		for _, s := range x {
-			if f.test(s, ev) {
-				return true
-			}
-		}
-		return false
-	case int64:
-		return f.testNum(number{x: float64(x), i: x, isInt: true}, ev)
-	case int:
-		return f.testNum(number{x: float64(x), i: int64(x), isInt: true}, ev)
-	case float64:
-		return f.testNum(number{x: x}, ev)
-	case bool:
-		return f.test(strconv.FormatBool(x), ev)
-	}
-	return f.null != f.neq
-}
-
-// test matches one string: true when the value matches (or, under neq,
-// matches none of the values).
-func (f *fieldNode) test(s string, ev parse.Event) bool { return f.testIn(s, line{}, ev) }
-
-// testLine tests a raw line (keywords), ruling out without a search the
-// values whose bytes it lacks.
-func (f *fieldNode) testLine(l line, ev parse.Event) bool { return f.testIn(l.s, l, ev) }
-
-func (f *fieldNode) testIn(s string, l line, ev parse.Event) bool {
-	hit := f.hit(s, l, ev)
-	if f.neq {
-		return !hit
-	}
-	return hit
-}
-
-func (f *fieldNode) hit(s string, l line, ev parse.Event) bool {
-	if f.refs != nil {
-		for _, r := range f.refs {
-			o, ok := ev[r]
-			if !ok {
-				return false
-			}
-			os := fmt.Sprint(o)
-			if len(os) != len(s) || !equalFold(os, s) {
-				return false
-			}
-		}
-		return true
-	}
-	if f.all {
-		for _, ms := range f.values {
-			if !anyMatch(ms, s, l) {
-				return false
-			}
-		}
-		return len(f.values) > 0
-	}
-	for _, ms := range f.values {
-		if anyMatch(ms, s, l) {
-			return true
-		}
-	}
-	return false
-}
-
-// anyMatch reports whether s matches one of ms; s is l's line when
-// l.grams is set.
-func anyMatch(ms []matcher, s string, l line) bool {
-	for _, m := range ms {
-		if l.grams != nil {
-			if p, ok := m.(*pattern); ok && !l.mayHold(p) {
-				continue
-			}
-		}
-		if m.matchString(s) {
-			return true
-		}
-	}
-	return false
-}
-
-func equalFold(a, b string) bool {
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 'a' - 'A'
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 // AddFilter makes a compiled filter rule an exception of c: an event it

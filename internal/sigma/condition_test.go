@@ -58,6 +58,9 @@ func TestConditionGrammar(t *testing.T) {
 			if got := r.Match(ev); got != c.want {
 				t.Errorf("Match = %v, want %v", got, c.want)
 			}
+			if got := matchPrepared(r, ev); got != c.want {
+				t.Errorf("MatchPrepared = %v, want %v", got, c.want)
+			}
 		})
 	}
 }

@@ -49,6 +49,7 @@ func (t *target) setKey() {
 type requirement struct {
 	field  string
 	values []string
+	id     int // field's number in the rule's FieldSet
 }
 
 func (t *target) add(sources []string, req *requirement) {

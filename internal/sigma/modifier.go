@@ -226,232 +226,12 @@ func base64Offsets(s string) []string {
 	return out
 }
 
-// A matcher tests one field value.
-type matcher interface {
-	matchString(s string) bool
-}
-
-// pattern is a Sigma string value compiled: equality with the value's
-// wildcards, or a prefix, suffix or substring, case-insensitive unless
-// cased.
-type pattern struct {
-	kind  patternKind
-	lit   string // the literal, lower-cased when not cased (kinds but glob)
-	cased bool
-	re    *regexp.Regexp // glob
-	segs  *segments      // literals joined by * only (segments.go)
-	// anchor is the offset in lit of the byte an uncased contains
-	// searches for first (anchorOf).
-	anchor int
-	// need holds the bytes (letters folded) every value the pattern
-	// matches holds, when needs: a raw line without one of them is no
-	// match (Grams). Not set for regular expressions, whose (?i)
-	// folds some letters to non-ASCII ones (k, K and the Kelvin sign).
-	need  Grams
-	needs bool
-}
-
-type patternKind int
-
-const (
-	patExact patternKind = iota
-	patPrefix
-	patSuffix
-	patContains
-	patAny // "*": any value
-	patGlob
-	patSegments
-)
-
-// compilePattern compiles a Sigma string (wildcards * and ?, escapes
-// \* \? \\) with the match modifier's implied wildcards.
-func compilePattern(v string, match string, cased bool) (*pattern, error) {
-	// Split into literal runs and wildcards. Escapes are read in the
-	// value as written, before the modifier's wildcards are added: the
-	// '\' of contains '\' is a backslash, not an escape of the '*'
-	// that contains puts after it.
-	type piece struct {
-		lit  string
-		wild byte // '*' or '?' or 0
-	}
-	var pieces []piece
-	var lit strings.Builder
-	flush := func() {
-		if lit.Len() > 0 {
-			pieces = append(pieces, piece{lit: lit.String()})
-			lit.Reset()
-		}
-	}
-	addStar := func() {
-		if len(pieces) == 0 || pieces[len(pieces)-1].wild != '*' {
-			pieces = append(pieces, piece{wild: '*'})
-		}
-	}
-	if match == "contains" || match == "endswith" {
-		addStar()
-	}
-	for i := 0; i < len(v); i++ {
-		c := v[i]
-		switch {
-		case c == '\\' && i+1 < len(v) && (v[i+1] == '*' || v[i+1] == '?' || v[i+1] == '\\'):
-			lit.WriteByte(v[i+1])
-			i++
-		case c == '*' || c == '?':
-			flush()
-			if c == '*' {
-				addStar() // ** is *
-				continue
-			}
-			pieces = append(pieces, piece{wild: c})
-		default:
-			lit.WriteByte(c)
-		}
-	}
-	flush()
-	if match == "contains" || match == "startswith" {
-		addStar()
-	}
-	p := &pattern{cased: cased}
-	defer p.setNeed()
-	ascii := isASCII(v)
-	fold := func(s string) string {
-		if cased {
-			return s
-		}
-		return strings.ToLower(s)
-	}
-	star := func(i int) bool { return i >= 0 && i < len(pieces) && pieces[i].wild == '*' }
-	isLit := func(i int) bool { return i >= 0 && i < len(pieces) && pieces[i].wild == 0 }
-	if ascii || cased {
-		switch {
-		case len(pieces) == 0:
-			p.kind, p.lit = patExact, ""
-			return p, nil
-		case len(pieces) == 1 && star(0):
-			p.kind = patAny
-			return p, nil
-		case len(pieces) == 1 && isLit(0):
-			p.kind, p.lit = patExact, fold(pieces[0].lit)
-			return p, nil
-		case len(pieces) == 2 && isLit(0) && star(1):
-			p.kind, p.lit = patPrefix, fold(pieces[0].lit)
-			return p, nil
-		case len(pieces) == 2 && star(0) && isLit(1):
-			p.kind, p.lit = patSuffix, fold(pieces[1].lit)
-			return p, nil
-		case len(pieces) == 3 && star(0) && isLit(1) && star(2):
-			p.kind, p.lit = patContains, fold(pieces[1].lit)
-			p.anchor = anchorOf(p.lit)
-			return p, nil
-		}
-		if sg := newSegments(len(pieces), func(i int) (string, byte) { return fold(pieces[i].lit), pieces[i].wild }); sg != nil {
-			p.kind, p.segs = patSegments, sg
-			return p, nil
-		}
-	}
-	var re strings.Builder
-	if !cased {
-		re.WriteString("(?i)")
-	}
-	re.WriteString("(?s)^")
-	for _, pc := range pieces {
-		switch pc.wild {
-		case '*':
-			re.WriteString(".*")
-		case '?':
-			re.WriteString(".")
-		default:
-			re.WriteString(regexp.QuoteMeta(pc.lit))
-		}
-	}
-	re.WriteString("$")
-	rx, err := regexp.Compile(re.String())
-	if err != nil {
-		return nil, err
-	}
-	p.kind, p.re = patGlob, rx
-	return p, nil
-}
-
-// setNeed sets the bytes every value p matches holds: those of its
-// literals, matched byte for byte or with ASCII letters folded.
-func (p *pattern) setNeed() {
-	switch p.kind {
-	case patExact, patPrefix, patSuffix, patContains:
-		p.need.Add(p.lit)
-	case patSegments:
-		for _, l := range p.segs.lits {
-			p.need.Add(l)
-		}
-	default:
-		return
-	}
-	p.needs = p.need != Grams{}
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			return false
-		}
-	}
-	return true
-}
-
-func (p *pattern) matchString(s string) bool {
-	switch p.kind {
-	case patAny:
-		return true
-	case patExact:
-		if p.cased {
-			return s == p.lit
-		}
-		return len(s) == len(p.lit) && equalFoldASCII(s, p.lit)
-	case patPrefix:
-		if p.cased {
-			return strings.HasPrefix(s, p.lit)
-		}
-		return len(s) >= len(p.lit) && equalFoldASCII(s[:len(p.lit)], p.lit)
-	case patSuffix:
-		if p.cased {
-			return strings.HasSuffix(s, p.lit)
-		}
-		return len(s) >= len(p.lit) && equalFoldASCII(s[len(s)-len(p.lit):], p.lit)
-	case patContains:
-		if p.cased {
-			return strings.Contains(s, p.lit)
-		}
-		return indexFoldAnchored(s, p.lit, p.anchor) >= 0
-	case patSegments:
-		return p.segs.match(s, p.cased)
-	}
-	return p.re.MatchString(s)
-}
-
-// equalFoldASCII compares s with lower, an ASCII string in lower case,
-// folding ASCII letters of s; len(s) == len(lower).
-func equalFoldASCII(s, lower string) bool {
-	for i := 0; i < len(lower); i++ {
-		c := s[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != lower[i] {
-			return false
-		}
-	}
-	return true
-}
-
-// indexFoldASCII finds lower (ASCII, lower case) in s, folding ASCII
-// letters of s: indexFoldAnchored on lower's first byte.
-func indexFoldASCII(s, lower string) int { return indexFoldAnchored(s, lower, 0) }
-
 // regexMatcher is a value of re: case-sensitive unless flag i, found
 // anywhere in the field.
 type regexMatcher struct{ re *regexp.Regexp }
 
-func (m regexMatcher) matchString(s string) bool { return m.re.MatchString(s) }
+func (m regexMatcher) matchString(s string) bool   { return m.re.MatchString(s) }
+func (m regexMatcher) matchLower(s, _ string) bool { return m.re.MatchString(s) }
 
 func compileRegex(v, flags, path string) (matcher, error) {
 	prefix := ""
@@ -480,6 +260,8 @@ func (m cidrMatcher) matchString(s string) bool {
 	return m.prefix.Contains(a.Unmap().WithZone(""))
 }
 
+func (m cidrMatcher) matchLower(s, _ string) bool { return m.matchString(s) }
+
 func compileCIDR(v, path string) (matcher, error) {
 	p, err := netip.ParsePrefix(v)
 	if err != nil {
@@ -506,6 +288,8 @@ func (m numMatcher) matchString(s string) bool {
 	}
 	return m.matchNum(f)
 }
+
+func (m numMatcher) matchLower(s, _ string) bool { return m.matchString(s) }
 
 func (m numMatcher) matchNum(f float64) bool {
 	switch m.op {
@@ -538,6 +322,25 @@ func (m numEqual) matchString(s string) bool {
 	if s == m.text {
 		return true
 	}
+	if plainInt(s) && plainInt(m.text) {
+		return false // two integers written alike are equal only as text
+	}
 	f, err := strconv.ParseFloat(s, 64)
 	return err == nil && f == m.num
 }
+
+// plainInt reports whether s is an integer written as ParseFloat reads it
+// exactly and only one way: 1 to 15 digits, no sign, no leading zero.
+func plainInt(s string) bool {
+	if len(s) == 0 || len(s) > 15 || s[0] == '0' && len(s) > 1 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func (m numEqual) matchLower(s, _ string) bool { return m.matchString(s) }

