@@ -47,6 +47,9 @@ type corrTx struct {
 	// batch (UpdateRollup), or widenPending when the transaction's work
 	// is done.
 	events map[string]eventSpan
+	// placed are the observations InsertObservation wrote into the
+	// incident the engine set, by id: JoinRollup has nothing to move.
+	placed map[string]string
 }
 
 var _ correlate.Tx = (*corrTx)(nil)
@@ -308,6 +311,12 @@ func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, ra
 		nanos(o.CreatedAt), nanos(o.UpdatedAt), o.Title, o.Specificity, rank, len(o.ArtifactIDs), o.IncidentID); err != nil {
 		return err
 	}
+	if o.IncidentID != "" {
+		if t.placed == nil {
+			t.placed = map[string]string{}
+		}
+		t.placed[o.ID] = o.IncidentID
+	}
 	return t.insertRefs(ctx, o.ID, o.NodeIDs, keys, o.ArtifactIDs)
 }
 
@@ -372,19 +381,22 @@ func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []s
 		}
 	}
 	for _, id := range artifactIDs {
-		res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-			incident, id)
+		// A row when it is new to the incident, with the artifact's time
+		// (NULL: no artifact of the org).
+		var ts sql.NullInt64
+		err := t.tx.QueryRowContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING
+			RETURNING (SELECT ts FROM artifacts WHERE id = ?2 AND +org_id = ?3)`, incident, id, t.org).Scan(&ts)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // it had it
+		}
 		if err != nil {
 			return added, err
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			added.artifacts++
-			var ts int64
-			if err := t.tx.QueryRowContext(ctx, `SELECT ts FROM artifacts WHERE id = ? AND +org_id = ?`, id, t.org).Scan(&ts); err != nil {
-				return added, err
-			}
-			added.events.add(ts)
+		if !ts.Valid {
+			return added, sql.ErrNoRows
 		}
+		added.artifacts++
+		added.events.add(ts.Int64)
 	}
 	return added, nil
 }

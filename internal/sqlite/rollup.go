@@ -97,9 +97,12 @@ func (t *corrTx) CreateRollup(ctx context.Context, r correlate.Rollup) error {
 
 func (t *corrTx) JoinRollup(ctx context.Context, incident string, o *vigil.Observation) (int, int, error) {
 	// Written into it already when InsertObservation was told (most are).
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ?1 WHERE id = ?2 AND +org_id = ?3 AND incident_id IS NOT ?1`,
-		incident, o.ID, t.org); err != nil {
-		return 0, 0, err
+	placed := t.placed[o.ID]
+	delete(t.placed, o.ID)
+	if placed != incident {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND +org_id = ?`, incident, o.ID, t.org); err != nil {
+			return 0, 0, err
+		}
 	}
 	added, err := t.addToIncident(ctx, incident, o.NodeIDs, nil, o.ArtifactIDs)
 	if err != nil {
