@@ -31,8 +31,10 @@ import (
 // figure repeats on a shared machine. Each batch is stamped with the
 // time it is processed ("live", as the bench sends it); from the second
 // pass over the lines on, the scanners are renumbered as the bench does
-// (renumber). ns/op is per batch; cpu-ms/op is the process's CPU per
-// batch, and detect-ms/op and store-ms/op the stages' wall time per batch.
+// (renumber). The first edgeWarmup batches, in which the roll-ups form,
+// run before the clock. ns/op is per batch; cpu-ms/op is the process's
+// CPU per batch, and detect-ms/op and store-ms/op the stages' wall time
+// per batch.
 //
 //	go test -run '^$' -bench DetectInternetEdge -benchtime 100x -count 6 ./internal/bench/ | tee new.txt
 //	benchstat old.txt new.txt
@@ -45,13 +47,10 @@ func BenchmarkDetectInternetEdge(b *testing.B) {
 			}
 			shuffleLines(lines)
 			p, reg := edgeProcessor(b)
-			const batch = 1000
 			next := 0
-			b.ReportAllocs()
-			cpu0 := storetest.ProcessCPU(b)
-			for b.Loop() {
+			process := func() {
 				now := vigil.Now()
-				arts := make([]*vigil.Artifact, batch)
+				arts := make([]*vigil.Artifact, edgeBatch)
 				for i := range arts {
 					l := lines[next%len(lines)]
 					raw := renumberLine(l.Raw, next/len(lines))
@@ -63,13 +62,33 @@ func BenchmarkDetectInternetEdge(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+			// The roll-ups form in the first batches (each signature's
+			// first 20 sources open incidents that its roll-up then
+			// takes in): the clock runs on the steady state after.
+			for range edgeWarmup {
+				process()
+			}
+			stages := []string{"detect", "store"}
+			before := make([]float64, len(stages))
+			for i, stage := range stages {
+				before[i] = stageSeconds(b, reg, stage)
+			}
+			b.ReportAllocs()
+			cpu0 := storetest.ProcessCPU(b)
+			for b.Loop() {
+				process()
+			}
 			b.ReportMetric(float64(storetest.ProcessCPU(b)-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
-			for _, stage := range []string{"detect", "store"} {
-				b.ReportMetric(stageSeconds(b, reg, stage)/float64(b.N)*1e3, stage+"-ms/op")
+			for i, stage := range stages {
+				b.ReportMetric((stageSeconds(b, reg, stage)-before[i])/float64(b.N)*1e3, stage+"-ms/op")
 			}
 		})
 	}
 }
+
+// edgeBatch is the artifacts of a batch (the bench's POST), edgeWarmup
+// the batches processed before the clock starts.
+const edgeBatch, edgeWarmup = 1000, 30
 
 // edgeProcessor returns the pipeline of vigil serve over a fresh SQLite
 // store (its --fsync deferred), with the planted sources' threat-intel
