@@ -58,7 +58,10 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 				}
 				continue
 			}
-			id, err := e.detect(ctx, tx, rb, d, pol)
+			// A key the store holds nothing of that counts: its signals
+			// and burst are read from d, not the store.
+			fresh := r.fresh[d] && e.tally.alone(org, d)
+			id, err := e.detect(ctx, tx, rb, d, pol, fresh)
 			if err != nil {
 				return err
 			}
@@ -123,12 +126,18 @@ func detectionKeys(ds []*vigil.Detection) []DetectionKey {
 }
 
 // detect evaluates one detection and returns the observation it recorded
-// or grew, if any.
-func (e *Engine) detect(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, pol vigil.RollupPolicy) (string, error) {
+// or grew, if any. newKey says the store holds no signal and no burst of
+// d's key that counts with d's signals (routed.fresh): the signals it
+// records are all the burst can read, and are read from d.
+func (e *Engine) detect(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, pol vigil.RollupPolicy, newKey bool) (string, error) {
 	k := DetectionKey{d.Detector, d.Key}
 	fresh, err := record(ctx, tx, k, d.Signals)
 	if err != nil || len(fresh) == 0 {
 		return "", err // nothing new: a redelivery
+	}
+	var recorded *recordedSignals
+	if newKey && len(fresh) < maxBurstScan {
+		recorded = newRecordedSignals(k, fresh)
 	}
 	oldest, newest := fresh[0].At, fresh[0].At
 	for _, sg := range fresh[1:] {
@@ -150,9 +159,11 @@ func (e *Engine) detect(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.De
 	// ended within Span of the oldest fresh signal, whose signals a new
 	// burst must not count again.
 	floor := nanos(oldest.Add(-d.Span))
-	bursts, err := tx.Bursts(ctx, k, floor)
-	if err != nil {
-		return "", err
+	var bursts []Burst
+	if recorded == nil {
+		if bursts, err = tx.Bursts(ctx, k, floor); err != nil {
+			return "", err
+		}
 	}
 	now := e.now()
 	if b := activeBurst(bursts, nanos(since)); b != nil {
@@ -163,8 +174,10 @@ func (e *Engine) detect(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.De
 	for _, b := range bursts {
 		floor = max(floor, b.Last+1)
 	}
-	sigs, err := tx.SignalsFrom(ctx, k, floor, maxBurstScan)
-	if err != nil {
+	var sigs []vigil.Signal
+	if recorded != nil {
+		sigs = recorded.from(floor)
+	} else if sigs, err = tx.SignalsFrom(ctx, k, floor, maxBurstScan); err != nil {
 		return "", err
 	}
 	from, to, ok := findBurst(sigs, d.Span, d.Met, d.Order, oldest, newest)
@@ -183,7 +196,7 @@ func (e *Engine) detect(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.De
 		}
 		st = summarize(newestSigs)
 	}
-	return e.fire(ctx, tx, rb, d, st, from, to, now, pol)
+	return e.fire(ctx, tx, rb, d, st, from, to, now, pol, recorded)
 }
 
 // record records the signals of k, the lines of a unit counting once,
@@ -271,11 +284,17 @@ func activeBurst(bursts []Burst, since int64) *Burst {
 
 // fire records the observation of a burst that fired over [from, to],
 // with every signal in it so far, and correlates it.
-func (e *Engine) fire(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, st vigil.WindowState, from, to int64, now time.Time, pol vigil.RollupPolicy) (string, error) {
+// recorded, when not nil, holds every signal of the key the store has.
+func (e *Engine) fire(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, st vigil.WindowState, from, to int64, now time.Time, pol vigil.RollupPolicy, recorded *recordedSignals) (string, error) {
 	k := DetectionKey{d.Detector, d.Key}
-	window, err := tx.WindowSignals(ctx, k, from, to, vigil.MaxObservationArtifacts)
-	if err != nil {
-		return "", err
+	var window []vigil.Signal
+	if recorded != nil {
+		window = recorded.window(from, to, vigil.MaxObservationArtifacts)
+	} else {
+		var err error
+		if window, err = tx.WindowSignals(ctx, k, from, to, vigil.MaxObservationArtifacts); err != nil {
+			return "", err
+		}
 	}
 	refs, artifactIDs := mergeSignals(window)
 	st.Nodes = refs

@@ -277,10 +277,13 @@ func (e *Engine) correlate(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil
 	// Key nodes the transaction created for o (a scanner seen for the
 	// first time) are keys of no incident yet: no hub, no candidate.
 	fresh := src.allFresh(keys)
+	o.IncidentID = ""
 	if !fresh {
 		if err := e.dropHubs(ctx, tx, keys, ids); err != nil {
 			return err
 		}
+	} else if err := preplace(ctx, tx, rb, o, keys, src, pol); err != nil {
+		return err
 	}
 	if err := tx.InsertObservation(ctx, o, vigil.TitleRank(o.Severity, o.Specificity), keys); err != nil {
 		return err

@@ -72,6 +72,24 @@ func rollsUp(o *vigil.Observation, keys map[string]bool, src *source, pol vigil.
 	return src != nil && len(keys) == 1 && pol.RollsUp(o.Severity)
 }
 
+// preplace sets o.IncidentID to the open roll-up that o, fired by src
+// with keys the transaction created, is sure to join: o names no
+// incident's key and no earlier risk (its risk is its own), so when it
+// rolls up and its own risk sets it apart from nothing, the roll-up of
+// its detection open now takes it. The store then writes o into it at
+// once (InsertObservation) instead of moving it there when it joins.
+func preplace(ctx context.Context, tx Tx, rb *rollupBatch, o *vigil.Observation, keys map[string]bool, src *source, pol vigil.RollupPolicy) error {
+	if !rollsUp(o, keys, src, pol) || pol.Risky(vigil.RiskPoints(o.Type, o.Severity), 1) {
+		return nil
+	}
+	p, err := rb.open(ctx, tx, src.detection(), o.CreatedAt)
+	if err != nil || p == nil {
+		return err
+	}
+	o.IncidentID = p.r.IncidentID
+	return nil
+}
+
 // rollUp puts o, of its only key node key, into the open roll-up of its
 // detection; when there is none, and the detection has fired for at
 // least the org's threshold of distinct sources within its window, it

@@ -262,3 +262,35 @@ func TestFreshSourceSkipsLookups(t *testing.T) {
 		t.Errorf("calls %v: want the lookups for a known source", got)
 	}
 }
+
+// TestNewKeyReadsNothingBack: an alert of a source the Tally has not seen
+// (a scanner's one alert) reads none of what its transaction just
+// recorded — no bursts, no signals, no window — and its observation
+// holds the alert's artifact and nodes as a read would have given them;
+// the same source's next alert is no longer new and reads its burst.
+func TestNewKeyReadsNothingBack(t *testing.T) {
+	tx := newFake()
+	tx.newNodes = map[string]bool{"203.0.113.77": true}
+	e := engineWith(tx, policy())
+	e.tally = NewTally(0, 0)
+	d := scan("ET SCAN X", "recon", vigil.SeverityMedium, "203.0.113.77", t0)
+	detect(t, e, d)
+	got := calls(tx.log)
+	for _, read := range []string{"Bursts", "SignalsFrom", "WindowSignals"} {
+		if slices.Contains(got, read) {
+			t.Errorf("calls %v: %s of a key the store held nothing of", got, read)
+		}
+	}
+	if len(tx.inserted) != 1 {
+		t.Fatalf("inserted %d observations, want 1", len(tx.inserted))
+	}
+	o := tx.inserted[0]
+	if !slices.Equal(o.ArtifactIDs, []string{d.Signals[0].ArtifactID}) || len(o.NodeIDs) != 2 {
+		t.Errorf("observation artifacts %v, nodes %v: want the alert's artifact and its two nodes", o.ArtifactIDs, o.NodeIDs)
+	}
+	tx.log = nil
+	detect(t, e, scan("ET SCAN X", "recon", vigil.SeverityMedium, "203.0.113.77", t0.Add(time.Second)))
+	if got := calls(tx.log); !slices.Contains(got, "Bursts") {
+		t.Errorf("calls %v: want the bursts of a key seen before read", got)
+	}
+}

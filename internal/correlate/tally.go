@@ -169,6 +169,10 @@ func identOf(h heldSignal) heldIdent { return heldIdent{h.id, h.flags&heldIDStri
 type hotKey struct {
 	newest  int64
 	pending []vigil.Signal
+	// claims counts the routes of the key to the store (of a detection
+	// every signal of which may fire) since it turned hot: one alone, and
+	// the store holds nothing of it that counts (routed.fresh).
+	claims int
 }
 
 // NewTally returns an empty Tally; lateness 0 is DefaultLateness, limit 0
@@ -216,6 +220,13 @@ type routed struct {
 	// window of theirs meets the thresholds, and the store holds no other
 	// signal of their keys that could share one.
 	spilled map[*vigil.Detection]bool
+	// fresh are the detections of ds, of detectors every signal of which
+	// may fire, whose keys the Tally had not seen within Span + Lateness
+	// of their org and detector's newest signal, their signals not late:
+	// the store holds no signal and no burst of theirs that counts with
+	// them, unless a transaction that committed first also had them
+	// (Tally.alone).
+	fresh map[*vigil.Detection]bool
 }
 
 // route counts what it can of org's detections ds in memory and returns
@@ -227,10 +238,14 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 	defer t.mu.Unlock()
 	var out routed
 	for _, d := range ds {
-		if d.Requires != "" || d.Met(1, 1) || len(d.Signals) == 0 {
+		if d.Requires != "" || len(d.Signals) == 0 {
 			// Every signal of such a detector may fire: the store holds
 			// them all, as it always did.
 			out.ds = append(out.ds, d)
+			continue
+		}
+		if d.Met(1, 1) {
+			t.routeEvery(&out, org, d)
 			continue
 		}
 		t.spans[d.Detector] = max(t.spans[d.Detector], d.Span)
@@ -290,6 +305,50 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		t.spill(&out, org, ds)
 	}
 	return out
+}
+
+// routeEvery routes d, of a detector every signal of which may fire, to
+// the store, as hot, and marks it fresh when the Tally has not seen its
+// key within Span + Lateness of its org and detector's newest signal and
+// its signals are not late: any signal or burst of the key the store
+// holds is then older than every window d's signals can share (its
+// newest is older than the horizon of the newest of the org and
+// detector, d's oldest within Lateness of it). Its key goes to gone when
+// the transaction commits, as a hot key's does.
+func (t *Tally) routeEvery(out *routed, org string, d *vigil.Detection) {
+	t.spans[d.Detector] = max(t.spans[d.Detector], d.Span)
+	tk := tallyKey{org, d.Detector, d.Key}
+	oldest, newest := signalSpan(d.Signals)
+	m := [2]string{org, d.Detector}
+	mark, seen := t.marks[m]
+	t.marks[m] = max(mark, newest)
+	late := seen && oldest < mark-int64(t.lateness)
+	h := t.hot[tk]
+	known := h != nil || t.cold[t.ref(tk)].c != nil || t.gone.has(tk, t.marks[m], d.Span+t.lateness)
+	if h == nil {
+		h = &hotKey{newest: newest}
+		t.hot[tk] = h
+	}
+	h.newest = max(h.newest, newest)
+	h.claims++
+	out.add(tk, d, true)
+	if !known && !late {
+		if out.fresh == nil {
+			out.fresh = map[*vigil.Detection]bool{}
+		}
+		out.fresh[d] = true
+	}
+}
+
+// alone reports whether d, routed fresh (routed.fresh) for org, is still
+// the only route of its key: no transaction that committed before its
+// own, nor one to come, had signals of its key. Called in d's
+// transaction, which the store's one writer runs alone.
+func (t *Tally) alone(org string, d *vigil.Detection) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	h := t.hot[tallyKey{org, d.Detector, d.Key}]
+	return h != nil && h.claims == 1
 }
 
 // promote moves the cold signals of tk, if any, to the store with d's,

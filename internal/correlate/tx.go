@@ -68,7 +68,10 @@ type Tx interface {
 	// context and its sources are counted again from its observations.
 	RebuildIncident(ctx context.Context, id string, now time.Time) error
 
-	// InsertObservation stores o, in no incident yet, with its title,
+	// InsertObservation stores o, in incident o.IncidentID when the
+	// engine set it (the roll-up it is sure to join: JoinRollup then has
+	// nothing to move; a store may also leave it in none until it joins),
+	// else in no incident yet, with its title,
 	// specificity and rank (vigil.TitleRank), its nodes in order
 	// (keys[id] marking the key nodes) and its artifacts in order.
 	InsertObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool) error

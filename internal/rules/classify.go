@@ -46,30 +46,56 @@ func (c *Classifier) Incidents(ctx context.Context, org string, ids []string) er
 		return err
 	}
 	seen := map[string]bool{}
+	batch, _ := c.store.(batchStore)
+	var todo []string
+	var decided []*vigil.Rule
 	for _, id := range ids {
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
-		if err := c.one(ctx, org, id, rs, internal); err != nil {
+		rule, ok, err := c.decide(ctx, org, id, rs, internal)
+		if err != nil {
 			return err
 		}
+		if !ok {
+			continue
+		}
+		if batch == nil {
+			if err := c.store.ClassifyIncident(ctx, org, id, rule, c.now()); err != nil {
+				return err
+			}
+			continue
+		}
+		todo, decided = append(todo, id), append(decided, rule)
 	}
-	return nil
+	if len(todo) == 0 {
+		return nil
+	}
+	return batch.ClassifyIncidents(ctx, org, todo, decided, c.now())
 }
 
-func (c *Classifier) one(ctx context.Context, org, id string, rs *RuleSet, internal []netip.Prefix) error {
+// batchStore is a Store that records the decisions of many incidents in
+// one transaction: ClassifyIncident of each of ids with the rule of the
+// same index.
+type batchStore interface {
+	ClassifyIncidents(ctx context.Context, org string, ids []string, rules []*vigil.Rule, now time.Time) error
+}
+
+// decide returns the rule that decides incident id (nil: none), false
+// when the incident is gone.
+func (c *Classifier) decide(ctx context.Context, org, id string, rs *RuleSet, internal []netip.Prefix) (*vigil.Rule, bool, error) {
 	if rs.Empty() {
-		return c.store.ClassifyIncident(ctx, org, id, nil, c.now())
+		return nil, true, nil
 	}
 	vf, err := c.store.IncidentFacts(ctx, org, id)
 	if err != nil {
 		if vigil.ErrorCode(err) == vigil.ENOTFOUND {
-			return nil // merged or deleted meanwhile
+			return nil, false, nil // merged or deleted meanwhile
 		}
-		return fmt.Errorf("classify %s: %w", id, err)
+		return nil, false, fmt.Errorf("classify %s: %w", id, err)
 	}
-	return c.store.ClassifyIncident(ctx, org, id, rs.Classify(facts(vf), internal), c.now())
+	return rs.Classify(facts(vf), internal), true, nil
 }
 
 // load reads org's rules (all pages) and internal networks.

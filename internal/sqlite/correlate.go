@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -19,7 +20,11 @@ var _ correlate.Store = (*Store)(nil)
 // detections never run at once: the locks of correlate.Tx are no-ops.
 func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx) error) error {
 	return wrap("Correlate", s.tx(ctx, func(tx *wtx) error {
-		return fn(s.corrTx(tx, org))
+		t := s.corrTx(tx, org)
+		if err := fn(t); err != nil {
+			return err
+		}
+		return t.widenPending(ctx)
 	}))
 }
 
@@ -37,6 +42,14 @@ type corrTx struct {
 	tx     *wtx
 	org    string
 	newest *newestCache
+	// events are the event times that roll-ups' findings brought, by
+	// incident, not written yet: the roll-up's refresh writes them once a
+	// batch (UpdateRollup), or widenPending when the transaction's work
+	// is done.
+	events map[string]eventSpan
+	// placed are the observations InsertObservation wrote into the
+	// incident the engine set, by id: JoinRollup has nothing to move.
+	placed map[string]string
 }
 
 var _ correlate.Tx = (*corrTx)(nil)
@@ -140,6 +153,11 @@ func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.
 		{`UPDATE incidents SET merged_into = ?3, artifact_count = 0, node_count = 0, updated_at = ?4,
 			first_event_at = NULL, last_event_at = NULL WHERE id = ?1 AND +org_id = ?2`, 4},
 	}
+	// What from's findings brought and no refresh wrote yet is into's now.
+	if span, ok := t.events[from]; ok {
+		t.pendEvents(into, span)
+		delete(t.events, from)
+	}
 	args := []any{from, t.org, into, nanos(now)}
 	for _, st := range stmts {
 		if _, err := t.tx.ExecContext(ctx, st.q, args[:st.n]...); err != nil {
@@ -188,6 +206,8 @@ func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) 
 			count = (SELECT COALESCE(SUM(count), 0) FROM rollup_sources WHERE incident_id = ?1)
 			WHERE incident_id = ?1 AND org_id = ?2`,
 	}
+	// Its event times are counted again from what it holds.
+	delete(t.events, id)
 	for _, q := range stmts {
 		if _, err := t.tx.ExecContext(ctx, q, id, t.org); err != nil {
 			return err
@@ -225,6 +245,10 @@ func (t *corrTx) refresh(ctx context.Context, id string, now time.Time, activity
 	if activity {
 		q += `, last_activity_at = MAX(last_activity_at, ?4)`
 	}
+	if span, ok := t.events[id]; ok {
+		added.events.widen(span)
+		delete(t.events, id)
+	}
 	first, last := added.events.args()
 	_, err = t.tx.ExecContext(ctx, q+` WHERE id = ?1 AND +org_id = ?2`, id, t.org, sev, nanos(now), added.artifacts, title, added.nodes, first, last)
 	return err
@@ -257,6 +281,14 @@ func (e *eventSpan) add(t int64) {
 	e.set = true
 }
 
+// widen adds the times of o to e.
+func (e *eventSpan) widen(o eventSpan) {
+	if o.set {
+		e.add(o.first)
+		e.add(o.last)
+	}
+}
+
 // args returns the span as statement arguments: NULLs when empty.
 func (e eventSpan) args() (first, last any) {
 	if !e.set {
@@ -270,10 +302,20 @@ func (e eventSpan) args() (first, last any) {
 const headlineOrder = `ORDER BY title_rank DESC, created_at DESC, id DESC`
 
 func (t *corrTx) InsertObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool) error {
+	// In the incident the engine set (a roll-up it is sure to join), of
+	// the org: writing it now spares the update of its two incident
+	// indexes when it joins.
 	if _, err := t.tx.ExecContext(ctx, `INSERT INTO observations (id, org_id, type, description, severity, created_at, updated_at,
-		title, specificity, title_rank, artifact_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, t.org, o.Type, o.Description, o.Severity,
-		nanos(o.CreatedAt), nanos(o.UpdatedAt), o.Title, o.Specificity, rank, len(o.ArtifactIDs)); err != nil {
+		title, specificity, title_rank, artifact_count, incident_id) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+		(SELECT id FROM incidents WHERE id = ?12 AND +org_id = ?2))`, o.ID, t.org, o.Type, o.Description, o.Severity,
+		nanos(o.CreatedAt), nanos(o.UpdatedAt), o.Title, o.Specificity, rank, len(o.ArtifactIDs), o.IncidentID); err != nil {
 		return err
+	}
+	if o.IncidentID != "" {
+		if t.placed == nil {
+			t.placed = map[string]string{}
+		}
+		t.placed[o.ID] = o.IncidentID
 	}
 	return t.insertRefs(ctx, o.ID, o.NodeIDs, keys, o.ArtifactIDs)
 }
@@ -339,19 +381,22 @@ func (t *corrTx) addToIncident(ctx context.Context, incident string, nodeIDs []s
 		}
 	}
 	for _, id := range artifactIDs {
-		res, err := t.tx.ExecContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?, ?) ON CONFLICT DO NOTHING`,
-			incident, id)
+		// A row when it is new to the incident, with the artifact's time
+		// (NULL: no artifact of the org).
+		var ts sql.NullInt64
+		err := t.tx.QueryRowContext(ctx, `INSERT INTO incident_artifacts (incident_id, artifact_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING
+			RETURNING (SELECT ts FROM artifacts WHERE id = ?2 AND +org_id = ?3)`, incident, id, t.org).Scan(&ts)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // it had it
+		}
 		if err != nil {
 			return added, err
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			added.artifacts++
-			var ts int64
-			if err := t.tx.QueryRowContext(ctx, `SELECT ts FROM artifacts WHERE id = ? AND +org_id = ?`, id, t.org).Scan(&ts); err != nil {
-				return added, err
-			}
-			added.events.add(ts)
+		if !ts.Valid {
+			return added, sql.ErrNoRows
 		}
+		added.artifacts++
+		added.events.add(ts.Int64)
 	}
 	return added, nil
 }
@@ -444,8 +489,10 @@ func (t *corrTx) growObservation(ctx context.Context, g correlate.Growth) (added
 		return none, err
 	}
 	if g.Context {
-		// A roll-up: counted and refreshed once a batch (UpdateRollup).
-		return added, t.widenEvents(ctx, g.IncidentID, added.events)
+		// A roll-up: counted, refreshed and its event times widened once a
+		// batch (UpdateRollup).
+		t.pendEvents(g.IncidentID, added.events)
+		return added, nil
 	}
 	return added, t.refresh(ctx, g.IncidentID, g.Now, true, added)
 }
@@ -489,16 +536,39 @@ func (t *corrTx) growNodes(ctx context.Context, g correlate.Growth) error {
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {
 	out := make(map[string]string, len(ids))
-	for _, id := range ids {
-		// One prepared statement per id: an IN list of each length would
-		// be prepared anew.
+	if len(ids) == 1 {
 		var incident string
 		err := t.tx.QueryRowContext(ctx, `SELECT COALESCE(incident_id, '') FROM observations WHERE id = ? AND +org_id = ?`,
-			id, t.org).Scan(&incident)
-		if err != nil {
+			ids[0], t.org).Scan(&incident)
+		out[ids[0]] = incident
+		return out, err
+	}
+	// One statement for the batch's tens of findings, the ids as a JSON
+	// array: an IN list of each length would be prepared anew.
+	list, err := json.Marshal(ids)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := t.tx.QueryContext(ctx, `SELECT o.id, COALESCE(o.incident_id, '') FROM json_each(?1) j
+		CROSS JOIN observations o ON o.id = j.value WHERE +o.org_id = ?2`, string(list), t.org)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, incident string
+		if err := rows.Scan(&id, &incident); err != nil {
 			return nil, err
 		}
 		out[id] = incident
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			return nil, sql.ErrNoRows
+		}
 	}
 	return out, nil
 }

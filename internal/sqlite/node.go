@@ -27,6 +27,14 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 			return nil, vigil.InvalidField("nodes", "unknown node type "+r.Type)
 		}
 		n := vigil.Node{OrgID: org, Type: r.Type, Value: r.Value}
+		ref := nodeRef{org, r.Type, r.Value}
+		if id, ok := tx.nodes[ref]; ok {
+			// Looked up or created earlier in the transaction: it exists
+			// (no transaction deletes a node it names).
+			n.ID = id
+			out = append(out, n)
+			continue
+		}
 		// Most nodes exist (a growing burst names the same ones at every
 		// batch): a look-up first, which writes no page. The one writer
 		// holds the transaction: a node it did not find is new.
@@ -40,6 +48,10 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 		if err != nil {
 			return nil, err
 		}
+		if tx.nodes == nil {
+			tx.nodes = map[nodeRef]string{}
+		}
+		tx.nodes[ref] = n.ID
 		out = append(out, n)
 	}
 	return out, nil

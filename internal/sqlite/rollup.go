@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -95,8 +96,13 @@ func (t *corrTx) CreateRollup(ctx context.Context, r correlate.Rollup) error {
 }
 
 func (t *corrTx) JoinRollup(ctx context.Context, incident string, o *vigil.Observation) (int, int, error) {
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND +org_id = ?`, incident, o.ID, t.org); err != nil {
-		return 0, 0, err
+	// Written into it already when InsertObservation was told (most are).
+	placed := t.placed[o.ID]
+	delete(t.placed, o.ID)
+	if placed != incident {
+		if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND +org_id = ?`, incident, o.ID, t.org); err != nil {
+			return 0, 0, err
+		}
 	}
 	added, err := t.addToIncident(ctx, incident, o.NodeIDs, nil, o.ArtifactIDs)
 	if err != nil {
@@ -105,12 +111,44 @@ func (t *corrTx) JoinRollup(ctx context.Context, incident string, o *vigil.Obser
 	if len(o.ArtifactIDs) == 0 {
 		added.events.add(nanos(o.CreatedAt)) // an observation naming no artifact happened when reported
 	}
-	return added.nodes, added.artifacts, t.widenEvents(ctx, incident, added.events)
+	t.pendEvents(incident, added.events)
+	return added.nodes, added.artifacts, nil
 }
 
-// widenEvents widens a roll-up's event times to span, writing it only
-// when they widen: a roll-up is counted once a batch (UpdateRollup), its
-// event times as its artifacts come.
+// pendEvents keeps span to widen roll-up incident's event times with,
+// once a batch: its refresh (UpdateRollup) writes them, with its counts
+// and title.
+func (t *corrTx) pendEvents(incident string, span eventSpan) {
+	if !span.set {
+		return
+	}
+	if t.events == nil {
+		t.events = map[string]eventSpan{}
+	}
+	e := t.events[incident]
+	e.widen(span)
+	t.events[incident] = e
+}
+
+// widenPending writes the event times kept by pendEvents that no refresh
+// wrote, in the order of the incidents' ids.
+func (t *corrTx) widenPending(ctx context.Context) error {
+	ids := make([]string, 0, len(t.events))
+	for id := range t.events {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		if err := t.widenEvents(ctx, id, t.events[id]); err != nil {
+			return err
+		}
+		delete(t.events, id)
+	}
+	return nil
+}
+
+// widenEvents widens an incident's event times to span, writing it only
+// when they widen.
 func (t *corrTx) widenEvents(ctx context.Context, incident string, span eventSpan) error {
 	if !span.set {
 		return nil

@@ -12,7 +12,14 @@ type wtx struct {
 	*sql.Tx
 	stmts  map[string]*sql.Stmt
 	cached []signalKey // the newestCache entries it read or changed
+	// nodes are the ids of the nodes the transaction looked up or
+	// created (upsertNodes): a batch's findings name the same few (the
+	// sensor every alert is against) again and again.
+	nodes map[nodeRef]string
 }
+
+// nodeRef names a node of an org.
+type nodeRef struct{ org, typ, value string }
 
 // stmt returns q prepared in the transaction (closed when it ends).
 func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
