@@ -29,6 +29,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -46,6 +47,10 @@ type Store struct {
 	// longer than writeTimeout, within which a write (its insert and
 	// sync) ends or fails.
 	Lease time.Duration
+
+	// tenants caches each org's tenant, which never changes once
+	// assigned.
+	tenants sync.Map // org → Tenant
 
 	// dies, when set (tests), is asked after each write reached
 	// VictoriaLogs: true makes InsertArtifacts end there as a process
@@ -72,8 +77,16 @@ func (s *Store) Cluster() *Cluster { return s.c }
 
 // Tenant returns org's VictoriaLogs tenant, assigned on first use.
 func (s *Store) Tenant(ctx context.Context, org string) (Tenant, error) {
+	if t, ok := s.tenants.Load(org); ok {
+		return t.(Tenant), nil
+	}
 	a, p, err := s.Store.ArtifactTenant(ctx, org)
-	return Tenant{a, p}, err
+	if err != nil {
+		return Tenant{}, err
+	}
+	t := Tenant{a, p}
+	s.tenants.Store(org, t)
+	return t, nil
 }
 
 // InsertArtifacts stores arts of org once per id, durably (see the
