@@ -204,3 +204,16 @@ func TestSyslogListenFlag(t *testing.T) {
 		t.Errorf("two listeners of one name: %v", err)
 	}
 }
+
+// migrate --address-keys writes PostgreSQL's keys; on SQLite it is refused
+// naming the flag (Open writes them there), before anything is opened.
+func TestMigrateAddressKeysNeedsPostgres(t *testing.T) {
+	dir := t.TempDir()
+	_, _, err := runCmd(t, nil, "migrate", "--data-dir", dir, "--address-keys")
+	if err == nil || !strings.Contains(err.Error(), "--address-keys") {
+		t.Fatalf("migrate --address-keys on SQLite: %v, want an error naming the flag", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("the data dir was written: %v", entries)
+	}
+}
