@@ -152,11 +152,21 @@ func (s *Store) write(ctx context.Context, org string, t Tenant, ids []string, b
 			return err
 		}
 	}
-	n := s.c.pick()
-	if err := s.c.insert(ctx, n, t, body.Bytes()); err != nil {
-		return err
+	// A node that refused the rows before taking any (down, or read-only
+	// for want of disk) leaves them to the next; any other failure may
+	// have left rows on the node, which the retry must look for.
+	first := s.c.pick()
+	var err error
+	for i := range s.c.storage {
+		n := s.c.storage[(first+i)%len(s.c.storage)]
+		if err = s.c.insert(ctx, n, t, body.Bytes()); err == nil {
+			return n.sync.sync(ctx, days)
+		}
+		if !errors.Is(err, errNotTaken) {
+			return err
+		}
 	}
-	return n.sync.sync(ctx, days)
+	return err
 }
 
 // absent returns those of ids (claims taken over from a writer that died)

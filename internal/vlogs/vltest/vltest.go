@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -51,7 +52,12 @@ func Binary(t testing.TB) string {
 // StorageFlags are the flags every storage node runs with (the
 // deployment in docs/operations.md): artifacts keep their timestamps
 // from 1970 to 2120, and an entry may be as large as VictoriaLogs allows.
-var StorageFlags = []string{"-retentionPeriod=100y", "-futureRetention=100y", "-insert.maxLineSizeBytes=16MiB"}
+// -internaldelete.enable takes the front's deletes (retention per org).
+var StorageFlags = []string{"-retentionPeriod=100y", "-futureRetention=100y", "-insert.maxLineSizeBytes=16MiB", "-internaldelete.enable"}
+
+// FrontFlags are the flags of the front: -delete.enable opens the delete
+// API that retention per org uses.
+var FrontFlags = []string{"-delete.enable"}
 
 // Cluster is a running cluster.
 type Cluster struct {
@@ -140,7 +146,7 @@ func start(bin, root string, storage int) (*Cluster, error) {
 		c.Storage = append(c.Storage, n)
 		addrs = append(addrs, n.Addr)
 	}
-	front, err := newNode(bin, filepath.Join(root, "front"), []string{"-storageNode=" + strings.Join(addrs, ",")})
+	front, err := newNode(bin, filepath.Join(root, "front"), append([]string{"-storageNode=" + strings.Join(addrs, ",")}, FrontFlags...))
 	if err != nil {
 		return c, err
 	}
@@ -244,6 +250,28 @@ func (n *Node) start() error {
 	}
 }
 
+// SetFlags adds flags to the node's command line from its next Start.
+func (n *Node) SetFlags(flags ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.args = append(n.args, flags...)
+}
+
+// Freeze stops the running node with SIGSTOP: it holds its connections
+// and answers nothing, as a node stalled on its disk would, until Thaw.
+func (n *Node) Freeze() { n.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen node (SIGCONT).
+func (n *Node) Thaw() { n.signal(syscall.SIGCONT) }
+
+func (n *Node) signal(sig os.Signal) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		n.cmd.Process.Signal(sig)
+	}
+}
+
 // Kill sends SIGKILL and waits for the process to end: what it held in
 // memory is lost. A node not running is left alone.
 func (n *Node) Kill() { n.end(os.Kill) }
@@ -258,6 +286,7 @@ func (n *Node) end(sig os.Signal) {
 		return
 	}
 	n.cmd.Process.Signal(sig)
+	n.cmd.Process.Signal(syscall.SIGCONT) // a frozen node ends too
 	<-n.exited
 	n.cmd, n.exited = nil, nil
 }
