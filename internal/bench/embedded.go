@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/queue"
+	"github.com/vigil-soc/vigil/internal/vlogs"
 )
 
 // startEmbedded runs vigil serve in this process on a free port with a
@@ -95,6 +96,9 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	if b.f.NATSURL != "" {
 		args = append(args, "--nats-url", b.f.NATSURL)
 	}
+	if b.f.ArtifactsURL != "" {
+		args = append(args, "--artifacts-url", b.f.ArtifactsURL, "--artifacts-storage", b.f.ArtifactsStorage)
+	}
 	args = append(args, strings.Fields(b.f.ServeArgs)...)
 	b.serverLog = &logCounter{w: b.stderr}
 	sctx, cancel := context.WithCancel(ctx)
@@ -165,7 +169,8 @@ func (b *bench) giveClientHeap(clientHeap int64) {
 // spelling ("--flag value", "--flag=value", one dash or two).
 func RedactArgs(args []string) []string {
 	hide := func(string) string { return vigil.Redacted }
-	redact := map[string]func(string) string{"database-url": postgres.RedactURL, "nats-url": queue.RedactURL, "token": hide, "metrics-token": hide}
+	redact := map[string]func(string) string{"database-url": postgres.RedactURL, "nats-url": queue.RedactURL, "token": hide, "metrics-token": hide,
+		"artifacts-url": vlogs.RedactList, "artifacts-storage": vlogs.RedactList}
 	out := slices.Clone(args)
 	for i, a := range out {
 		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")
