@@ -382,16 +382,6 @@ func (s *Store) SetArtifactEnrichment(ctx context.Context, org, id string, enric
 	return s.Store.PutArtifactEnrichment(ctx, org, id, enrichment)
 }
 
-// DropArtifactsBefore applies retention to what PostgreSQL keeps of
-// artifacts stamped before t: their claims (so that incidents stop
-// listing them), late enrichment and long raw lines. The entries
-// themselves leave VictoriaLogs by its own retention
-// (-retentionPeriod on the storage nodes, whole days), which the
-// operator sets to the same span (docs/operations.md).
-func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
-	return s.Store.DropArtifactClaimsBefore(ctx, t)
-}
-
 // IncidentArtifacts returns a page of previews of the incident's
 // artifacts still stored, newest first: the page is chosen in
 // PostgreSQL, the artifacts read from VictoriaLogs.
