@@ -251,7 +251,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	ready := []api.Readiness{q, proc}
 	if vs, ok := store.(*vlogs.Store); ok {
-		ready = append(ready, vs.Cluster())
+		ready = append(ready, vlogs.APICheck{C: vs.Cluster()})
 	}
 	var listeners *syslog.Server
 	if len(c.SyslogListen) > 0 {

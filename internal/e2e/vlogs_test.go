@@ -188,6 +188,11 @@ func TestVLogsStorageDownDuringIngest(t *testing.T) {
 	in.await(t, 5, "before the kill")
 	c.Storage[1].Kill()
 	searchRefused(t, ctx, d.client, "with a storage node killed")
+	// The API stays ready (a load balancer keeps it) and says why it is
+	// degraded.
+	if checks, err := client.New(d.api.base, "", nil).Ready(ctx); err != nil || !strings.HasPrefix(checks["artifacts"], "degraded: 1 of 2 storage nodes") {
+		t.Errorf("/readyz with a storage node down: %v, %v; want ready, artifacts degraded", checks, err)
+	}
 	in.await(t, 10, "with a storage node down")
 	c.Storage[1].Start(t)
 	in.await(t, 5, "after the storage node's restart")
