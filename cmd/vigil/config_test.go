@@ -54,6 +54,8 @@ func TestConfigStringHidesCredentials(t *testing.T) {
 			[]string{"T0KEN"}, []string{"nats_url=****@nats-1:4222 "}},
 		{"JWKS URL", config{JWTJWKSURL: "https://u:s3cret@idp.example/jwks?api_key=T0KEN"},
 			[]string{"s3cret", "T0KEN"}, []string{"jwks_url=https://****@idp.example/jwks?api_key=**** "}},
+		{"VictoriaLogs URLs", config{ArtifactsURL: "https://vigil:s3cret@vl-front:9428", ArtifactsStorage: "https://u:T0KEN@vl-1:9428, https://vl-2:9428"},
+			[]string{"s3cret", "T0KEN"}, []string{"artifacts_url=https://****@vl-front:9428 artifacts_storage=https://****@vl-1:9428,https://vl-2:9428 "}},
 		{"JWT secret", config{JWTSecret: "s3cret-s3cret-s3cret-s3cret-s3cret"},
 			[]string{"s3cret"}, []string{"jwt_secret=**** "}},
 	}
@@ -198,6 +200,48 @@ func TestOIDCServe(t *testing.T) {
 	}
 	if !strings.Contains(log, "oidc_client_secret=****") {
 		t.Errorf("the start-up line does not say a secret is set:\n%s", log)
+	}
+}
+
+// TestArtifactsFlags: --artifacts-url and --artifacts-storage name a
+// VictoriaLogs cluster beside PostgreSQL; anything else is refused at
+// start with the flag named and no password shown.
+func TestArtifactsFlags(t *testing.T) {
+	db := []string{"--database-url", "postgres://pg-1/vigil"}
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"front and storage", append([]string{"--artifacts-url", "http://vl:9428", "--artifacts-storage", "http://vl-1:9428,http://vl-2:9428"}, db...), ""},
+		{"no database", []string{"--artifacts-url", "http://vl:9428", "--artifacts-storage", "http://vl-1:9428"}, "--artifacts-url needs --database-url"},
+		{"no storage nodes", append([]string{"--artifacts-url", "http://vl:9428"}, db...), "--artifacts-storage must list"},
+		{"storage without front", append([]string{"--artifacts-storage", "http://vl-1:9428"}, db...), "--artifacts-storage needs --artifacts-url"},
+		{"not http", append([]string{"--artifacts-url", "postgres://u:s3cret@vl:9428", "--artifacts-storage", "http://vl-1:9428"}, db...),
+			"--artifacts-url: \"postgres://****@vl:9428\" is not an http(s)://host:port URL"},
+		{"no host", append([]string{"--artifacts-url", "vl:9428", "--artifacts-storage", "http://vl-1:9428"}, db...), "--artifacts-url"},
+		{"a query", append([]string{"--artifacts-url", "http://vl:9428?AccountID=7", "--artifacts-storage", "http://vl-1:9428"}, db...), "--artifacts-url"},
+		{"bad storage node", append([]string{"--artifacts-url", "http://vl:9428", "--artifacts-storage", "http://vl-1:9428,ftp://x:s3cret@vl-2"}, db...),
+			"--artifacts-storage: \"ftp://****@vl-2\""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c config
+			fs := newFlagSet("serve", "", io.Discard)
+			c.flags(fs)
+			err := parseFlags(fs, tc.args, func(string) string { return "" })
+			if err == nil {
+				err = c.validate()
+			}
+			if tc.want == "" && err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Fatalf("error %v, want one saying %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "s3cret") {
+				t.Fatalf("the error shows a password: %v", err)
+			}
+		})
 	}
 }
 

@@ -206,6 +206,8 @@ func TestRedactArgs(t *testing.T) {
 		{"--database-url postgres://u:secret@db:5432/v?sslmode=disable --clients 4", "--database-url postgres://u:****@db:5432/v?sslmode=disable --clients 4"},
 		{"--database-url=postgres://u:secret@db/v", "--database-url=postgres://u:****@db/v"},
 		{"-nats-url nats://tok@127.0.0.1:4222", "-nats-url nats://****@127.0.0.1:4222"},
+		{"--artifacts-url http://u:secret@vl:9428 --artifacts-storage=http://u:secret@vl-1:9428,http://vl-2:9428",
+			"--artifacts-url http://****@vl:9428 --artifacts-storage=http://****@vl-1:9428,http://vl-2:9428"},
 		{"--token eyJhbGci.x.y --metrics-token=abc", "--token **** --metrics-token=****"},
 		{"--url http://127.0.0.1:8080 --token", "--url http://127.0.0.1:8080 --token"},
 	} {

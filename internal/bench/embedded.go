@@ -164,13 +164,14 @@ func (b *bench) giveClientHeap(clientHeap int64) {
 }
 
 // RedactArgs returns command-line args as a report may show them: the
-// values of --database-url and --nats-url without passwords, those of
+// values of --database-url, --nats-url, --artifacts-url and
+// --artifacts-storage (in --serve-args) without passwords, those of
 // --token and --metrics-token replaced by vigil.Redacted, whichever the
 // spelling ("--flag value", "--flag=value", one dash or two).
 func RedactArgs(args []string) []string {
 	hide := func(string) string { return vigil.Redacted }
-	redact := map[string]func(string) string{"database-url": postgres.RedactURL, "nats-url": queue.RedactURL, "token": hide, "metrics-token": hide,
-		"artifacts-url": vlogs.RedactList, "artifacts-storage": vlogs.RedactList}
+	redact := map[string]func(string) string{"database-url": postgres.RedactURL, "nats-url": queue.RedactURL,
+		"artifacts-url": vlogs.RedactList, "artifacts-storage": vlogs.RedactList, "token": hide, "metrics-token": hide}
 	out := slices.Clone(args)
 	for i, a := range out {
 		name, value, inline := strings.Cut(strings.TrimLeft(a, "-"), "=")

@@ -44,6 +44,27 @@ func (s *Store) ArtifactTenant(ctx context.Context, org string) (account, projec
 	return uint32(acc), uint32(proj), wrap("ArtifactTenant", err)
 }
 
+// ArtifactTenants returns the tenants of every org that has one.
+func (s *Store) ArtifactTenants(ctx context.Context) (account uint32, projects []uint32, err error) {
+	var acc int64
+	err = s.pool.QueryRow(ctx, `SELECT account_id FROM artifact_account`).Scan(&acc)
+	if errNoRows(err) {
+		return 0, nil, nil
+	}
+	if err != nil {
+		return 0, nil, wrap("ArtifactTenants", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT project_id FROM artifact_tenants ORDER BY project_id`)
+	if err != nil {
+		return 0, nil, wrap("ArtifactTenants", err)
+	}
+	ps, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	for _, p := range ps {
+		projects = append(projects, uint32(p))
+	}
+	return uint32(acc), projects, wrap("ArtifactTenants", err)
+}
+
 // ArtifactClaim is what ClaimArtifacts got of the ids asked for.
 type ArtifactClaim struct {
 	// Token names this claim's write; ReleaseArtifacts takes it.

@@ -75,21 +75,9 @@ func parseURL(flag, s string) (*url.URL, error) {
 	return u, nil
 }
 
-// Redact returns s with the password of a URL in it replaced, for logs
-// and errors.
-func Redact(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		if i := strings.LastIndex(s, "@"); i >= 0 {
-			return "…" + s[i:]
-		}
-		return s
-	}
-	if _, ok := u.User.Password(); ok {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
-}
+// Redact returns s without its user info and query values, for logs and
+// errors.
+func Redact(s string) string { return vigil.RedactURL(s) }
 
 // RedactList is Redact for each of a comma-separated list of URLs.
 func RedactList(s string) string {

@@ -87,7 +87,16 @@ func TestAcknowledgedSurvivesStorageKill(t *testing.T) {
 	if _, _, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{}); vigil.ErrorCode(err) != vigil.EUNAVAILABLE {
 		t.Fatalf("search with the storage node down: %v; want unavailable", err)
 	}
+	if err := s.Cluster().Ready(t.Context()); vigil.ErrorCode(err) != vigil.EUNAVAILABLE {
+		t.Fatalf("readiness with the storage node down: %v; want unavailable", err)
+	}
+	if err := s.InsertArtifacts(t.Context(), org, batch(10, time.Now())); !vigil.Transient(err) {
+		t.Fatalf("insert with the storage node down: %v; want a transient error (the queue keeps the batch)", err)
+	}
 	c.Storage[0].Start(t)
+	if err := s.Cluster().Ready(t.Context()); err != nil {
+		t.Fatalf("readiness after the restart: %v", err)
+	}
 	if total, _ := countAll(t, s, org, len(arts)); total != len(arts) {
 		t.Fatalf("after a restart: total %d, want %d", total, len(arts))
 	}
@@ -136,5 +145,72 @@ func TestRedeliveryAfterWriterDied(t *testing.T) {
 	}
 	if _, n, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{Query: `"user u7"`}); err != nil || n != 1 {
 		t.Fatalf(`search "user u7": %d, %v; want 1`, n, err)
+	}
+}
+
+// TestIngestGoesOnWithANodeDown: with one of two storage nodes down,
+// every write goes to the other and is acknowledged; searches fail
+// (they would miss the down node's artifacts) until it is back, and then
+// find every artifact once.
+func TestIngestGoesOnWithANodeDown(t *testing.T) {
+	c := vltest.Start(t, 2)
+	s := openOn(t, c)
+	org := vigil.NewID()
+	arts := batch(400, time.Now().Add(-time.Hour).Truncate(time.Second))
+	if err := s.InsertArtifacts(t.Context(), org, arts[:100]); err != nil {
+		t.Fatal(err)
+	}
+	c.Storage[1].Kill()
+	for i := 100; i < len(arts); i += 50 {
+		if err := s.InsertArtifacts(t.Context(), org, arts[i:i+50]); err != nil {
+			t.Fatalf("insert with a storage node down: %v", err)
+		}
+	}
+	if _, _, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{}); vigil.ErrorCode(err) != vigil.EUNAVAILABLE {
+		t.Fatalf("search with a storage node down: %v; want unavailable", err)
+	}
+	c.Storage[1].Start(t)
+	if total, distinct := countAll(t, s, org, len(arts)); total != len(arts) || distinct != len(arts) {
+		t.Fatalf("total %d, %d distinct; want %d", total, distinct, len(arts))
+	}
+}
+
+// TestRetention: DropArtifactsBefore forgets the claims of the artifacts
+// stamped before its time and has VictoriaLogs delete them, in every org;
+// the newer stay.
+func TestRetention(t *testing.T) {
+	s := openOn(t, vltest.Shared(t))
+	now := time.Now().Truncate(time.Second)
+	orgs := []string{vigil.NewID(), vigil.NewID()}
+	for _, org := range orgs {
+		for _, from := range []time.Time{now.Add(-40 * 24 * time.Hour), now.Add(-2 * time.Hour)} {
+			if err := s.InsertArtifacts(t.Context(), org, batch(50, from)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	n, err := s.DropArtifactsBefore(t.Context(), now.Add(-30*24*time.Hour))
+	if err != nil || n != 100 {
+		t.Fatalf("DropArtifactsBefore = %d, %v; want the 100 claims of both orgs' old artifacts", n, err)
+	}
+	// VictoriaLogs deletes in the background: polled until it is done.
+	for _, org := range orgs {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			_, total, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if total == 50 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("org %s: %d artifacts 60 s after retention, want the 50 newer", org, total)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if _, old, _ := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{Range: vigil.TimeRange{End: now.Add(-30 * 24 * time.Hour)}}); old != 0 {
+			t.Fatalf("org %s: %d old artifacts remain", org, old)
+		}
 	}
 }

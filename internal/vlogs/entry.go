@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +17,10 @@ import (
 // then id, created (RFC 3339), and when set ts (the exact time of a
 // clamped _time), meta, event, enr (JSON), rawpg ("1": the raw line is
 // in PostgreSQL, too long for an entry) and empty ("1": the raw line is
-// empty, which an entry's _msg cannot be).
+// empty, which an entry's _msg cannot be). For previews, which
+// VictoriaLogs cannot cut: p and n, the first PreviewRawBytes of a
+// longer raw line and its length; eb and mb ("1"): event or metadata
+// larger than their previews.
 
 // maxEntryBytes is below VictoriaLogs' limit of 2 MiB per entry (it
 // ignores larger ones), with room for field names and escaping overhead
@@ -51,6 +55,15 @@ func entry(a *vigil.Artifact) ([]byte, bool) {
 	if a.Raw == "" {
 		m["_msg"], m["empty"] = "-", "1"
 	}
+	if len(a.Raw) > vigil.PreviewRawBytes {
+		m["p"], m["n"] = vigil.TrimPartialRune(a.Raw[:vigil.PreviewRawBytes]), strconv.Itoa(len(a.Raw))
+	}
+	if len(m["event"]) > vigil.PreviewEventBytes {
+		m["eb"] = "1"
+	}
+	if len(m["meta"]) > vigil.PreviewMetadataBytes {
+		m["mb"] = "1"
+	}
 	inPG := false
 	if entrySize(m) > maxEntryBytes {
 		m["_msg"], m["rawpg"] = vigil.TrimPartialRune(a.Raw[:min(len(a.Raw), vigil.PreviewRawBytes)]), "1"
@@ -75,9 +88,10 @@ func isNull(j json.RawMessage) bool {
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
 }
 
-// artifactOf reads an entry of org back. The raw line of an entry with
-// rawpg is filled in by the caller.
-func artifactOf(org string, row map[string]string) (*vigil.Artifact, bool, error) {
+// artifactOf reads an entry of org back (a preview when it was read with
+// previewPipes). The raw line of an entry with rawpg is filled in by the
+// caller.
+func artifactOf(org string, row map[string]string, previews bool) (*vigil.Artifact, bool, error) {
 	a := &vigil.Artifact{ID: row["id"], OrgID: org, Source: row["source"], Raw: row["_msg"], Metadata: json.RawMessage("{}")}
 	var err error
 	if ts := row["ts"]; ts != "" {
@@ -103,20 +117,28 @@ func artifactOf(org string, row map[string]string) (*vigil.Artifact, bool, error
 	if row["empty"] == "1" {
 		a.Raw = ""
 	}
+	if previews {
+		preview(a, row)
+	}
 	return a, row["rawpg"] == "1", nil
 }
 
-// preview cuts a to what a list shows (vigil.ArtifactFilter.Preview);
-// size is the raw line's whole length.
-func preview(a *vigil.Artifact, size int) {
-	if size > vigil.PreviewRawBytes {
+// previewPipes make VictoriaLogs answer previews: the cut raw line in
+// place of a longer one, and a dash in place of an event or metadata
+// larger than its preview, so that a page of large artifacts never
+// crosses the network whole.
+const previewPipes = ` | format if (p:*) "<p>" as _msg | format if (eb:=1) "-" as event | format if (mb:=1) "-" as meta | delete p, w`
+
+// preview reads the previews of an entry read with previewPipes.
+func preview(a *vigil.Artifact, row map[string]string) {
+	if n, err := strconv.Atoi(row["n"]); err == nil && n > vigil.PreviewRawBytes {
 		a.Raw = vigil.TrimPartialRune(a.Raw[:min(len(a.Raw), vigil.PreviewRawBytes)])
-		a.RawTruncated, a.RawBytes = true, size
+		a.RawTruncated, a.RawBytes = true, n
 	}
-	if len(a.Metadata) > vigil.PreviewMetadataBytes {
+	if row["mb"] == "1" {
 		a.Metadata, a.MetadataTruncated = json.RawMessage("{}"), true
 	}
-	if len(a.Event) > vigil.PreviewEventBytes {
+	if row["eb"] == "1" {
 		a.Event, a.EventTruncated = nil, true
 	}
 }

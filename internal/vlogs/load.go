@@ -19,7 +19,7 @@ func (s *Store) LoadArtifacts(ctx context.Context, org string, arts []*vigil.Art
 	if len(arts) == 0 {
 		return nil
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, erro
 // enrichment and long raw lines in PostgreSQL. It returns how many claims
 // it dropped.
 func (s *Store) DropOrgArtifactsBefore(ctx context.Context, org string, t time.Time) (int, error) {
-	tn, err := s.tenant(ctx, org)
+	tn, err := s.Tenant(ctx, org)
 	if err != nil {
 		return 0, err
 	}

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -42,6 +43,10 @@ type Store struct {
 	// longer than writeTimeout, within which a write (its insert and
 	// sync) ends or fails.
 	Lease time.Duration
+
+	// tenants caches each org's tenant, which never changes once
+	// assigned.
+	tenants sync.Map // org → Tenant
 
 	// dies, when set (tests), is asked after each write reached
 	// VictoriaLogs: true makes InsertArtifacts end there as a process
@@ -66,9 +71,18 @@ func New(pg *postgres.Store, c *Cluster) *Store {
 // Cluster returns the VictoriaLogs cluster (its health for /readyz).
 func (s *Store) Cluster() *Cluster { return s.c }
 
-func (s *Store) tenant(ctx context.Context, org string) (Tenant, error) {
+// Tenant returns org's VictoriaLogs tenant, assigned on first use.
+func (s *Store) Tenant(ctx context.Context, org string) (Tenant, error) {
+	if t, ok := s.tenants.Load(org); ok {
+		return t.(Tenant), nil
+	}
 	a, p, err := s.Store.ArtifactTenant(ctx, org)
-	return Tenant{a, p}, err
+	if err != nil {
+		return Tenant{}, err
+	}
+	t := Tenant{a, p}
+	s.tenants.Store(org, t)
+	return t, nil
 }
 
 // InsertArtifacts stores arts of org once per id, durably (see the
@@ -88,7 +102,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		byID[a.ID] = a
 		ids, tss = append(ids, a.ID), append(tss, a.Timestamp.UnixNano())
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return err
 	}
@@ -244,7 +258,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		// Only exclusions (or nothing): match every entry first.
 		filter = "* " + filter
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return nil, 0, false, err
 	}
@@ -272,8 +286,13 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 func (s *Store) read(ctx context.Context, org string, t Tenant, query string, previews bool) ([]*vigil.Artifact, error) {
 	out := []*vigil.Artifact{}
 	var inPG []string
+	if previews {
+		query += previewPipes
+	} else {
+		query += " | delete p, w"
+	}
 	err := s.c.query(ctx, t, query, func(row map[string]string) error {
-		a, rawPG, err := artifactOf(org, row)
+		a, rawPG, err := artifactOf(org, row, previews)
 		if err != nil {
 			return err
 		}
@@ -306,15 +325,14 @@ func (s *Store) read(ctx context.Context, org string, t Tenant, query string, pr
 		return nil, err
 	}
 	for _, a := range out {
-		size := len(a.Raw)
 		if r, ok := raws[a.ID]; ok {
-			a.Raw, size = r, sizes[a.ID]
+			a.Raw = r
+			if previews && sizes[a.ID] > vigil.PreviewRawBytes {
+				a.Raw, a.RawTruncated, a.RawBytes = vigil.TrimPartialRune(r), true, sizes[a.ID]
+			}
 		}
 		if e, ok := enr[a.ID]; ok {
 			a.Enrichment = e
-		}
-		if previews {
-			preview(a, size)
 		}
 	}
 	return out, nil
@@ -345,7 +363,7 @@ func (s *Store) fetch(ctx context.Context, org string, ids []string, preview boo
 	if len(times) == 0 {
 		return byID, nil
 	}
-	t, err := s.tenant(ctx, org)
+	t, err := s.Tenant(ctx, org)
 	if err != nil {
 		return nil, err
 	}

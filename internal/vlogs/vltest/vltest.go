@@ -52,11 +52,10 @@ func Binary(t testing.TB) string {
 // StorageFlags are the flags every storage node runs with (the
 // deployment in docs/operations.md): artifacts keep their timestamps
 // from 1970 to 2120, and an entry may be as large as VictoriaLogs allows.
-// -internaldelete.enable takes the front's deletes (retention per org).
 var StorageFlags = []string{"-retentionPeriod=100y", "-futureRetention=100y", "-insert.maxLineSizeBytes=16MiB", "-internaldelete.enable"}
 
-// FrontFlags are the flags of the front: -delete.enable opens the delete
-// API that retention per org uses.
+// FrontFlags are the front's flags besides -storageNode: Vigil's
+// retention deletes through it.
 var FrontFlags = []string{"-delete.enable"}
 
 // Cluster is a running cluster.
