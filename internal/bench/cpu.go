@@ -136,3 +136,17 @@ func (b *bench) otherCPU() func(rep *LoadReport) {
 		}
 	}
 }
+
+// allCPU is the CPU seconds of this process and of the trees of
+// --cpu-pids (those it can read).
+func (b *bench) allCPU() float64 {
+	sum := cpuSeconds()
+	if pids, err := parsePIDs(b.f.CPUPIDs); err == nil && len(pids) > 0 {
+		if secs, _, err := treesCPU(pids); err == nil {
+			for _, v := range secs {
+				sum += v
+			}
+		}
+	}
+	return sum
+}

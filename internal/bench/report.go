@@ -168,6 +168,11 @@ type SearchClass struct {
 	Before    *int64  `json:"total_before,omitempty"`
 	Expected  *int64  `json:"expected_total,omitempty"`
 	Stable    bool    `json:"total_stable"`
+	// CPUMs is the CPU per request of this process (the embedded server)
+	// and of the processes of --cpu-pids, over the class's requests: the
+	// latency a quiet machine would show when the requests run on one
+	// core, whatever the other load of a shared machine.
+	CPUMs float64 `json:"cpu_ms_per_request,omitempty"`
 }
 
 // Second is one second of the load phase (seconds since the first
@@ -373,7 +378,7 @@ func (b *bench) writeText(w io.Writer) {
 			p("  preload         %d more in %.1fs (%.0f/s end to end)", s.PreloadAdded, s.PreloadSeconds, s.PreloadRate)
 		}
 		p("  RSS max         %s", mib(s.RSSMaxBytes))
-		p("  %-22s %9s %9s %9s %10s %10s %10s  %s", "class", "p50 ms", "p99 ms", "max ms", "total", "before", "expected", "params")
+		p("  %-22s %9s %9s %9s %9s %10s %10s %10s  %s", "class", "p50 ms", "p99 ms", "max ms", "CPU ms", "total", "before", "expected", "params")
 		orDash := func(n *int64) string {
 			if n == nil {
 				return "-"
@@ -385,7 +390,7 @@ func (b *bench) writeText(w io.Writer) {
 			if c.Estimated {
 				tot = "~" + tot // an estimate
 			}
-			p("  %-22s %9.1f %9.1f %9.1f %10s %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, tot, orDash(c.Before), orDash(c.Expected), c.Params)
+			p("  %-22s %9.1f %9.1f %9.1f %9.1f %10s %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, c.CPUMs, tot, orDash(c.Before), orDash(c.Expected), c.Params)
 		}
 	}
 	b.writeFillDisk(p)
