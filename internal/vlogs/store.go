@@ -274,7 +274,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if total == 0 || f.Page.Offset >= total {
 		return out, total, false, nil
 	}
-	out, err = s.read(ctx, org, t, filter+orderPage(f.Page), f.Preview)
+	out, err = s.page(ctx, org, t, filter, f.Page, f.Preview)
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
