@@ -446,7 +446,8 @@ func metricsServer(addr string, given bool, reg *prometheus.Registry, token stri
 }
 
 // workerServer serves /metrics, /healthz and /readyz (store and queue
-// reachable, the workers' writes not failing) for a worker-only process.
+// reachable, the workers' writes not failing, and with --artifacts-url
+// every VictoriaLogs node answering) for a worker-only process.
 func workerServer(addr, metricsToken string, reg *prometheus.Registry, log *slog.Logger, store vigil.Database, q *queue.Queue, proc *pipeline.Processor) (*http.Server, error) {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", api.MetricsHandler(reg, metricsToken))
@@ -474,6 +475,10 @@ func workerServer(addr, metricsToken string, reg *prometheus.Registry, log *slog
 				"error": map[string]any{"code": vigil.EUNAVAILABLE, "details": []vigil.FieldIssue{{Field: c.name, Issue: issue}}}})
 			w.WriteHeader(http.StatusServiceUnavailable)
 			w.Write(body)
+			return
+		}
+		if _, ok := store.(*vlogs.Store); ok {
+			io.WriteString(w, `{"success":true,"message":"ready","data":{"artifacts":"ok","queue":"ok","store":"ok","store_writes":"ok"}}`)
 			return
 		}
 		io.WriteString(w, `{"success":true,"message":"ready","data":{"queue":"ok","store":"ok","store_writes":"ok"}}`)

@@ -303,11 +303,12 @@ func (c *Cluster) Name() string { return "artifacts" }
 // artifacts) and holds ingest in the queue.
 func (c *Cluster) Ready(ctx context.Context) error {
 	if _, err := c.call(ctx, "health", c.front, "/health", nil); err != nil {
-		return err
+		return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "VictoriaLogs front unreachable", Op: "health", Err: err}
 	}
-	for _, n := range c.storage {
+	for i, n := range c.storage {
 		if _, err := c.call(ctx, "health", n.url, "/health", nil); err != nil {
-			return err
+			return &vigil.Error{Code: vigil.EUNAVAILABLE, Op: "health", Err: err,
+				Message: fmt.Sprintf("VictoriaLogs storage node %d of %d (--artifacts-storage) unreachable", i+1, len(c.storage))}
 		}
 	}
 	return nil
