@@ -236,9 +236,11 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	return arts, total, err
 }
 
-// SearchArtifactsEstimated is SearchArtifacts; VictoriaLogs counts every
-// total exactly (one stats query beside the page), so none is estimated.
-func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, _ int) ([]*vigil.Artifact, int, bool, error) {
+// SearchArtifactsEstimated is SearchArtifacts with the total of a query
+// counted exactly up to exactUpTo matches only: beyond, it may be
+// estimated from a recent window (estimate.go). exactUpTo ≤ 0 counts
+// every total exactly.
+func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
 		return nil, 0, false, err
@@ -251,7 +253,9 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if f.Source != "" {
 		filter += " _stream:{source=" + quote(f.Source) + "}"
 	}
-	if qf := queryFilter(q); qf != "" {
+	base := filter // without the query's words
+	qf := queryFilter(q)
+	if qf != "" {
 		filter += " " + qf
 	}
 	if filter == "" || len(q.Any) == 0 && tf == "" && f.Source == "" {
@@ -262,23 +266,30 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if err != nil {
 		return nil, 0, false, err
 	}
-	total := 0
-	err = s.c.query(ctx, t, filter+" | stats count() n", func(row map[string]string) error {
-		_, err := fmt.Sscan(row["n"], &total)
-		return err
-	})
-	if err != nil {
-		return nil, 0, false, wrap("SearchArtifacts", err)
+	total, estimated := 0, false
+	if exactUpTo > 0 && len(q.Any) > 0 {
+		if total, estimated, err = s.estimateTotal(ctx, t, base, qf, f.Range, exactUpTo, time.Now()); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+	}
+	if !estimated {
+		err = s.c.query(ctx, t, filter+" | stats count() n", func(row map[string]string) error {
+			_, err := fmt.Sscan(row["n"], &total)
+			return err
+		})
+		if err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
 	}
 	out := []*vigil.Artifact{}
 	if total == 0 || f.Page.Offset >= total {
-		return out, total, false, nil
+		return out, total, estimated, nil
 	}
 	out, err = s.page(ctx, org, t, filter, f.Page, f.Preview)
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
-	return out, total, false, nil
+	return out, total, estimated, nil
 }
 
 // read runs a query for entries and returns them as artifacts, with the
