@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -60,6 +61,9 @@ type config struct {
 	MaxDeliver       int
 	AckWait          time.Duration
 	RetentionDays    int
+	// OrgRetentionDays overrides RetentionDays for named orgs
+	// ("org=days,…"), in a VictoriaLogs cluster only (internal/vlogs).
+	OrgRetentionDays string
 	// AuditRetentionDays is how long audit entries are kept (0: forever).
 	AuditRetentionDays int
 	QueueReplicas      int
@@ -159,7 +163,10 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.IntVar(&c.QueueReplicas, "queue-replicas", 1, "replicas of the queue streams on a NATS cluster (3 for R3)")
 	fs.StringVar(&c.QueueName, "queue-name", queue.DefaultName, "namespace of the queue's streams, subjects and consumer on NATS: deployments sharing one NATS need one each "+
 		"(1 to 32 letters, digits, - or _; the default keeps the names VIGIL_ARTIFACTS etc.)")
-	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions")
+	fs.IntVar(&c.RetentionDays, "retention-days", 0, "delete artifacts older than this many days (0: keep forever); PostgreSQL drops whole monthly partitions, "+
+		"a VictoriaLogs cluster (--artifacts-url) deletes each org's to the second")
+	fs.StringVar(&c.OrgRetentionDays, "org-retention-days", "", "with --artifacts-url: the retention of named orgs, overriding --retention-days, "+
+		"as comma-separated org=days (0: keep forever), e.g. acme=30,globex=365")
 	fs.IntVar(&c.AuditRetentionDays, "audit-retention-days", 365, "delete audit log entries older than this many days, hourly (0: keep forever)")
 	fs.IntVar(&c.MaxDeliver, "max-deliver", 5, "tries of a failing queue message before it goes to the dead-letter stream")
 	fs.StringVar(&c.WebhookAllowHTTPHosts, "webhook-allow-http-hosts", "", "comma-separated hosts webhooks may reach over plain http:// (default: https:// only)")
@@ -418,6 +425,11 @@ func (c *config) validate() error {
 	if err := queue.ValidateName(c.QueueName); err != nil {
 		errs = append(errs, fmt.Errorf("--queue-name: %w", err))
 	}
+	if _, err := c.orgRetention(); err != nil {
+		errs = append(errs, err)
+	} else if c.OrgRetentionDays != "" && c.ArtifactsURL == "" {
+		errs = append(errs, errors.New("--org-retention-days needs --artifacts-url: only a VictoriaLogs cluster keeps each org's artifacts apart to delete"))
+	}
 	if c.RetentionDays < 0 {
 		errs = append(errs, errors.New("--retention-days must not be negative"))
 	}
@@ -576,4 +588,24 @@ func (c *config) jwtSecret(create bool) ([]byte, error) {
 		return nil, fmt.Errorf("write JWT secret: %w", err)
 	}
 	return []byte(s), nil
+}
+
+// orgRetention reads --org-retention-days: org=days, comma-separated.
+func (c *config) orgRetention() (map[string]time.Duration, error) {
+	out := map[string]time.Duration{}
+	for item := range strings.SplitSeq(c.OrgRetentionDays, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		org, v, ok := strings.Cut(item, "=")
+		days, err := strconv.Atoi(strings.TrimSpace(v))
+		if org = strings.TrimSpace(org); !ok || org == "" || err != nil || days < 0 {
+			return nil, fmt.Errorf("--org-retention-days: %q is not org=days (days a whole number, 0 for forever)", item)
+		}
+		if _, dup := out[org]; dup {
+			return nil, fmt.Errorf("--org-retention-days: org %q named twice", org)
+		}
+		out[org] = time.Duration(days) * 24 * time.Hour
+	}
+	return out, nil
 }

@@ -278,3 +278,55 @@ func TestAuditRetentionFlag(t *testing.T) {
 		})
 	}
 }
+
+// TestOrgRetentionFlag: --org-retention-days names orgs and their days
+// (0: forever), needs a VictoriaLogs cluster, and refuses what is not
+// org=days naming the flag.
+func TestOrgRetentionFlag(t *testing.T) {
+	cluster := []string{"--database-url", "postgres://u@h/db", "--artifacts-url", "http://127.0.0.1:9428", "--artifacts-storage", "http://127.0.0.1:9491"}
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    map[string]time.Duration
+		refused string
+	}{
+		{"two orgs", append([]string{"--org-retention-days", "acme=30, globex=0"}, cluster...), nil, map[string]time.Duration{"acme": 30 * day, "globex": 0}, ""},
+		{"environment", cluster, map[string]string{"VIGIL_ORG_RETENTION_DAYS": "acme=7"}, map[string]time.Duration{"acme": 7 * day}, ""},
+		{"no cluster", []string{"--org-retention-days", "acme=30"}, nil, nil, "needs --artifacts-url"},
+		{"no days", append([]string{"--org-retention-days", "acme"}, cluster...), nil, nil, "is not org=days"},
+		{"negative", append([]string{"--org-retention-days", "acme=-1"}, cluster...), nil, nil, "is not org=days"},
+		{"not a number", append([]string{"--org-retention-days", "acme=30d"}, cluster...), nil, nil, "is not org=days"},
+		{"no org", append([]string{"--org-retention-days", "=30"}, cluster...), nil, nil, "is not org=days"},
+		{"twice", append([]string{"--org-retention-days", "acme=1,acme=2"}, cluster...), nil, nil, "named twice"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var c config
+			fs := newFlagSet("serve", "", io.Discard)
+			c.flags(fs)
+			if err := parseFlags(fs, tc.args, func(k string) string { return tc.env[k] }); err != nil {
+				t.Fatal(err)
+			}
+			err := c.validate()
+			if tc.refused != "" {
+				if err == nil || !strings.Contains(err.Error(), "--org-retention-days") || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("validate: %v; want it refused naming --org-retention-days (%s)", err, tc.refused)
+				}
+				return
+			}
+			if err != nil && strings.Contains(err.Error(), "retention") {
+				t.Fatalf("validate: %v", err)
+			}
+			got, _ := c.orgRetention()
+			if len(got) != len(tc.want) {
+				t.Fatalf("orgs %v, want %v", got, tc.want)
+			}
+			for org, d := range tc.want {
+				if g, ok := got[org]; !ok || g != d {
+					t.Errorf("org %s: %v, want %v", org, g, d)
+				}
+			}
+		})
+	}
+}

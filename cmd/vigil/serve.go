@@ -195,7 +195,15 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		defer wg.Done()
 		hooks.Run(wctx)
 	}()
-	if c.RetentionDays > 0 {
+	if vs, ok := store.(*vlogs.Store); ok && (c.RetentionDays > 0 || c.OrgRetentionDays != "") {
+		orgs, _ := c.orgRetention() // validated
+		r := vlogs.Retention{Default: time.Duration(c.RetentionDays) * 24 * time.Hour, Orgs: orgs}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			hourly(wctx, func() { retainOrgs(wctx, vs, r, log) })
+		}()
+	} else if c.RetentionDays > 0 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -243,7 +251,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	ready := []api.Readiness{q, proc}
 	if vs, ok := store.(*vlogs.Store); ok {
-		ready = append(ready, vs.Cluster())
+		ready = append(ready, vlogs.APICheck{C: vs.Cluster()})
 	}
 	var listeners *syslog.Server
 	if len(c.SyslogListen) > 0 {
@@ -384,6 +392,15 @@ func hourly(ctx context.Context, fn func()) {
 // retain drops artifacts older than keep.
 func retain(ctx context.Context, store vigil.ArtifactStore, keep time.Duration, log *slog.Logger) {
 	if n, err := store.DropArtifactsBefore(ctx, time.Now().Add(-keep)); err != nil {
+		log.Warn("retention", slog.String("error", err.Error()))
+	} else if n > 0 {
+		log.Info("retention dropped old artifacts", slog.Int("artifacts", n))
+	}
+}
+
+// retainOrgs applies each org's retention in the VictoriaLogs cluster.
+func retainOrgs(ctx context.Context, vs *vlogs.Store, r vlogs.Retention, log *slog.Logger) {
+	if n, err := vs.ApplyRetention(ctx, r, time.Now()); err != nil {
 		log.Warn("retention", slog.String("error", err.Error()))
 	} else if n > 0 {
 		log.Info("retention dropped old artifacts", slog.Int("artifacts", n))

@@ -72,6 +72,12 @@ func timedOut(ctx context.Context, err error, msg string) error {
 	if err == nil || !errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, errDeadline) {
 		return err
 	}
+	// A store that found why it ran out of time (a node of the artifact
+	// store down) says so itself.
+	var down interface{ StoreDown() bool }
+	if errors.As(err, &down) && down.StoreDown() {
+		return err
+	}
 	return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: msg, Err: fmt.Errorf("%w: %w", errDeadline, err)}
 }
 

@@ -96,7 +96,13 @@ func Run(ctx context.Context, cfg Config, opt Options) error {
 	if err := b.run(ctx); err != nil {
 		return err
 	}
-	if stop != nil && cfg.DatabaseURL == "" && (cfg.DataDir != "" || cfg.Fill > 0) {
+	if cfg.ArtifactsData != "" {
+		d, err := b.measureVLogsDisk(ctx)
+		if err != nil {
+			b.problem("disk: %v", err)
+		}
+		b.rep.Disk = d
+	} else if stop != nil && cfg.DatabaseURL == "" && (cfg.DataDir != "" || cfg.Fill > 0) {
 		// The server stopped: its queue drained and its WAL checkpointed.
 		stop()
 		d, err := b.measureDisk(ctx, b.dataDir)
@@ -198,6 +204,7 @@ func (b *bench) run(ctx context.Context) error {
 	smp := b.startSampler(ctx)
 	rep.LoadAvgStart = loadAvg()
 	busy0 := hostBusy()
+	others := b.otherCPU()
 	t0 := time.Now()
 	deadline, target := t0.Add(b.f.Duration), int64(-1)
 	if b.f.Artifacts > 0 {
@@ -229,6 +236,7 @@ func (b *bench) run(ctx context.Context) error {
 	if busy0 >= 0 {
 		rep.HostBusyCores = (hostBusy() - busy0) / at.Sub(t0).Seconds()
 	}
+	others(rep)
 	rep.LoadAvgEnd = loadAvg()
 	samples := smp.stop()
 	rep.TotalAfter, rep.Searchable = got, ok
@@ -248,6 +256,10 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if m1, err := b.scrape(ctx); err == nil {
 		b.serverCounts(rep, m0, m1)
+		if rep.OtherCPU != nil {
+			rep.AllCPUSeconds = rep.CPUSeconds + rep.OtherCPUSeconds
+			rep.ArtifactsPerAllCPUs = float64(rep.Accepted) / rep.AllCPUSeconds
+		}
 	} else {
 		b.problem("cannot scrape %s: %v (a server's /metrics: --metrics-url, --metrics-token)", b.api.MetricsURL(), err)
 	}

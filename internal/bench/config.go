@@ -44,6 +44,15 @@ type Config struct {
 	DatabaseURL string
 	// NATSURL is the embedded server's --nats-url.
 	NATSURL string
+	// ArtifactsURL and ArtifactsStorage are the embedded server's
+	// VictoriaLogs cluster (its --artifacts-url and --artifacts-storage);
+	// --fill then loads the artifacts there. ArtifactsData lists the
+	// storage nodes' data dirs, whose bytes the disk report counts.
+	ArtifactsURL, ArtifactsStorage, ArtifactsData string
+	// CPUPIDs lists processes besides this one (PostgreSQL's postmaster,
+	// nats-server, the victoria-logs nodes) whose CPU, with their
+	// children's, the load's CPU figure adds (cpu.go).
+	CPUPIDs string
 	// DataDir is the embedded server's data dir, kept after the run
 	// (default: a temporary one, removed).
 	DataDir string
@@ -97,6 +106,12 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.DatabaseURL, "database-url", "", "PostgreSQL of the server under test (postgres://…): the embedded server's --database-url, "+
 		"or the database of --url's server; S is then measured there (see --storage-limit)")
 	fs.StringVar(&c.NATSURL, "nats-url", "", "the embedded server's --nats-url, an external NATS JetStream (ignored with --url)")
+	fs.StringVar(&c.ArtifactsURL, "artifacts-url", "", "the embedded server's --artifacts-url, a VictoriaLogs cluster's front (needs --database-url and --artifacts-storage); "+
+		"--fill then loads the artifacts into the cluster")
+	fs.StringVar(&c.ArtifactsStorage, "artifacts-storage", "", "the embedded server's --artifacts-storage, the VictoriaLogs storage nodes")
+	fs.StringVar(&c.ArtifactsData, "artifacts-data", "", "comma-separated data dirs (-storageDataPath) of the VictoriaLogs storage nodes on this machine: the disk report counts their bytes")
+	fs.StringVar(&c.CPUPIDs, "cpu-pids", "", "comma-separated PIDs of the other processes the server uses (PostgreSQL's postmaster, nats-server, victoria-logs nodes): "+
+		"their CPU and their children's is added to the load's, for artifacts per CPU-second of all of them")
 	fs.BoolVar(&c.Search, "search", false, "run the search phase after the load")
 	fs.IntVar(&c.SearchArtifacts, "search-artifacts", 1000000, "artifacts stored before the search phase (more are posted if needed)")
 	fs.IntVar(&c.SearchRequests, "search-requests", 200, "sequential requests per query class in the search phase")
@@ -164,6 +179,10 @@ func (c *Config) Validate() error {
 		return errors.New("--fill stores into the embedded server's data dir: not with --url")
 	case c.FillDays < 1:
 		return errors.New("--fill-days must be at least 1")
+	case c.ArtifactsURL != "" && (c.DatabaseURL == "" || c.ArtifactsStorage == ""):
+		return errors.New("--artifacts-url needs --database-url and --artifacts-storage")
+	case c.ArtifactsURL != "" && c.URL != "":
+		return errors.New("--artifacts-url is the embedded server's: not with --url")
 	case c.DataDir != "" && c.URL != "":
 		return errors.New("--data-dir is the embedded server's: not with --url")
 	}

@@ -96,6 +96,9 @@ func (b *bench) startEmbedded(ctx context.Context) (stop func(), err error) {
 	if b.f.NATSURL != "" {
 		args = append(args, "--nats-url", b.f.NATSURL)
 	}
+	if b.f.ArtifactsURL != "" {
+		args = append(args, "--artifacts-url", b.f.ArtifactsURL, "--artifacts-storage", b.f.ArtifactsStorage)
+	}
 	args = append(args, strings.Fields(b.f.ServeArgs)...)
 	b.serverLog = &logCounter{w: b.stderr}
 	sctx, cancel := context.WithCancel(ctx)

@@ -163,6 +163,14 @@ func (b *bench) openFill(ctx context.Context, dir string) (st interface {
 		if err != nil {
 			return nil, nil, "", err
 		}
+		if b.f.ArtifactsURL != "" {
+			vs, err := openVLogs(pg, b.f.ArtifactsURL, b.f.ArtifactsStorage)
+			if err != nil {
+				pg.Close()
+				return nil, nil, "", err
+			}
+			return vs, vs.LoadArtifacts, "VictoriaLogs (--artifacts-url, jsonline to the storage nodes)", nil
+		}
 		return pg, pg.CopyArtifacts, "PostgreSQL (--database-url)", nil
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -201,6 +209,9 @@ type DiskReport struct {
 	RatioToRaw       float64          `json:"ratio_to_raw"`
 	Sources          []SourceBytes    `json:"sources"`
 	Objects          []SourceBytes    `json:"objects,omitempty"` // tables and indexes, by dbstat
+	// VictoriaLogs is set when Files are the storage nodes' data dirs
+	// (--artifacts-data) and RawBytes the run's lines.
+	VictoriaLogs bool `json:"victorialogs,omitempty"`
 }
 
 // SourceBytes is the artifacts and raw bytes of a source, or the bytes
@@ -289,6 +300,14 @@ func (b *bench) writeFillDisk(p func(string, ...any)) {
 	}
 	mb := func(v int64) string { return fmt.Sprintf("%.1f MB", float64(v)/1e6) }
 	p("")
+	if d.VictoriaLogs {
+		p("disk of the VictoriaLogs storage nodes (after a forced flush and %s): %s for %d artifacts of %s raw: %.0f bytes per artifact, %.2f × raw",
+			flushWait, mb(d.Bytes), d.Artifacts, mb(d.RawBytes), d.BytesPerArtifact, d.RatioToRaw)
+		for dir, n := range d.Files {
+			p("  %s %s", dir, mb(n))
+		}
+		return
+	}
 	p("disk after the server stopped (queue drained, WAL checkpointed): %s for %d artifacts of %s raw", mb(d.Bytes), d.Artifacts, mb(d.RawBytes))
 	p("  %.0f bytes per artifact, %.2f × raw; database %s, WAL %s, queue %s, other %s (and the fixed space ballast, %s)",
 		d.BytesPerArtifact, d.RatioToRaw, mb(d.Files["database"]), mb(d.Files["wal"]), mb(d.Files["queue"]), mb(d.Files["other"]), mb(d.Files["ballast"]))

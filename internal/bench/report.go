@@ -70,39 +70,46 @@ type Settings struct {
 // LoadReport is the load phase: the clients' counts and latencies, the
 // wait until all was searchable, and what the server's /metrics show.
 type LoadReport struct {
-	Requests         int64              `json:"requests"`
-	Accepted         int64              `json:"accepted"`
-	Rejected         int64              `json:"rejected"`
-	Throttled        int64              `json:"http_429"`
-	Errors           int64              `json:"errors"`
-	ErrorKinds       map[string]int64   `json:"error_kinds,omitempty"`
-	LoadSeconds      float64            `json:"load_seconds"`
-	AckRate          float64            `json:"ack_rate"`
-	AckP50Ms         float64            `json:"ack_p50_ms"`
-	AckP99Ms         float64            `json:"ack_p99_ms"`
-	AckMaxMs         float64            `json:"ack_max_ms"`
-	Searchable       bool               `json:"all_searchable"`
-	SearchableSecs   float64            `json:"searchable_after_seconds"`
-	DrainSeconds     float64            `json:"drain_seconds"`
-	E2ERate          float64            `json:"e2e_rate"`
-	TotalBefore      int64              `json:"total_before"`
-	TotalAfter       int64              `json:"total_after"`
-	RSSMaxBytes      float64            `json:"rss_max_bytes"`
-	RSSEndBytes      float64            `json:"rss_end_bytes"`
-	HeapMaxBytes     float64            `json:"go_heap_inuse_max_bytes"`
-	CPUSeconds       float64            `json:"cpu_seconds"`
-	ArtifactsPerCPUs float64            `json:"artifacts_per_cpu_second"`
-	HostBusyCores    float64            `json:"host_busy_cores"`
-	LoadAvgStart     string             `json:"loadavg_start"`
-	LoadAvgEnd       string             `json:"loadavg_end"`
-	Parsed           float64            `json:"parsed"`
-	Unparsed         float64            `json:"unparsed"`
-	DeadLetters      float64            `json:"dead_letters"`
-	PipelineFailures float64            `json:"pipeline_failures"`
-	Server5xx        float64            `json:"server_5xx"`
-	ServerErrorLogs  int64              `json:"server_error_logs"`
-	StageSeconds     map[string]float64 `json:"stage_seconds"`
-	StageBatches     map[string]float64 `json:"stage_batches"`
+	Requests         int64            `json:"requests"`
+	Accepted         int64            `json:"accepted"`
+	Rejected         int64            `json:"rejected"`
+	Throttled        int64            `json:"http_429"`
+	Errors           int64            `json:"errors"`
+	ErrorKinds       map[string]int64 `json:"error_kinds,omitempty"`
+	LoadSeconds      float64          `json:"load_seconds"`
+	AckRate          float64          `json:"ack_rate"`
+	AckP50Ms         float64          `json:"ack_p50_ms"`
+	AckP99Ms         float64          `json:"ack_p99_ms"`
+	AckMaxMs         float64          `json:"ack_max_ms"`
+	Searchable       bool             `json:"all_searchable"`
+	SearchableSecs   float64          `json:"searchable_after_seconds"`
+	DrainSeconds     float64          `json:"drain_seconds"`
+	E2ERate          float64          `json:"e2e_rate"`
+	TotalBefore      int64            `json:"total_before"`
+	TotalAfter       int64            `json:"total_after"`
+	RSSMaxBytes      float64          `json:"rss_max_bytes"`
+	RSSEndBytes      float64          `json:"rss_end_bytes"`
+	HeapMaxBytes     float64          `json:"go_heap_inuse_max_bytes"`
+	CPUSeconds       float64          `json:"cpu_seconds"`
+	ArtifactsPerCPUs float64          `json:"artifacts_per_cpu_second"`
+	// OtherCPU is the CPU of the processes of --cpu-pids over the load
+	// (with their children), by "name pid"; AllCPUSeconds adds the
+	// server's, and ArtifactsPerAllCPUs is per CPU-second of all of them.
+	OtherCPU            map[string]float64 `json:"other_cpu_seconds,omitempty"`
+	OtherCPUSeconds     float64            `json:"other_cpu_seconds_total,omitempty"`
+	AllCPUSeconds       float64            `json:"all_cpu_seconds,omitempty"`
+	ArtifactsPerAllCPUs float64            `json:"artifacts_per_all_cpu_second,omitempty"`
+	HostBusyCores       float64            `json:"host_busy_cores"`
+	LoadAvgStart        string             `json:"loadavg_start"`
+	LoadAvgEnd          string             `json:"loadavg_end"`
+	Parsed              float64            `json:"parsed"`
+	Unparsed            float64            `json:"unparsed"`
+	DeadLetters         float64            `json:"dead_letters"`
+	PipelineFailures    float64            `json:"pipeline_failures"`
+	Server5xx           float64            `json:"server_5xx"`
+	ServerErrorLogs     int64              `json:"server_error_logs"`
+	StageSeconds        map[string]float64 `json:"stage_seconds"`
+	StageBatches        map[string]float64 `json:"stage_batches"`
 	// Webhook is what became of the deliveries to --webhook.
 	Webhook *WebhookReport `json:"webhook,omitempty"`
 	// Flat compares the first and last five minutes of a run of ten
@@ -161,6 +168,11 @@ type SearchClass struct {
 	Before    *int64  `json:"total_before,omitempty"`
 	Expected  *int64  `json:"expected_total,omitempty"`
 	Stable    bool    `json:"total_stable"`
+	// CPUMs is the CPU per request of this process (the embedded server)
+	// and of the processes of --cpu-pids, over the class's requests: the
+	// latency a quiet machine would show when the requests run on one
+	// core, whatever the other load of a shared machine.
+	CPUMs float64 `json:"cpu_ms_per_request,omitempty"`
 }
 
 // Second is one second of the load phase (seconds since the first
@@ -321,6 +333,14 @@ func (b *bench) writeText(w io.Writer) {
 		}
 		p("  server RSS      max %s, end %s (Go heap in use: max %s)", mib(l.RSSMaxBytes), mib(l.RSSEndBytes), mib(l.HeapMaxBytes))
 		p("  server CPU      %.1f s = %.2f cores over the run, %.0f artifacts per CPU-second", l.CPUSeconds, l.CPUSeconds/math.Max(l.SearchableSecs, 1e-9), l.ArtifactsPerCPUs)
+		if l.OtherCPU != nil {
+			var parts []string
+			for k, v := range l.OtherCPU {
+				parts = append(parts, fmt.Sprintf("%s %.1f s", k, v))
+			}
+			sort.Strings(parts)
+			p("  all CPU         %.1f s: the server's and %s; %.0f artifacts per CPU-second of all of them", l.AllCPUSeconds, strings.Join(parts, ", "), l.ArtifactsPerAllCPUs)
+		}
 		p("  host CPU        %.2f of %d cores busy over the run, %.2f of them other processes; load average %s at the start, %s at the end",
 			l.HostBusyCores, m.CPUs, math.Max(l.HostBusyCores-l.CPUSeconds/math.Max(l.SearchableSecs, 1e-9), 0), l.LoadAvgStart, l.LoadAvgEnd)
 		p("  pipeline        parsed %.0f, unparsed %.0f, failures %.0f, dead letters %.0f, 5xx %.0f, error logs %d", l.Parsed, l.Unparsed, l.PipelineFailures, l.DeadLetters, l.Server5xx, l.ServerErrorLogs)
@@ -358,7 +378,7 @@ func (b *bench) writeText(w io.Writer) {
 			p("  preload         %d more in %.1fs (%.0f/s end to end)", s.PreloadAdded, s.PreloadSeconds, s.PreloadRate)
 		}
 		p("  RSS max         %s", mib(s.RSSMaxBytes))
-		p("  %-22s %9s %9s %9s %10s %10s %10s  %s", "class", "p50 ms", "p99 ms", "max ms", "total", "before", "expected", "params")
+		p("  %-22s %9s %9s %9s %9s %10s %10s %10s  %s", "class", "p50 ms", "p99 ms", "max ms", "CPU ms", "total", "before", "expected", "params")
 		orDash := func(n *int64) string {
 			if n == nil {
 				return "-"
@@ -370,7 +390,7 @@ func (b *bench) writeText(w io.Writer) {
 			if c.Estimated {
 				tot = "~" + tot // an estimate
 			}
-			p("  %-22s %9.1f %9.1f %9.1f %10s %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, tot, orDash(c.Before), orDash(c.Expected), c.Params)
+			p("  %-22s %9.1f %9.1f %9.1f %9.1f %10s %10s %10s  %s", c.Name, c.P50Ms, c.P99Ms, c.MaxMs, c.CPUMs, tot, orDash(c.Before), orDash(c.Expected), c.Params)
 		}
 	}
 	b.writeFillDisk(p)

@@ -115,9 +115,13 @@ func (b *bench) searchPhase(ctx context.Context) error {
 		if !b.searchClassWanted(q.name) {
 			continue
 		}
+		cpu0 := b.allCPU()
 		c, err := b.searchClass(ctx, q)
 		if err != nil {
 			return err
+		}
+		if c.Requests > 0 {
+			c.CPUMs = 1000 * (b.allCPU() - cpu0) / float64(c.Requests)
 		}
 		if before, ok := b.classBefore[q.name]; ok && exact {
 			if posted, err := b.expectedTotal(q); err == nil {

@@ -355,7 +355,13 @@ func requireClean(t *testing.T, lg *ledger, allow429 bool) {
 // storeTimeout.
 func awaitStored(t *testing.T, ctx context.Context, p *proc, c *client.Client, acked map[string]string) *snapshot {
 	t.Helper()
-	deadline := time.Now().Add(storeTimeout)
+	return awaitStoredWithin(t, ctx, p, c, acked, storeTimeout)
+}
+
+// awaitStoredWithin is awaitStored waiting up to limit.
+func awaitStoredWithin(t *testing.T, ctx context.Context, p *proc, c *client.Client, acked map[string]string, limit time.Duration) *snapshot {
+	t.Helper()
+	deadline := time.Now().Add(limit)
 	for {
 		total, terr := c.ArtifactTotal(ctx)
 		depth, derr := metric(ctx, p, "vigil_queue_depth")
@@ -372,7 +378,7 @@ func awaitStored(t *testing.T, ctx context.Context, p *proc, c *client.Client, a
 				missing = s.missing(acked)
 			}
 			t.Fatalf("after %v: total %d (%v) of %d acknowledged, queue depth %v (%v), missing %d (%v)",
-				storeTimeout, total, terr, len(acked), depth, derr, missing, serr)
+				limit, total, terr, len(acked), depth, derr, missing, serr)
 		}
 		select {
 		case <-time.After(200 * time.Millisecond): // polling the store

@@ -8,10 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -132,12 +134,21 @@ func (c *Cluster) do(ctx context.Context, op, method string, base *url.URL, path
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		return nil, errUnavailable(op, fmt.Errorf("%s %s: %w", method, Redact(base.String())+path, unwrapURLError(err)))
+		err = unwrapURLError(err)
+		if op == "insert" && isDialError(err) {
+			err = fmt.Errorf("%w: %w", errNotTaken, err)
+		}
+		return nil, errUnavailable(op, fmt.Errorf("%s %s: %w", method, Redact(base.String())+path, err))
 	}
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		resp.Body.Close()
-		err := fmt.Errorf("%s %s: %s: %s", method, Redact(base.String())+path, resp.Status, bytes.TrimSpace(msg))
+		var err error = fmt.Errorf("%s %s: %s: %s", method, Redact(base.String())+path, resp.Status, bytes.TrimSpace(msg))
+		if op == "insert" && resp.StatusCode == http.StatusTooManyRequests {
+			// A storage node answers 429 before reading any row when it
+			// is read-only (-storage.minFreeDiskSpaceBytes).
+			err = fmt.Errorf("%w: %w", errNotTaken, err)
+		}
 		if resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests {
 			// A request VictoriaLogs refuses is Vigil's bug, not an outage.
 			return nil, &vigil.Error{Code: vigil.EINTERNAL, Op: op, Err: err}
@@ -145,6 +156,17 @@ func (c *Cluster) do(ctx context.Context, op, method string, base *url.URL, path
 		return nil, errUnavailable(op, err)
 	}
 	return resp, nil
+}
+
+// errNotTaken marks an insert the node refused before taking any row:
+// the rows may go to another node.
+var errNotTaken = errors.New("refused before taking any row")
+
+// isDialError reports whether err is a failure to connect, before
+// anything was sent.
+func isDialError(err error) bool {
+	var oe *net.OpError
+	return errors.As(err, &oe) && oe.Op == "dial"
 }
 
 // unwrapURLError drops the URL (which may hold a password) from a
@@ -183,8 +205,14 @@ func (c *Cluster) insert(ctx context.Context, n *node, t Tenant, lines []byte) e
 }
 
 // query runs a LogsQL query of tenant t through the front and calls fn
-// with each result row.
-func (c *Cluster) query(ctx context.Context, t Tenant, q string, fn func(map[string]string) error) error {
+// with each result row. A query that outlives its deadline because a node
+// does not answer says so (stalled).
+func (c *Cluster) query(ctx context.Context, t Tenant, q string, fn func(map[string]string) error) (err error) {
+	defer func() {
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			err = c.stalled(err)
+		}
+	}()
 	form := url.Values{"query": {q}}
 	resp, err := c.do(ctx, "query", http.MethodPost, c.front, "/select/logsql/query", nil, &t,
 		"application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
@@ -223,6 +251,49 @@ func (c *Cluster) query(ctx context.Context, t Tenant, q string, fn func(map[str
 func (c *Cluster) pick() int {
 	return int(c.next.Add(1) % uint32(len(c.storage)))
 }
+
+// stallProbe bounds the health checks of stalled.
+const stallProbe = time.Second
+
+// stalled returns err, the failure of a query that ran out of time, as
+// EUNAVAILABLE naming the nodes that do not answer their health check
+// within stallProbe (a node stalled on its disk, or stopped), so that
+// the user is told the store is down rather than that the search was too
+// broad; err itself when every node answers.
+func (c *Cluster) stalled(err error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), stallProbe)
+	defer cancel()
+	nodes := append([]*url.URL{c.front}, make([]*url.URL, 0, len(c.storage))...)
+	for _, n := range c.storage {
+		nodes = append(nodes, n.url)
+	}
+	errs := make([]error, len(nodes))
+	var wg sync.WaitGroup
+	for i, u := range nodes {
+		wg.Go(func() { _, errs[i] = c.call(ctx, "health", u, "/health", nil) })
+	}
+	wg.Wait()
+	down := 0
+	for _, e := range errs {
+		if e != nil {
+			down++
+		}
+	}
+	if down == 0 {
+		return err
+	}
+	return &vigil.Error{Code: vigil.EUNAVAILABLE, Op: "query",
+		Message: fmt.Sprintf("artifact store (VictoriaLogs) unavailable: %d of its %d nodes did not answer", down, len(nodes)),
+		Err:     nodesDown{errors.Join(append([]error{err}, errs...)...)}}
+}
+
+// nodesDown is the cause of a query that ran out of time with nodes not
+// answering; the API answers its message rather than that of a search
+// too broad for its deadline.
+type nodesDown struct{ error }
+
+func (nodesDown) StoreDown() bool { return true }
+func (e nodesDown) Unwrap() error { return e.error }
 
 // Name is the name of the cluster's check in /readyz.
 func (c *Cluster) Name() string { return "artifacts" }

@@ -25,11 +25,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"net/url"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -171,28 +166,21 @@ func (s *Store) write(ctx context.Context, org string, t Tenant, ids []string, b
 			return err
 		}
 	}
-	// The next node in turn; one that refuses the connection (down, so
-	// it took nothing) passes the write to the next. Any other failure
-	// may come after the node took part of the write: it is the caller's.
+	// A node that refused the rows before taking any (down, or read-only
+	// for want of disk) leaves them to the next; any other failure may
+	// have left rows on the node, which the retry must look for.
 	first := s.c.pick()
 	var err error
-	for i := range len(s.c.storage) {
+	for i := range s.c.storage {
 		n := s.c.storage[(first+i)%len(s.c.storage)]
 		if err = s.c.insert(ctx, n, t, body.Bytes()); err == nil {
 			return n.sync.sync(ctx, days)
 		}
-		if !refused(err) {
+		if !errors.Is(err, errNotTaken) {
 			return err
 		}
 	}
 	return err
-}
-
-// refused reports whether err is a failure to connect: the request was
-// never sent.
-func refused(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // absent returns those of ids (claims taken over from a writer that died)
@@ -248,9 +236,11 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	return arts, total, err
 }
 
-// SearchArtifactsEstimated is SearchArtifacts; VictoriaLogs counts every
-// total exactly (one stats query beside the page), so none is estimated.
-func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, _ int) ([]*vigil.Artifact, int, bool, error) {
+// SearchArtifactsEstimated is SearchArtifacts with the total of a query
+// counted exactly up to exactUpTo matches only: beyond, it may be
+// estimated from a recent window (estimate.go). exactUpTo ≤ 0 counts
+// every total exactly.
+func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
 		return nil, 0, false, err
@@ -263,7 +253,9 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if f.Source != "" {
 		filter += " _stream:{source=" + quote(f.Source) + "}"
 	}
-	if qf := queryFilter(q); qf != "" {
+	base := filter // without the query's words
+	qf := queryFilter(q)
+	if qf != "" {
 		filter += " " + qf
 	}
 	if filter == "" || len(q.Any) == 0 && tf == "" && f.Source == "" {
@@ -274,28 +266,30 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if err != nil {
 		return nil, 0, false, err
 	}
-	total := 0
-	err = s.c.query(ctx, t, filter+" | stats count() n", func(row map[string]string) error {
-		_, err := fmt.Sscan(row["n"], &total)
-		return err
-	})
-	if err != nil {
-		return nil, 0, false, wrap("SearchArtifacts", err)
+	total, estimated := 0, false
+	if exactUpTo > 0 && len(q.Any) > 0 {
+		if total, estimated, err = s.estimateTotal(ctx, t, base, qf, f.Range, exactUpTo, time.Now()); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+	}
+	if !estimated {
+		err = s.c.query(ctx, t, filter+" | stats count() n", func(row map[string]string) error {
+			_, err := fmt.Sscan(row["n"], &total)
+			return err
+		})
+		if err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
 	}
 	out := []*vigil.Artifact{}
 	if total == 0 || f.Page.Offset >= total {
-		return out, total, false, nil
+		return out, total, estimated, nil
 	}
-	out, err = s.read(ctx, org, t, filter+orderPage(f.Page), f.Preview)
+	out, err = s.page(ctx, org, t, filter, f.Page, f.Preview)
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
-	// VictoriaLogs' sort keeps artifacts of the same time in the order it
-	// read them, not by id as asked (seen with the conformance tests'
-	// UUIDv7 ids): the page is put in the contract's order here. Ties that
-	// straddle two pages are not fixed by this (docs/operations.md).
-	slices.SortStableFunc(out, newestFirst)
-	return out, total, false, nil
+	return out, total, estimated, nil
 }
 
 // read runs a query for entries and returns them as artifacts, with the
@@ -417,34 +411,6 @@ func (s *Store) SetArtifactEnrichment(ctx context.Context, org, id string, enric
 	return s.Store.PutArtifactEnrichment(ctx, org, id, enrichment)
 }
 
-// DropArtifactsBefore applies retention to every org: it asks
-// VictoriaLogs to delete the entries stamped before t, tenant by tenant
-// (/delete/run_task through the front, which runs it in the background:
-// searches may show them until it ends), then forgets in PostgreSQL what
-// it kept of them (claims, so that incidents stop listing them, late
-// enrichment, long raw lines). It returns how many claims it forgot. The
-// front needs -delete.enable and the storage nodes -internaldelete.enable
-// (docs/operations.md); without them it fails and keeps everything.
-func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
-	account, projects, err := s.Store.ArtifactTenants(ctx)
-	if err != nil {
-		return 0, err
-	}
-	filter, ok := timeFilter(vigil.TimeRange{End: t})
-	if ok && filter != "" {
-		for _, p := range projects {
-			form := url.Values{"filter": {filter}}
-			resp, err := s.c.do(ctx, "retention", http.MethodPost, s.c.front, "/delete/run_task", nil, &Tenant{account, p},
-				"application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
-			if err != nil {
-				return 0, err
-			}
-			resp.Body.Close()
-		}
-	}
-	return s.Store.DropArtifactClaimsBefore(ctx, t)
-}
-
 // IncidentArtifacts returns a page of previews of the incident's
 // artifacts still stored, newest first: the page is chosen in
 // PostgreSQL, the artifacts read from VictoriaLogs.
@@ -495,13 +461,4 @@ func wrap(op string, err error) error {
 		return err
 	}
 	return &vigil.Error{Code: vigil.EINTERNAL, Op: op, Err: err}
-}
-
-// newestFirst orders artifacts as searches return them: newest first by
-// Timestamp, ties by id descending.
-func newestFirst(a, b *vigil.Artifact) int {
-	if c := b.Timestamp.Compare(a.Timestamp); c != 0 {
-		return c
-	}
-	return strings.Compare(b.ID, a.ID)
 }

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -248,6 +249,28 @@ func (n *Node) start() error {
 	}
 }
 
+// SetFlags adds flags to the node's command line from its next Start.
+func (n *Node) SetFlags(flags ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.args = append(n.args, flags...)
+}
+
+// Freeze stops the running node with SIGSTOP: it holds its connections
+// and answers nothing, as a node stalled on its disk would, until Thaw.
+func (n *Node) Freeze() { n.signal(syscall.SIGSTOP) }
+
+// Thaw resumes a frozen node (SIGCONT).
+func (n *Node) Thaw() { n.signal(syscall.SIGCONT) }
+
+func (n *Node) signal(sig os.Signal) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd != nil {
+		n.cmd.Process.Signal(sig)
+	}
+}
+
 // Kill sends SIGKILL and waits for the process to end: what it held in
 // memory is lost. A node not running is left alone.
 func (n *Node) Kill() { n.end(os.Kill) }
@@ -262,6 +285,7 @@ func (n *Node) end(sig os.Signal) {
 		return
 	}
 	n.cmd.Process.Signal(sig)
+	n.cmd.Process.Signal(syscall.SIGCONT) // a frozen node ends too
 	<-n.exited
 	n.cmd, n.exited = nil, nil
 }
