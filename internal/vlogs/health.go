@@ -30,7 +30,7 @@ func (APICheck) Ready(context.Context) error { return nil }
 func (a APICheck) Status() string {
 	ctx, cancel := context.WithTimeout(context.Background(), statusTimeout)
 	defer cancel()
-	front, storage := a.C.health(ctx)
+	storage, front := a.C.health(ctx)
 	down := 0
 	for _, err := range storage {
 		if err != nil {
@@ -48,8 +48,9 @@ func (a APICheck) Status() string {
 	return "ok"
 }
 
-// health checks the front and every storage node at once.
-func (c *Cluster) health(ctx context.Context) (front error, storage []error) {
+// health checks every storage node and the front at once: the storage
+// nodes' errors in their order, then the front's.
+func (c *Cluster) health(ctx context.Context) (storage []error, front error) {
 	storage = make([]error, len(c.storage))
 	var wg sync.WaitGroup
 	wg.Go(func() { _, front = c.call(ctx, "health", c.front, "/health", nil) })
@@ -57,5 +58,5 @@ func (c *Cluster) health(ctx context.Context) (front error, storage []error) {
 		wg.Go(func() { _, storage[i] = c.call(ctx, "health", n.url, "/health", nil) })
 	}
 	wg.Wait()
-	return front, storage
+	return storage, front
 }
