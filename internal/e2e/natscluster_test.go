@@ -499,21 +499,7 @@ func (nd *clusterNode) awaitJetStream(t *testing.T) {
 			t.Fatalf("%s exited", nd.name)
 		default:
 		}
-		nc, err := nats.Connect(nd.url, nats.Timeout(time.Second), nats.NoReconnect())
-		if err != nil {
-			return err.Error(), false
-		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			return err.Error(), false
-		}
-		actx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if _, err := js.AccountInfo(actx); err != nil {
-			return err.Error(), false
-		}
-		return "", true
+		return jetStreamAnswers(nd.url)
 	})
 }
 

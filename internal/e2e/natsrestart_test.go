@@ -137,22 +137,29 @@ func (ns *natsServer) start(t *testing.T) {
 		close(exited)
 	}(ns.cmd, ns.exited)
 	pollUntil(t, 15*time.Second, "JetStream on the test's nats-server", func() (string, bool) {
-		nc, err := nats.Connect(ns.url, nats.Timeout(time.Second))
-		if err != nil {
-			return err.Error(), false
-		}
-		defer nc.Close()
-		js, err := jetstream.New(nc)
-		if err != nil {
-			return err.Error(), false
-		}
-		actx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		if _, err := js.AccountInfo(actx); err != nil {
-			return err.Error(), false
-		}
-		return "", true
+		return jetStreamAnswers(ns.url)
 	})
+}
+
+// jetStreamAnswers reports whether a client connected to url alone gets
+// JetStream's account information (on a cluster, that needs its meta
+// leader), and if not, why.
+func jetStreamAnswers(url string) (string, bool) {
+	nc, err := nats.Connect(url, nats.Timeout(time.Second), nats.NoReconnect())
+	if err != nil {
+		return err.Error(), false
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err.Error(), false
+	}
+	actx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if _, err := js.AccountInfo(actx); err != nil {
+		return err.Error(), false
+	}
+	return "", true
 }
 
 // kill SIGKILLs the server, if running, and waits for it to be gone.
