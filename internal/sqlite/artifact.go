@@ -61,7 +61,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
+			if _, err := fts.ExecContext(ctx, rowid, indexText(a.Raw, org, a.Source)); err != nil {
 				return err
 			}
 			keys.add(rowid, a.Raw)
@@ -289,22 +289,23 @@ func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*
 }
 
 // unindex removes the artifacts of the temporary table doomed from the
-// full-text index, which must be given each one's text as indexed: the
-// plain line, decompressed when stored compressed.
+// full-text index, which must be given each one's text as indexed
+// (indexText): the line, decompressed when stored compressed, and its
+// source word.
 func (s *Store) unindex(ctx context.Context, tx *wtx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
+	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw, a.org_id, a.source FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
 	if err != nil {
 		return err
 	}
 	type doomed struct {
-		rowid int64
-		raw   string
+		rowid            int64
+		raw, org, source string
 	}
 	var all []doomed
 	for rows.Next() {
 		var d doomed
 		var raw rawValue
-		if err := rows.Scan(&d.rowid, &raw); err != nil {
+		if err := rows.Scan(&d.rowid, &raw, &d.org, &d.source); err != nil {
 			rows.Close()
 			return err
 		}
@@ -327,7 +328,7 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	// indexed those of every artifact stored before migration 0033).
 	var keys addrRows
 	for _, d := range all {
-		if _, err := del.ExecContext(ctx, d.rowid, d.raw); err != nil {
+		if _, err := del.ExecContext(ctx, d.rowid, indexText(d.raw, d.org, d.source)); err != nil {
 			return err
 		}
 		keys.add(d.rowid, d.raw)

@@ -108,6 +108,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 		match, not = q.FTS5Expanded(words)
+		match, not = sourceFree(match), sourceFree(not)
 	}
 	var expr string
 	switch {
@@ -115,6 +116,20 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		expr = "(" + match + ") NOT (" + not + ")"
 	case match != "":
 		expr = match
+	}
+	// Within a source, the source's word too (source.go): the index's
+	// matches are then the org's artifacts of the source, newest first,
+	// as a query without filters of an org alone in the store. Not for a
+	// query of addresses, which artifacts_addr answers without source
+	// words (with its phrases alike, so that both count the same).
+	sourced := f.Source != "" && !q.AddressesOnly() && (match != "" || not != "")
+	if sourced {
+		w := sourceWord(org, f.Source)
+		if expr == "" {
+			expr = w + " NOT (" + not + ")"
+		} else {
+			expr = "(" + expr + ") AND " + w
+		}
 	}
 	count := func(cond string, args ...any) (n int, err error) {
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
@@ -145,7 +160,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	var dense bool
 	var matches, stored int
 	switch {
-	case match == "" && not != "":
+	case expr == "" && not != "":
 		// Only exclusions: everything of the filter but the matches.
 		page = cond + " AND a.rowid NOT IN" + matching
 		args = append(args, not, lo, hi)
@@ -153,18 +168,23 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	case expr == "":
 		total, err = filterSize(ctx, tx, org, f.Source, f.Range)
 	default:
-		var alone bool
-		err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
-				OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1))`, org).Scan(&alone)
-		if err != nil {
-			break
+		// clean: every match of expr in the index is an artifact of the
+		// filter but for its time window (the org's, the source's).
+		clean := sourced
+		if !clean {
+			err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
+				OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1))`, org).Scan(&clean)
+			if err != nil {
+				break
+			}
+			clean = clean && f.Source == ""
 		}
 		// The matches among the window's rowids, counted as far as the
 		// choices below need: enough to tell dense from sparse (against
 		// the rowids of the window, about its artifacts), every one for
 		// the total of the whole store, or exactUpTo and one more.
 		span := int(max(hi-lo+1, 0))
-		whole := alone && f.Source == "" && !timed
+		whole := clean && !timed
 		upTo := max(span/s.plan.denseMatches, s.plan.driveMatches) + 1
 		if whole {
 			upTo = -1
@@ -198,7 +218,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			total, err = s.countDriven(ctx, tx, cond, filterArgs, expr, lo, hi)
 			break
 		}
-		if alone && f.Source == "" {
+		if clean {
 			var ok bool
 			if total, ok, err = s.interiorCount(ctx, tx, org, f.Range, cond, filterArgs, expr, lo, hi); err != nil || ok {
 				break
@@ -213,7 +233,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			total, err = count(cond+walk, args...)
 			break
 		}
-		if alone && f.Source == "" {
+		if clean {
 			// A wide window: the matches less those outside it, where
 			// each side (before its start, from its end on) is an index
 			// range of its own.
