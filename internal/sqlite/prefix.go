@@ -2,13 +2,16 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
-// Prefixes of a query are looked up in artifacts_vocab (migration 0032)
-// and written as the words they stand for, when these are few: FTS5 reads
+// Prefixes of a query are looked up in artifacts_vocab_instances
+// (migration 0034) and written as the words they stand for, when these
+// are few: FTS5 reads
 // a prefix by merging the doclists of all its words over the whole index,
 // in each of the several statements of a search, where a word's doclist
 // is read only within the rowids a statement bounds it to.
@@ -36,23 +39,22 @@ func prefixWords(ctx context.Context, tx *stx, q *search.Query) (map[string][]st
 			continue
 		}
 		// Every word beginning with p sorts between p and p followed by a
-		// byte no UTF-8 text holds.
-		rows, err := tx.QueryContext(ctx, `SELECT term FROM artifacts_vocab WHERE term >= ? AND term < ? LIMIT ?`, p, p+"\xff", maxPrefixWords+1)
-		if err != nil {
-			return nil, err
-		}
+		// byte no UTF-8 text holds; the next word after w sorts at or
+		// after w and a NUL (no word holds one). One seek each: the
+		// first posting of the first word from there (a bound of ">"
+		// would read every posting of w first).
 		var words []string
-		for rows.Next() {
+		for from := p; len(words) <= maxPrefixWords; {
 			var w string
-			if err := rows.Scan(&w); err != nil {
-				rows.Close()
+			err := tx.QueryRowContext(ctx, `SELECT term FROM artifacts_vocab_instances WHERE term >= ? AND term < ? LIMIT 1`, from, p+"\xff").Scan(&w)
+			if errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+			if err != nil {
 				return nil, err
 			}
 			words = append(words, w)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
+			from = w + "\x00"
 		}
 		if out == nil {
 			out = map[string][]string{}
