@@ -16,7 +16,7 @@ import (
 // 1000-line batches of the internet-edge mix, stamped live and
 // renumbered as the bench sends them, into a fresh store; the first
 // edgeWarmup batches before the clock. cpu-ms/op is the process's CPU per
-// batch.
+// batch, goroutines/op the goroutines started per batch.
 //
 //	go test -run '^$' -bench StoreInternetEdge -benchtime 100x -count 6 ./internal/bench/
 func BenchmarkStoreInternetEdge(b *testing.B) {
@@ -48,9 +48,10 @@ func BenchmarkStoreInternetEdge(b *testing.B) {
 		insert()
 	}
 	b.ReportAllocs()
-	cpu0 := storetest.ProcessCPU(b)
+	cpu0, g0 := storetest.ProcessCPU(b), goroutinesCreated()
 	for b.Loop() {
 		insert()
 	}
 	b.ReportMetric(float64(storetest.ProcessCPU(b)-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(goroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 }

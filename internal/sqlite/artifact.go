@@ -31,20 +31,22 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		}
 	}
 	err := s.tx(ctx, func(tx *wtx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
+		ins, err := tx.stmt(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
 			return err
 		}
-		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
+		fts, err := tx.stmt(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
 		if err != nil {
 			return err
 		}
-		defer fts.Close()
 		var keys addrRows
 		rowids := make([]int64, len(arts))
 		for i, a := range arts {
+			ctx, err := uninterrupted(ctx)
+			if err != nil {
+				return err
+			}
 			meta := a.Metadata
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")

@@ -315,7 +315,9 @@ func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 	trail.Begin()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	sqlTx, err := s.w.BeginTx(ctx, nil)
+	// Begun without the context's cancellation, which its statements
+	// check (uninterrupted).
+	sqlTx, err := s.w.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return err
 	}

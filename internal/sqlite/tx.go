@@ -56,6 +56,19 @@ func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
 	return st, nil
 }
 
+// uninterrupted returns ctx without its cancellation, or ctx's error if
+// it has ended. The writer's statements run so: with a context that can
+// end, the driver (modernc) starts a goroutine per statement to interrupt
+// it, and database/sql one per result set to close it — some 2,500 a
+// 1000-artifact batch. A statement is short; a transaction whose context
+// ends stops at its next statement instead, and is rolled back.
+func uninterrupted(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
 // stmtCache holds statements prepared on the writer's connection, by
 // their text, for every later transaction: a batch's detection runs some
 // fifty distinct statements, and preparing them in each transaction took
@@ -117,6 +130,10 @@ func (c *stmtCache) close() {
 
 // ExecContext runs q through the transaction's prepared statements.
 func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	ctx, err := uninterrupted(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -126,6 +143,10 @@ func (t *wtx) ExecContext(ctx context.Context, q string, args ...any) (sql.Resul
 
 // QueryContext runs q through the transaction's prepared statements.
 func (t *wtx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	ctx, err := uninterrupted(ctx)
+	if err != nil {
+		return nil, err
+	}
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		return nil, err
@@ -135,6 +156,10 @@ func (t *wtx) QueryContext(ctx context.Context, q string, args ...any) (*sql.Row
 
 // QueryRowContext runs q through the transaction's prepared statements.
 func (t *wtx) QueryRowContext(ctx context.Context, q string, args ...any) *sql.Row {
+	if ctx.Err() != nil {
+		return t.Tx.QueryRowContext(ctx, q, args...) // a Row carrying the error
+	}
+	ctx = context.WithoutCancel(ctx)
 	st, err := t.stmt(ctx, q)
 	if err != nil {
 		// A Row carrying the error: the statement runs unprepared and
