@@ -30,6 +30,8 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			train = append(train, dictKey{org, a.Source})
 		}
 	}
+	// So are the address keys.
+	lines := newLineKeys(arts)
 	err := s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.stmt(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
@@ -66,7 +68,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
 				return err
 			}
-			keys.add(rowid, a.Raw)
+			keys.addKeys(rowid, lines.of(i))
 			rowids[i] = rowid
 		}
 		if err := keys.write(ctx, tx, false); err != nil {
