@@ -2,10 +2,15 @@ package vlogs
 
 import (
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/postgres"
+	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/vlogs/vltest"
 )
 
@@ -59,3 +64,51 @@ func TestAddressTermsFindEntriesWithoutKeys(t *testing.T) {
 
 // tokensOf is the search text of raw.
 func tokensOf(raw string) string { return string(appendTokens(nil, raw)) }
+
+// TestNarrowQueries: what the store sends VictoriaLogs for the classes
+// that were slow at 10 M (docs/benchmarks.md): an address is one word of
+// the address field, never the phrase of its parts over the search text,
+// and a source is the stream filter, which VictoriaLogs answers from its
+// stream index before reading any entry.
+func TestNarrowQueries(t *testing.T) {
+	var sent []string
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		sent = append(sent, r.Form.Get("query"))
+		if strings.Contains(r.Form.Get("query"), "stats count() n") {
+			fmt.Fprintln(w, `{"n":"3"}`)
+		}
+	}))
+	defer front.Close()
+	pg, err := postgres.Open(t.Context(), pgtest.FreshDB(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := ParseURLs(front.URL, front.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(pg, cl)
+	defer s.Close()
+	for _, tc := range []struct {
+		f          vigil.ArtifactFilter
+		want, nope string
+	}{
+		{vigil.ArtifactFilter{Query: "10.0.0.100"}, `a:"10_0_0_100"`, `w:`},
+		{vigil.ArtifactFilter{Query: "udp", Source: "firewall"}, `_stream:{source="firewall"} ((w:"udp"))`, `source:`},
+		{vigil.ArtifactFilter{Query: "sshd 10.0.0.100", Source: "auth"}, `_stream:{source="auth"} ((w:"sshd" a:"10_0_0_100"))`, `w:"10`},
+	} {
+		sent = nil
+		if _, _, err := s.SearchArtifacts(t.Context(), vigil.NewID(), tc.f); err != nil {
+			t.Fatal(err)
+		}
+		if len(sent) == 0 {
+			t.Fatalf("%+v: no query sent", tc.f)
+		}
+		for _, q := range sent {
+			if !strings.Contains(q, tc.want) || strings.Contains(q, tc.nope) {
+				t.Errorf("%+v: sent %s; want %s and no %s", tc.f, q, tc.want, tc.nope)
+			}
+		}
+	}
+}
