@@ -3,9 +3,7 @@ package vlogs
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -51,19 +49,5 @@ func (s *Store) page(ctx context.Context, org string, t Tenant, filter string, p
 		}
 	}
 	span := " _time:[" + rfc(lo) + ", " + rfc(hi) + "]"
-	arts, err := s.read(ctx, org, t, filter+span+orderPage(vigil.Page{Offset: off - newer, Limit: limit}), previews)
-	if err != nil {
-		return nil, err
-	}
-	// The page's rows come back newest first from VictoriaLogs' sort, but
-	// ties on time were seen in another order on a loaded machine
-	// (TestConformance/Artifacts/NewestFirst, about one run in four at
-	// load 20): the page is put in the contract's order here as well.
-	slices.SortStableFunc(arts, func(a, b *vigil.Artifact) int {
-		if c := b.Timestamp.Compare(a.Timestamp); c != 0 {
-			return c
-		}
-		return strings.Compare(b.ID, a.ID)
-	})
-	return arts, nil
+	return s.read(ctx, org, t, filter+span+orderPage(vigil.Page{Offset: off - newer, Limit: limit}), previews)
 }
