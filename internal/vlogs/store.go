@@ -319,7 +319,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if total == 0 || f.Page.Offset >= total {
 		return out, total, estimated, nil
 	}
-	out, err = s.page(ctx, org, t, filter, f.Page, f.Preview)
+	out, err = s.page(ctx, org, t, filter, total, f.Page, f.Preview)
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
