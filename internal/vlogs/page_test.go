@@ -147,3 +147,43 @@ func TestPageFromTheNewestDay(t *testing.T) {
 		t.Errorf("%d queries for the page's times, want 1 (the newest day): %q", windowed, sent)
 	}
 }
+
+// TestTiesInByteOrder: artifacts stamped at the same nanosecond come in
+// the order of their ids' bytes, descending, as in the other stores —
+// not in VictoriaLogs' natural order, which reads "7798" as a number
+// larger than the "779" of "779e".
+func TestTiesInByteOrder(t *testing.T) {
+	s := openOn(t, vltest.Shared(t))
+	org := vigil.NewID()
+	at := time.Now().Add(-time.Hour).Truncate(time.Second)
+	ids := []string{ // byte order, descending
+		"01a224e0-d788-779e-a4e9-c7e4a69c1f5f",
+		"01a224e0-d788-779b-9de2-76bab62360c5",
+		"01a224e0-d788-7798-9ac9-44a1d8b45dd7",
+		"01a224e0-d788-7790-a8ca-affa79bb5bfe",
+		"01a224e0-d788-71ff-a8ca-affa79bb5bfe",
+		"01a224e0-d788-7100-a8ca-affa79bb5bfe",
+	}
+	var arts []*vigil.Artifact
+	for i := len(ids) - 1; i >= 0; i-- {
+		arts = append(arts, &vigil.Artifact{ID: ids[i], Source: "sshd", Raw: "tie " + ids[i], Timestamp: at, CreatedAt: at})
+	}
+	if err := s.InsertArtifacts(t.Context(), org, arts); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{2, 50} {
+		var got []string
+		for off := 0; off < len(ids); off += limit {
+			page, _, err := s.SearchArtifacts(t.Context(), org, vigil.ArtifactFilter{Page: vigil.Page{Limit: limit, Offset: off}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range page {
+				got = append(got, a.ID)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(ids, " ") {
+			t.Fatalf("limit %d: order\n%v\nwant ids descending byte by byte\n%v", limit, got, ids)
+		}
+	}
+}

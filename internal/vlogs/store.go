@@ -334,7 +334,7 @@ func (s *Store) read(ctx context.Context, org string, t Tenant, query string, pr
 	if previews {
 		query += previewPipes
 	} else {
-		query += " | delete p, w"
+		query += " | delete p, w, " + idKey
 	}
 	err := s.c.query(ctx, t, query, func(row map[string]string) error {
 		a, rawPG, err := artifactOf(org, row, previews)
