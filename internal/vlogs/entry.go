@@ -273,7 +273,7 @@ func artifactOf(org string, row map[string]string, previews bool) (*vigil.Artifa
 // place of a longer one, and a dash in place of an event or metadata
 // larger than its preview, so that a page of large artifacts never
 // crosses the network whole.
-const previewPipes = ` | format if (p:*) "<p>" as _msg | format if (eb:=1) "-" as event | format if (mb:=1) "-" as meta | delete p, w`
+const previewPipes = ` | format if (p:*) "<p>" as _msg | format if (eb:=1) "-" as event | format if (mb:=1) "-" as meta | delete p, w, ` + idKey
 
 // preview reads the previews of an entry read with previewPipes.
 func preview(a *vigil.Artifact, row map[string]string) {

@@ -185,11 +185,27 @@ func idsFilter(ids []string) string {
 }
 
 // orderPage sorts newest first by timestamp, ties by id descending, and
-// keeps the page p.
+// keeps the page p. VictoriaLogs compares strings in natural order (runs
+// of digits as numbers: "7798" after "779e"), where the other stores
+// compare ids byte by byte; so ties are sorted on idKey, the id with its
+// digits written as the letters A to J, which sorts the same in both
+// orders for ids of lower-case hexadecimal digits (Vigil's UUIDs).
 func orderPage(p vigil.Page) string {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = vigil.DefaultLimit
 	}
-	return " | sort by (_time desc, ts desc, id desc) offset " + strconv.Itoa(max(p.Offset, 0)) + " limit " + strconv.Itoa(limit)
+	return idKeyPipes + " | sort by (_time desc, ts desc, " + idKey + " desc) offset " + strconv.Itoa(max(p.Offset, 0)) + " limit " + strconv.Itoa(limit)
 }
+
+// idKey is the field orderPage sorts ties on; reads delete it.
+const idKey = "ik"
+
+// idKeyPipes copy id to idKey with digits 0…9 written A…J.
+var idKeyPipes = func() string {
+	s := " | copy id as " + idKey
+	for d := '0'; d <= '9'; d++ {
+		s += " | replace (" + quote(string(d)) + ", " + quote(string('A'+d-'0')) + ") at " + idKey
+	}
+	return s
+}()

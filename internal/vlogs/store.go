@@ -319,7 +319,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if total == 0 || f.Page.Offset >= total {
 		return out, total, estimated, nil
 	}
-	out, err = s.page(ctx, org, t, filter, f.Page, f.Preview)
+	out, err = s.page(ctx, org, t, filter, total, f.Page, f.Preview)
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
@@ -334,7 +334,7 @@ func (s *Store) read(ctx context.Context, org string, t Tenant, query string, pr
 	if previews {
 		query += previewPipes
 	} else {
-		query += " | delete p, w"
+		query += " | delete p, w, " + idKey
 	}
 	err := s.c.query(ctx, t, query, func(row map[string]string) error {
 		a, rawPG, err := artifactOf(org, row, previews)
