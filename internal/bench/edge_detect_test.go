@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +35,8 @@ import (
 // (renumber). The first edgeWarmup batches, in which the roll-ups form,
 // run before the clock. ns/op is per batch; cpu-ms/op is the process's
 // CPU per batch, and detect-ms/op and store-ms/op the stages' wall time
-// per batch.
+// per batch; goroutines/op the goroutines started per batch (the
+// driver's and database/sql's per statement among them).
 //
 //	go test -run '^$' -bench DetectInternetEdge -benchtime 100x -count 6 ./internal/bench/ | tee new.txt
 //	benchstat old.txt new.txt
@@ -74,16 +76,24 @@ func BenchmarkDetectInternetEdge(b *testing.B) {
 				before[i] = stageSeconds(b, reg, stage)
 			}
 			b.ReportAllocs()
-			cpu0 := storetest.ProcessCPU(b)
+			cpu0, g0 := storetest.ProcessCPU(b), goroutinesCreated()
 			for b.Loop() {
 				process()
 			}
 			b.ReportMetric(float64(storetest.ProcessCPU(b)-cpu0)/float64(b.N)/1e6, "cpu-ms/op")
+			b.ReportMetric(float64(goroutinesCreated()-g0)/float64(b.N), "goroutines/op")
 			for i, stage := range stages {
 				b.ReportMetric((stageSeconds(b, reg, stage)-before[i])/float64(b.N)*1e3, stage+"-ms/op")
 			}
 		})
 	}
+}
+
+// goroutinesCreated is the goroutines the process has started so far.
+func goroutinesCreated() uint64 {
+	m := []metrics.Sample{{Name: "/sched/goroutines-created:goroutines"}}
+	metrics.Read(m)
+	return m[0].Value.Uint64()
 }
 
 // edgeBatch is the artifacts of a batch (the bench's POST), edgeWarmup

@@ -5,16 +5,18 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/vigil-soc/vigil"
 )
 
 // What the VictoriaLogs artifact store (internal/vlogs) keeps here
-// (migration 0022): the tenant of each org, the claims of artifact ids
-// with the write each is in, enrichment recorded after an artifact was
+// (migrations 0023, 0024): the tenant of each org, the claims of
+// artifact ids with the write each is in (artifact_writes), enrichment recorded after an artifact was
 // stored, and raw lines too long for one VictoriaLogs entry.
 
 // dbNanos is the database's clock in nanoseconds: leases are compared on
@@ -71,56 +73,93 @@ type ArtifactClaim struct {
 	Token int64
 	// Fresh are the ids claimed now: nobody wrote them before.
 	Fresh []string
-	// Doubt are ids taken over from a writer whose lease expired: it may
-	// have written them before it died.
+	// Doubt are ids taken over from a write whose lease expired: it may
+	// have reached VictoriaLogs before its writer died.
 	Doubt []string
-	// Busy counts the ids another writer holds now.
+	// Busy counts the ids another live write holds now.
 	Busy int
 }
 
 // ClaimArtifacts claims for org the ids not yet claimed (ts their
 // timestamps in nanoseconds, parallel to ids, each id once), and takes
-// over those whose writer's lease expired, for lease from now. Ids
-// stored already, or claimed by another org, are left out.
+// over those whose write's lease expired, for one write of its own
+// leased until lease from now. Ids stored already, or claimed by another
+// org, are left out. The claim costs one row per new id (the id's own
+// row, which reads by id and incidents need anyway) and one for the
+// write: ReleaseArtifacts deletes that one row, and touches no id's.
 func (s *Store) ClaimArtifacts(ctx context.Context, org string, ids []string, ts []int64, lease time.Duration) (*ArtifactClaim, error) {
 	var b [8]byte
 	rand.Read(b[:])
 	c := &ArtifactClaim{Token: int64(binary.BigEndian.Uint64(b[:]) >> 1)}
 	err := s.tx(ctx, func(tx pgx.Tx) error {
 		c.Fresh, c.Doubt, c.Busy = nil, nil, 0
-		rows, err := tx.Query(ctx, `INSERT INTO artifact_ids (id, org_id, ts, writer, lease_until)
-			SELECT id, $1, ts, $4, `+dbNanos+` + $5 FROM unnest($2::text[], $3::bigint[]) AS t(id, ts)
-			ON CONFLICT (id) DO NOTHING RETURNING id`, org, ids, ts, c.Token, lease.Nanoseconds())
+		if _, err := tx.Exec(ctx, `INSERT INTO artifact_writes (token, lease_until) VALUES ($1, `+dbNanos+` + $2)`,
+			c.Token, lease.Nanoseconds()); err != nil {
+			return err
+		}
+		// Most batches are new ids only: COPY takes them for about half
+		// the server's CPU of INSERT … ON CONFLICT (docs/benchmarks.md).
+		// One id stored before fails it (unique violation), and the
+		// batch is claimed id by id instead.
+		if copied, err := copyClaims(ctx, tx, org, ids, ts, c.Token); err != nil {
+			return err
+		} else if copied {
+			c.Fresh = ids
+			return nil
+		}
+		tag, err := tx.Exec(ctx, `INSERT INTO artifact_ids (id, org_id, ts, writer)
+			SELECT id, $1, ts, $4 FROM unnest($2::text[], $3::bigint[]) AS t(id, ts)
+			ON CONFLICT (id) DO NOTHING`, org, ids, ts, c.Token)
 		if err != nil {
 			return err
 		}
-		if c.Fresh, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-			return err
-		}
-		if len(c.Fresh) == len(ids) {
+		if int(tag.RowsAffected()) == len(ids) {
+			c.Fresh = ids
 			return nil
 		}
-		fresh := make(map[string]bool, len(c.Fresh))
-		for _, id := range c.Fresh {
-			fresh[id] = true
+		// Some were there before: stored (no live write), another org's,
+		// held by a live write, or left by a write whose lease ended.
+		rows, err := tx.Query(ctx, `SELECT k.id, k.org_id = $1 AND w.token IS NOT NULL, COALESCE(w.lease_until < `+dbNanos+`, false)
+			FROM artifact_ids k LEFT JOIN artifact_writes w ON w.token = k.writer
+			WHERE k.id = ANY($2) AND k.writer IS DISTINCT FROM $3`, org, ids, c.Token)
+		if err != nil {
+			return err
 		}
-		var rest []string
+		old := map[string]bool{}
+		var expired []string
+		var id string
+		var held, ended bool
+		if _, err := pgx.ForEachRow(rows, []any{&id, &held, &ended}, func() error {
+			old[id] = true
+			if held && ended {
+				expired = append(expired, id)
+			} else if held {
+				c.Busy++
+			}
+			return nil
+		}); err != nil {
+			return err
+		}
 		for _, id := range ids {
-			if !fresh[id] {
-				rest = append(rest, id)
+			if !old[id] {
+				c.Fresh = append(c.Fresh, id)
 			}
 		}
-		rows, err = tx.Query(ctx, `UPDATE artifact_ids SET writer = $3, lease_until = `+dbNanos+` + $4
-			WHERE id = ANY($2) AND org_id = $1 AND lease_until IS NOT NULL AND lease_until < `+dbNanos+` RETURNING id`,
-			org, rest, c.Token, lease.Nanoseconds())
+		if len(expired) == 0 {
+			return nil
+		}
+		// Take over what no other writer took over meanwhile.
+		rows, err = tx.Query(ctx, `UPDATE artifact_ids k SET writer = $3 FROM artifact_writes w
+			WHERE k.id = ANY($2) AND k.org_id = $1 AND w.token = k.writer AND w.lease_until < `+dbNanos+` RETURNING k.id`,
+			org, expired, c.Token)
 		if err != nil {
 			return err
 		}
 		if c.Doubt, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 			return err
 		}
-		return tx.QueryRow(ctx, `SELECT COUNT(*) FROM artifact_ids WHERE id = ANY($2) AND org_id = $1
-			AND lease_until IS NOT NULL AND writer <> $3`, org, rest, c.Token).Scan(&c.Busy)
+		c.Busy += len(expired) - len(c.Doubt)
+		return nil
 	})
 	if err != nil {
 		return nil, wrap("ClaimArtifacts", err)
@@ -128,19 +167,38 @@ func (s *Store) ClaimArtifacts(ctx context.Context, org string, ids []string, ts
 	return c, nil
 }
 
+// copyClaims copies the rows of ids (each new, claimed by token) into
+// artifact_ids within a savepoint of tx, and reports false, the savepoint
+// rolled back, when one of them was there already.
+func copyClaims(ctx context.Context, tx pgx.Tx, org string, ids []string, ts []int64, token int64) (bool, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, err
+	}
+	rows := pgx.CopyFromSlice(len(ids), func(i int) ([]any, error) { return []any{ids[i], org, ts[i], token}, nil })
+	if _, err = sp.CopyFrom(ctx, pgx.Identifier{"artifact_ids"}, []string{"id", "org_id", "ts", "writer"}, rows); err == nil {
+		return true, sp.Commit(ctx)
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == "23505" { // unique_violation
+		return false, sp.Rollback(ctx)
+	}
+	return false, err
+}
+
 // ReleaseArtifacts records that the ids of claim token are stored for
-// good. An id another writer took over since (the lease expired) is left
-// to it.
-func (s *Store) ReleaseArtifacts(ctx context.Context, token int64, ids []string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE artifact_ids SET writer = NULL, lease_until = NULL WHERE id = ANY($1) AND writer = $2`, ids, token)
+// good: it ends the write, one row whatever the number of ids. Ids
+// another writer took over since (the lease expired) are its own.
+func (s *Store) ReleaseArtifacts(ctx context.Context, token int64) error {
+	_, err := s.pool.Exec(ctx, `DELETE FROM artifact_writes WHERE token = $1`, token)
 	return wrap("ReleaseArtifacts", err)
 }
 
-// ExpireArtifacts ends the lease of claim token on ids at once: its
-// write failed, perhaps after VictoriaLogs took some of it, so the next
-// writer must take them over and look them up first.
-func (s *Store) ExpireArtifacts(ctx context.Context, token int64, ids []string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE artifact_ids SET lease_until = 0 WHERE id = ANY($1) AND writer = $2`, ids, token)
+// ExpireArtifacts ends the lease of claim token at once: its write
+// failed, perhaps after VictoriaLogs took some of it, so the next writer
+// of its ids must take them over and look them up first.
+func (s *Store) ExpireArtifacts(ctx context.Context, token int64) error {
+	_, err := s.pool.Exec(ctx, `UPDATE artifact_writes SET lease_until = 0 WHERE token = $1`, token)
 	return wrap("ExpireArtifacts", err)
 }
 
@@ -266,4 +324,16 @@ func (s *Store) DropArtifactClaimsBefore(ctx context.Context, t time.Time) (int,
 		return err
 	})
 	return int(n), wrap("DropArtifactClaimsBefore", err)
+}
+
+// ArtifactAddressKeysFrom returns the time (nanoseconds) from which every
+// VictoriaLogs entry holds its address keys (migration 0024): 0 when all
+// do.
+func (s *Store) ArtifactAddressKeysFrom(ctx context.Context) (int64, error) {
+	var from int64
+	err := s.pool.QueryRow(ctx, `SELECT address_keys_from FROM artifact_account`).Scan(&from)
+	if errNoRows(err) {
+		return 0, nil
+	}
+	return from, wrap("ArtifactAddressKeysFrom", err)
 }

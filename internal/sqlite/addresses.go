@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -25,7 +26,25 @@ type addrRows struct{ b []byte }
 
 // add adds the keys of the artifact rowid, whose line is raw, if it has.
 func (r *addrRows) add(rowid int64, raw string) {
-	mark := len(r.b)
+	mark, keys := r.begin(rowid)
+	r.b = search.AppendAddressKeys(r.b, raw) // digits, dots and spaces
+	r.end(mark, keys)
+}
+
+// addKeys adds the keys of the artifact rowid found before (lineKeys).
+func (r *addrRows) addKeys(rowid int64, keys []byte) {
+	if len(keys) == 0 {
+		return
+	}
+	mark, start := r.begin(rowid)
+	r.b = append(r.b, keys...)
+	r.end(mark, start)
+}
+
+// begin opens the row of rowid: mark is where it begins, keys where its
+// keys do.
+func (r *addrRows) begin(rowid int64) (mark, keys int) {
+	mark = len(r.b)
 	if mark == 0 {
 		r.b = append(r.b, '[')
 	} else {
@@ -34,13 +53,42 @@ func (r *addrRows) add(rowid int64, raw string) {
 	r.b = append(r.b, '[')
 	r.b = strconv.AppendInt(r.b, rowid, 10)
 	r.b = append(r.b, ',', '"')
-	keys := len(r.b)
-	r.b = search.AppendAddressKeys(r.b, raw) // digits, dots and spaces
+	return mark, len(r.b)
+}
+
+// end closes the row begun at mark, or takes it back if no keys followed.
+func (r *addrRows) end(mark, keys int) {
 	if len(r.b) == keys {
 		r.b = r.b[:mark]
 		return
 	}
 	r.b = append(r.b, '"', ']')
+}
+
+// lineKeys are the address keys of a batch's lines, found before the
+// writer is taken (InsertArtifacts): finding them is the workers' work,
+// not the one writer's.
+type lineKeys struct {
+	b   []byte
+	end []int // the end of line i's keys in b
+}
+
+func newLineKeys(arts []*vigil.Artifact) lineKeys {
+	k := lineKeys{b: make([]byte, 0, 16*len(arts)), end: make([]int, len(arts))}
+	for i, a := range arts {
+		k.b = search.AppendAddressKeys(k.b, a.Raw)
+		k.end[i] = len(k.b)
+	}
+	return k
+}
+
+// of returns line i's keys (empty if it has none).
+func (k lineKeys) of(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = k.end[i-1]
+	}
+	return k.b[start:k.end[i]]
 }
 
 // write inserts the rows gathered into artifacts_addr, or with del gives

@@ -30,22 +30,26 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			train = append(train, dictKey{org, a.Source})
 		}
 	}
+	// So are the address keys.
+	lines := newLineKeys(arts)
 	err := s.tx(ctx, func(tx *wtx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
+		ins, err := tx.stmt(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
 		if err != nil {
 			return err
 		}
-		defer ins.Close()
-		fts, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
+		fts, err := tx.stmt(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
 		if err != nil {
 			return err
 		}
-		defer fts.Close()
 		var keys addrRows
 		words := sourceWords{org: org}
 		rowids := make([]int64, len(arts))
 		for i, a := range arts {
+			ctx, err := uninterrupted(ctx)
+			if err != nil {
+				return err
+			}
 			meta := a.Metadata
 			if len(meta) == 0 {
 				meta = json.RawMessage("{}")
@@ -65,7 +69,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if _, err := fts.ExecContext(ctx, rowid, indexText(a.Raw, words.of(a.Source))); err != nil {
 				return err
 			}
-			keys.add(rowid, a.Raw)
+			keys.addKeys(rowid, lines.of(i))
 			rowids[i] = rowid
 		}
 		if err := keys.write(ctx, tx, false); err != nil {

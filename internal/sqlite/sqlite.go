@@ -66,6 +66,9 @@ type Store struct {
 	// changes in their order.
 	newest *newestCache
 	wmu    sync.Mutex
+	// stmts are the writer's prepared statements (tx.go), used by its
+	// transactions under wmu.
+	stmts stmtCache
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -239,6 +242,7 @@ func (s *Store) Close() error {
 	if s.r != nil {
 		errs = append(errs, s.r.Close(), s.search.Close())
 	}
+	s.stmts.close()
 	errs = append(errs, s.w.Close())
 	if s.c != nil {
 		close(s.stopCheckpoint)
@@ -311,11 +315,13 @@ func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 	trail.Begin()
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	sqlTx, err := s.w.BeginTx(ctx, nil)
+	// Begun without the context's cancellation, which its statements
+	// check (uninterrupted).
+	sqlTx, err := s.w.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		return err
 	}
-	tx := &wtx{Tx: sqlTx}
+	tx := &wtx{Tx: sqlTx, shared: &s.stmts}
 	err = fn(tx)
 	if err == nil {
 		err = insertAudit(ctx, tx, trail.Take())
@@ -328,6 +334,10 @@ func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 	if err != nil {
 		// What the transaction put in the cache did not happen.
 		s.newest.forget(tx.cached)
+	} else if len(tx.fresh) > 0 {
+		// Still the writer: its connection is free until the next
+		// transaction begins.
+		s.stmts.prepare(context.WithoutCancel(ctx), s.w, tx.fresh)
 	}
 	return err
 }

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/search"
@@ -24,63 +26,207 @@ import (
 
 // maxEntryBytes is below VictoriaLogs' limit of 2 MiB per entry (it
 // ignores larger ones), with room for field names and escaping overhead
-// counted by entrySize.
+// counted by entry.
 const maxEntryBytes = 2<<20 - 64<<10
 
-// entry renders a as one JSON line, and says whether its raw line was
-// left out for PostgreSQL to keep.
-func entry(a *vigil.Artifact) ([]byte, bool) {
-	w := strings.Join(search.Tokens(a.Raw), " ")
+// entry appends a as one JSON line (no newline) to dst, and says whether
+// its raw line was left out for PostgreSQL to keep. It writes the JSON
+// itself, the fields in a fixed order, with no map and no reflection:
+// this runs once per artifact stored.
+func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 	t, exact := entryTime(a.Timestamp)
-	m := map[string]string{
-		"_time":     t.UTC().Format(time.RFC3339Nano),
-		"_msg":      a.Raw,
-		"source":    a.Source,
-		searchField: w,
-		"id":        a.ID,
-		"created":   a.CreatedAt.UTC().Format(time.RFC3339Nano),
+	meta := bytes.TrimSpace(a.Metadata)
+	if bytes.Equal(meta, []byte("{}")) {
+		meta = nil
 	}
-	if exact != "" {
-		m["ts"] = exact
-	}
-	if meta := bytes.TrimSpace(a.Metadata); len(meta) > 0 && !bytes.Equal(meta, []byte("{}")) {
-		m["meta"] = string(meta)
-	}
+	var event, enr []byte
 	if !isNull(a.Event) {
-		m["event"] = string(a.Event)
+		event = a.Event
 	}
 	if !isNull(a.Enrichment) {
-		m["enr"] = string(a.Enrichment)
+		enr = a.Enrichment
 	}
-	if a.Raw == "" {
-		m["_msg"], m["empty"] = "-", "1"
+	start := len(dst)
+	dst = append(dst, `{"_time":"`...)
+	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","source":`...)
+	dst = appendString(dst, a.Source)
+	dst = append(dst, `,"`+searchField+`":"`...)
+	dst = appendTokens(dst, a.Raw)
+	dst = append(dst, '"')
+	if len(a.Raw) > 0 && hasAddressPart(a.Raw) {
+		mark := len(dst)
+		dst = append(dst, `,"`+addressField+`":"`...)
+		keys := len(dst)
+		dst = search.AppendAddressKeys(dst, a.Raw)
+		if len(dst) == keys {
+			dst = dst[:mark]
+		} else {
+			for i := keys; i < len(dst); i++ {
+				if dst[i] == '.' {
+					dst[i] = '_'
+				}
+			}
+			dst = append(dst, '"')
+		}
+	}
+	dst = append(dst, `,"id":`...)
+	dst = appendString(dst, a.ID)
+	dst = append(dst, `,"created":"`...)
+	dst = a.CreatedAt.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, '"')
+	if exact != "" {
+		dst = append(dst, `,"ts":"`...)
+		dst = append(dst, exact...)
+		dst = append(dst, '"')
+	}
+	if meta != nil {
+		dst = append(dst, `,"meta":`...)
+		dst = appendString(dst, string(meta))
+	}
+	if event != nil {
+		dst = append(dst, `,"event":`...)
+		dst = appendString(dst, string(event))
+	}
+	if enr != nil {
+		dst = append(dst, `,"enr":`...)
+		dst = appendString(dst, string(enr))
 	}
 	if len(a.Raw) > vigil.PreviewRawBytes {
-		m["p"], m["n"] = vigil.TrimPartialRune(a.Raw[:vigil.PreviewRawBytes]), strconv.Itoa(len(a.Raw))
+		dst = append(dst, `,"p":`...)
+		dst = appendString(dst, vigil.TrimPartialRune(a.Raw[:vigil.PreviewRawBytes]))
+		dst = append(dst, `,"n":"`...)
+		dst = strconv.AppendInt(dst, int64(len(a.Raw)), 10)
+		dst = append(dst, '"')
 	}
-	if len(m["event"]) > vigil.PreviewEventBytes {
-		m["eb"] = "1"
+	if len(event) > vigil.PreviewEventBytes {
+		dst = append(dst, `,"eb":"1"`...)
 	}
-	if len(m["meta"]) > vigil.PreviewMetadataBytes {
-		m["mb"] = "1"
+	if len(meta) > vigil.PreviewMetadataBytes {
+		dst = append(dst, `,"mb":"1"`...)
 	}
-	inPG := false
-	if entrySize(m) > maxEntryBytes {
-		m["_msg"], m["rawpg"] = vigil.TrimPartialRune(a.Raw[:min(len(a.Raw), vigil.PreviewRawBytes)]), "1"
-		inPG = true
+	// The raw line last: it is left out when the entry would be too large.
+	msg, inPG := a.Raw, false
+	switch {
+	case a.Raw == "":
+		msg = "-"
+		dst = append(dst, `,"empty":"1"`...)
+	case len(dst)-start+len(a.Raw) > maxEntryBytes:
+		msg, inPG = vigil.TrimPartialRune(a.Raw[:min(len(a.Raw), vigil.PreviewRawBytes)]), true
+		dst = append(dst, `,"rawpg":"1"`...)
 	}
-	b, _ := json.Marshal(m)
-	return b, inPG
+	dst = append(dst, `,"_msg":`...)
+	dst = appendString(dst, msg)
+	return append(dst, '}'), inPG
 }
 
-// entrySize is about what VictoriaLogs counts of an entry: its names and
-// values.
-func entrySize(m map[string]string) int {
-	n := 0
-	for k, v := range m {
-		n += len(k) + len(v) + 8
+// addressField holds an entry's address keys (search.AddressKeys), each
+// written with '_' for '.' so that it is one VictoriaLogs word: an
+// address term is then one word of one field, which VictoriaLogs' bloom
+// filters find without reading the text of entries that lack it.
+const addressField = "a"
+
+// hasAddressPart is a quick test that text may hold an address key: it
+// holds a digit.
+func hasAddressPart(text string) bool {
+	return strings.ContainsAny(text, "0123456789")
+}
+
+// appendTokens appends the search text of raw to dst: search.Tokens(raw)
+// joined by single spaces, without allocating but to grow dst.
+func appendTokens(dst []byte, raw string) []byte {
+	first := true
+	start := -1
+	ascii := true
+	flush := func(i int) {
+		tok := raw[start:i]
+		if !first {
+			dst = append(dst, ' ')
+		}
+		first = false
+		if ascii {
+			for j := 0; j < len(tok); j++ {
+				c := tok[j]
+				if 'A' <= c && c <= 'Z' {
+					c += 'a' - 'A'
+				}
+				dst = append(dst, c)
+			}
+		} else {
+			// Letters and digits only, valid UTF-8: nothing to escape.
+			dst = append(dst, strings.ToLower(tok)...)
+		}
+		start, ascii = -1, true
 	}
-	return n
+	for i, r := range raw {
+		if r < utf8.RuneSelf {
+			c := byte(r)
+			if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' {
+				if start < 0 {
+					start = i
+				}
+				continue
+			}
+		} else if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			ascii = false
+			continue
+		}
+		if start >= 0 {
+			flush(i)
+		}
+	}
+	if start >= 0 {
+		flush(len(raw))
+	}
+	return dst
+}
+
+// appendString appends s to dst as a JSON string, as encoding/json
+// writes it but for <, > and & (left as they are): invalid UTF-8 as
+// U+FFFD.
+func appendString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 func isNull(j json.RawMessage) bool {

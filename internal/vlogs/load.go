@@ -1,7 +1,6 @@
 package vlogs
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -23,13 +22,12 @@ func (s *Store) LoadArtifacts(ctx context.Context, org string, arts []*vigil.Art
 	if err != nil {
 		return err
 	}
-	var body bytes.Buffer
+	body := make([]byte, 0, len(arts)*600)
 	for _, a := range arts {
-		line, _ := entry(a)
-		body.Write(line)
-		body.WriteByte('\n')
+		body, _ = entry(body, a)
+		body = append(body, '\n')
 	}
-	if err := s.c.insert(ctx, s.c.storage[s.c.pick()], t, body.Bytes()); err != nil {
+	if err := s.c.insert(ctx, s.c.storage[s.c.pick()], t, body); err != nil {
 		return fmt.Errorf("load artifacts: %w", err)
 	}
 	return nil

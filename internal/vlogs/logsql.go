@@ -59,7 +59,9 @@ func rfc(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // queryFilter renders q as a LogsQL filter on the search text; "" when q
 // is empty. Alternatives are ORed, the terms of one ANDed (juxtaposed),
 // and each excluded term is a NOT that applies to every alternative.
-func queryFilter(q *search.Query) string {
+// Entries stamped from keysFrom on hold their address keys (entry.go);
+// the zero time says every entry does.
+func queryFilter(q *search.Query, keysFrom time.Time) string {
 	var b strings.Builder
 	if len(q.Any) > 0 {
 		b.WriteByte('(')
@@ -72,7 +74,7 @@ func queryFilter(q *search.Query) string {
 				if j > 0 {
 					b.WriteByte(' ')
 				}
-				b.WriteString(termFilter(t))
+				b.WriteString(termFilter(t, keysFrom))
 			}
 			b.WriteByte(')')
 		}
@@ -82,15 +84,27 @@ func queryFilter(q *search.Query) string {
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString("!" + termFilter(t))
+		b.WriteString("!" + termFilter(t, keysFrom))
 	}
 	return b.String()
 }
 
 // termFilter renders one word, phrase or prefix as a filter on w: a
 // quoted phrase matches its words consecutively, at word boundaries, and
-// a trailing * lets its last word be a prefix.
-func termFilter(t search.Term) string {
+// a trailing * lets its last word be a prefix. An address term is its
+// key, one word of the address field, which an entry holds exactly when
+// its search text holds the phrase (search.AddressKeys); entries stamped
+// before keysFrom may have been written without keys and are matched by
+// the phrase.
+func termFilter(t search.Term, keysFrom time.Time) string {
+	if key, ok := t.Address(); ok {
+		s := addressField + ":" + quote(strings.ReplaceAll(key, ".", "_"))
+		if keysFrom.IsZero() {
+			return s
+		}
+		return "(" + s + " or (_time:[" + rfc(time.Unix(0, 0)) + ", " + rfc(keysFrom) + ") " +
+			searchField + ":" + quote(strings.Join(t.Tokens, " ")) + "))"
+	}
 	s := searchField + ":" + quote(strings.Join(t.Tokens, " "))
 	if t.Prefix {
 		s += "*"

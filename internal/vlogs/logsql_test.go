@@ -16,7 +16,10 @@ func TestQueryFilter(t *testing.T) {
 		{"failed", `((w:"failed"))`},
 		{"Failed PASSWORD", `((w:"failed" w:"password"))`},
 		{`"failed password"`, `((w:"failed password"))`},
-		{"203.0.113.7", `((w:"203 0 113 7"))`},
+		{"203.0.113.7", `((a:"203_0_113_7"))`},
+		{"10.0.0.4 OR 10.0.0.6 sshd -10.0.0.5", `((a:"10_0_0_4") or (a:"10_0_0_6" w:"sshd")) !a:"10_0_0_5"`},
+		{"203.0.113.7*", `((w:"203 0 113 7"*))`},
+		{"1.2.3", `((w:"1 2 3"))`},
 		{"evil.example.com", `((w:"evil example com"))`},
 		{"user_name", `((w:"user name"))`},
 		{"pass*", `((w:"pass"*))`},
@@ -36,7 +39,7 @@ func TestQueryFilter(t *testing.T) {
 			}
 			continue
 		}
-		if got := queryFilter(q); got != tc.want {
+		if got := queryFilter(q, time.Time{}); got != tc.want {
 			t.Errorf("%q: got %s, want %s", tc.query, got, tc.want)
 		}
 	}
@@ -66,7 +69,8 @@ func TestTimeFilter(t *testing.T) {
 }
 
 // FuzzQueryFilter: whatever a user types, the filter holds only the
-// fixed syntax around quoted runs of letters, digits and spaces: no
+// fixed syntax around quoted runs of letters, digits and spaces (and
+// address keys: digits joined by '_'): no
 // pipe, no other field, no tenant, nothing of the user's text outside
 // quotes.
 func FuzzQueryFilter(f *testing.F) {
@@ -78,10 +82,13 @@ func FuzzQueryFilter(f *testing.F) {
 		if err != nil {
 			return
 		}
-		out := queryFilter(q)
+		out := queryFilter(q, time.Time{})
 		rest := out
 		for {
 			i := strings.Index(rest, `w:"`)
+			if j := strings.Index(rest, `a:"`); j >= 0 && (i < 0 || j < i) {
+				i = j // an address key: digits and '_'
+			}
 			if i < 0 {
 				break
 			}
@@ -94,7 +101,7 @@ func FuzzQueryFilter(f *testing.F) {
 				t.Fatalf("%q: unterminated quote in %s", s, out)
 			}
 			for _, r := range rest[i+3 : i+3+end] {
-				if r != ' ' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
+				if r != ' ' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r) {
 					t.Fatalf("%q: %q inside quotes in %s", s, r, out)
 				}
 			}

@@ -8,24 +8,28 @@
 // PostgreSQL; every request names it in headers, never in a query.
 //
 // Nothing acknowledged is lost and nothing shows twice. InsertArtifacts
-// first claims the ids in PostgreSQL with a lease (artifact_ids.writer,
-// lease_until): ids already stored are skipped, ids held by a live writer
-// are left to it (EUNAVAILABLE, so the queue retries the batch), ids whose
-// writer's lease expired (it died) are looked up in VictoriaLogs and
-// written only if absent. It writes the rest to one storage node, makes
-// them durable there (sync.go) and only then releases the claims and
-// returns, so that a worker acknowledges a batch only once its artifacts
-// are on disk. A crash at any step leaves claims whose lease expires; the
-// redelivered batch takes them over and finds what was written.
+// first claims the ids in PostgreSQL for one write with a lease (each new
+// id's row names the write, artifact_ids.writer; the write's one row in
+// artifact_writes holds the lease): ids already stored are skipped, ids
+// held by a live write are left to it (EUNAVAILABLE, so the queue retries
+// the batch), ids whose write's lease expired (its writer died) are
+// looked up in VictoriaLogs and written only if absent. It writes the
+// rest to one storage node, makes them durable there (sync.go) and only
+// then ends the write (one row, whatever the batch's size) and returns,
+// so that a worker acknowledges a batch only once its artifacts are on
+// disk. A crash at any step leaves a write whose lease expires; the
+// redelivered batch, or any later one naming the same ids, takes them
+// over and finds what was written.
 package vlogs
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -47,6 +51,10 @@ type Store struct {
 	// tenants caches each org's tenant, which never changes once
 	// assigned.
 	tenants sync.Map // org → Tenant
+
+	// keysFrom caches ArtifactAddressKeysFrom as a time (zero: every
+	// entry has its address keys) once read.
+	keysFrom atomic.Pointer[time.Time]
 
 	// dies, when set (tests), is asked after each write reached
 	// VictoriaLogs: true makes InsertArtifacts end there as a process
@@ -85,6 +93,25 @@ func (s *Store) Tenant(ctx context.Context, org string) (Tenant, error) {
 	return t, nil
 }
 
+// addressKeysFrom returns the time from which every entry holds its
+// address keys; zero when all do.
+func (s *Store) addressKeysFrom(ctx context.Context) (time.Time, error) {
+	if t := s.keysFrom.Load(); t != nil {
+		return *t, nil
+	}
+	ns, err := s.Store.ArtifactAddressKeysFrom(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var t time.Time
+	if ns > 0 {
+		// Entries stamped before 1970 were written at minTime.
+		t = time.Unix(0, max(ns, minTime.UnixNano()+1))
+	}
+	s.keysFrom.Store(&t)
+	return t, nil
+}
+
 // InsertArtifacts stores arts of org once per id, durably (see the
 // package comment). The first of an id repeated within arts wins.
 func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.Artifact) error {
@@ -120,18 +147,17 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		}
 		write = append(write, absent...)
 	}
-	done := append(append([]string{}, claim.Fresh...), claim.Doubt...)
 	if err := s.write(ctx, org, t, write, byID); err != nil {
 		// VictoriaLogs may hold part of the write: whoever retries it
 		// must look first, now rather than when the lease would end.
 		ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer ecancel()
-		return errors.Join(err, s.Store.ExpireArtifacts(ectx, claim.Token, done))
+		return errors.Join(err, s.Store.ExpireArtifacts(ectx, claim.Token))
 	}
 	if s.dies != nil && s.dies() {
 		return errDied
 	}
-	if err := s.Store.ReleaseArtifacts(ctx, claim.Token, done); err != nil {
+	if err := s.Store.ReleaseArtifacts(ctx, claim.Token); err != nil {
 		return err
 	}
 	if claim.Busy > 0 {
@@ -147,19 +173,23 @@ func (s *Store) write(ctx context.Context, org string, t Tenant, ids []string, b
 	if len(ids) == 0 {
 		return nil
 	}
-	var body bytes.Buffer
+	body := make([]byte, 0, len(ids)*600)
 	var long []*vigil.Artifact
 	days := map[string]bool{}
+	lastDay := int64(math.MinInt64)
 	for _, id := range ids {
 		a := byID[id]
-		line, inPG := entry(a)
+		var inPG bool
+		body, inPG = entry(body, a)
+		body = append(body, '\n')
 		if inPG {
 			long = append(long, a)
 		}
-		body.Write(line)
-		body.WriteByte('\n')
 		tm, _ := entryTime(a.Timestamp)
-		days[partitionOf(tm.UnixNano())] = true
+		if d := tm.UnixNano() / int64(24*time.Hour); d != lastDay {
+			lastDay = d
+			days[partitionOf(tm.UnixNano())] = true
+		}
 	}
 	if len(long) > 0 {
 		if err := s.Store.PutArtifactRaws(ctx, org, long); err != nil {
@@ -173,7 +203,7 @@ func (s *Store) write(ctx context.Context, org string, t Tenant, ids []string, b
 	var err error
 	for i := range s.c.storage {
 		n := s.c.storage[(first+i)%len(s.c.storage)]
-		if err = s.c.insert(ctx, n, t, body.Bytes()); err == nil {
+		if err = s.c.insert(ctx, n, t, body); err == nil {
 			return n.sync.sync(ctx, days)
 		}
 		if !errors.Is(err, errNotTaken) {
@@ -254,7 +284,11 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		filter += " _stream:{source=" + quote(f.Source) + "}"
 	}
 	base := filter // without the query's words
-	qf := queryFilter(q)
+	keysFrom, err := s.addressKeysFrom(ctx)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	qf := queryFilter(q, keysFrom)
 	if qf != "" {
 		filter += " " + qf
 	}
