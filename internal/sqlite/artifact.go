@@ -43,6 +43,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		var keys addrRows
+		words := sourceWords{org: org}
 		rowids := make([]int64, len(arts))
 		for i, a := range arts {
 			ctx, err := uninterrupted(ctx)
@@ -65,7 +66,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, indexText(a.Raw, org, a.Source)); err != nil {
+			if _, err := fts.ExecContext(ctx, rowid, indexText(a.Raw, words.of(a.Source))); err != nil {
 				return err
 			}
 			keys.addKeys(rowid, lines.of(i))
@@ -332,7 +333,7 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	// indexed those of every artifact stored before migration 0033).
 	var keys addrRows
 	for _, d := range all {
-		if _, err := del.ExecContext(ctx, d.rowid, indexText(d.raw, d.org, d.source)); err != nil {
+		if _, err := del.ExecContext(ctx, d.rowid, indexText(d.raw, sourceWord(d.org, d.source))); err != nil {
 			return err
 		}
 		keys.add(d.rowid, d.raw)

@@ -124,7 +124,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	// words (with its phrases alike, so that both count the same).
 	sourced := f.Source != "" && !q.AddressesOnly() && (match != "" || not != "")
 	if sourced {
-		w := sourceWord(org, f.Source)
+		w := `"` + sourceWord(org, f.Source) + `"`
 		if expr == "" {
 			expr = w + " NOT (" + not + ")"
 		} else {

@@ -19,17 +19,37 @@ import (
 // multiocular O) no log writes.
 const sourceMark = 'ꙮ'
 
-// sourceWord is the word of org's artifacts of source, as an FTS5 string.
+// sourceWord is the word of org's artifacts of source.
 func sourceWord(org, source string) string {
-	return `"` + string(sourceMark) + hex.EncodeToString([]byte(org)) + "x" + hex.EncodeToString([]byte(source)) + `"`
+	return string(sourceMark) + hex.EncodeToString([]byte(org)) + "x" + hex.EncodeToString([]byte(source))
 }
 
-// indexText is the text artifacts_fts indexes for an artifact of org and
-// source whose line is raw: the line, sourceMark replaced by a space, and
-// the source word on a line of its own (so that no phrase spans both).
-func indexText(raw, org, source string) string {
-	w := sourceWord(org, source)
-	return sourceFree(raw) + "\n" + w[1:len(w)-1]
+// indexText is the text artifacts_fts indexes for an artifact whose line
+// is raw and whose org and source have the word word (sourceWord): the
+// line, sourceMark replaced by a space, and the word on a line of its own
+// (so that no phrase spans both).
+func indexText(raw, word string) string {
+	return sourceFree(raw) + "\n" + word
+}
+
+// sourceWords are the source words of org's artifacts, each computed once
+// (a batch holds a few sources).
+type sourceWords struct {
+	org   string
+	words map[string]string
+}
+
+// of returns the word of source.
+func (w *sourceWords) of(source string) string {
+	if v, ok := w.words[source]; ok {
+		return v
+	}
+	if w.words == nil {
+		w.words = map[string]string{}
+	}
+	v := sourceWord(w.org, source)
+	w.words[source] = v
+	return v
 }
 
 // sourceFree returns s with sourceMark replaced by a space: the line as
