@@ -33,44 +33,16 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	// So are the address keys.
 	lines := newLineKeys(arts)
 	err := s.tx(ctx, func(tx *wtx) error {
-		ins, err := tx.stmt(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
-		if err != nil {
+		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), words: sourceWords{org: org}}
+		if err := w.insert(ctx); err != nil {
 			return err
 		}
-		fts, err := tx.stmt(ctx, `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`)
-		if err != nil {
-			return err
-		}
+		rowids := w.rowids
 		var keys addrRows
-		words := sourceWords{org: org}
-		rowids := make([]int64, len(arts))
-		for i, a := range arts {
-			ctx, err := uninterrupted(ctx)
-			if err != nil {
-				return err
+		for i, rowid := range rowids {
+			if rowid != 0 {
+				keys.addKeys(rowid, lines.of(i))
 			}
-			meta := a.Metadata
-			if len(meta) == 0 {
-				meta = json.RawMessage("{}")
-			}
-			res, err := ins.ExecContext(ctx, a.ID, org, a.Source, raws[i], nanos(a.Timestamp), string(meta), nanos(a.CreatedAt),
-				nullJSON(a.Event), nullJSON(a.Enrichment))
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue // already stored
-			}
-			rowid, err := res.LastInsertId()
-			if err != nil {
-				return err
-			}
-			if _, err := fts.ExecContext(ctx, rowid, indexText(a.Raw, words.of(a.Source))); err != nil {
-				return err
-			}
-			keys.addKeys(rowid, lines.of(i))
-			rowids[i] = rowid
 		}
 		if err := keys.write(ctx, tx, false); err != nil {
 			return err

@@ -69,6 +69,11 @@ type Store struct {
 	// stmts are the writer's prepared statements (tx.go), used by its
 	// transactions under wmu.
 	stmts stmtCache
+	// cacheGet is CacheGet's statement on the readers, once prepared.
+	cacheGet struct {
+		once sync.Once
+		st   *sql.Stmt
+	}
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -238,6 +243,9 @@ func (s *Store) Close() error {
 	var errs []error
 	if s.tally != nil {
 		errs = append(errs, s.saveTally())
+	}
+	if s.cacheGet.st != nil {
+		errs = append(errs, s.cacheGet.st.Close())
 	}
 	if s.r != nil {
 		errs = append(errs, s.r.Close(), s.search.Close())
