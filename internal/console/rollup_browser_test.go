@@ -2,8 +2,6 @@ package console_test
 
 import (
 	"fmt"
-	"net/http"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -24,12 +22,9 @@ import (
 // addresses: they are not captured lines, as in internal/api's roll-up
 // tests.
 func TestBrowserRollup(t *testing.T) {
-	node, chromium := browserTools(t)
-	dir := t.TempDir()
-	bin := buildVigil(t, dir)
-	data := filepath.Join(dir, "data")
-	base := startServe(t, bin, data)
-	admin := mintToken(t, bin, data, time.Hour, "acme", "admin")
+	srv := serveForBrowser(t)
+	base := srv.base
+	admin := srv.token(time.Hour, "acme", "admin")
 
 	const scanners = 60
 	scanner := func(i int) string { return fmt.Sprintf("198.51.%d.%d", 100+i/200, 1+i%200) }
@@ -75,7 +70,7 @@ func TestBrowserRollup(t *testing.T) {
 	if srcs.Total != scanners-1 || len(srcs.Sources) != 1 || srcs.Sources[0].Node.Value != scanner(0) || srcs.Sources[0].Count != alerts(0) {
 		t.Fatalf("setup: the roll-up's sources %+v: want %d, %s first with %d", srcs, scanners-1, scanner(0), alerts(0))
 	}
-	runBrowser(t, node, chromium, "rollup.mjs", 2*time.Minute, "BASE_URL="+base, "TOKEN_ADMIN="+admin,
+	srv.browse("rollup.mjs", 2*time.Minute, "TOKEN_ADMIN="+admin,
 		"ROLLUP="+rollup, "RAISED="+raised, "RAISED_IP="+raisedIP, "SOURCES="+strconv.Itoa(scanners-1),
 		"HEAVIEST="+scanner(0), "HEAVIEST_COUNT="+strconv.Itoa(alerts(0)))
 }
@@ -90,13 +85,6 @@ func eveScanAlert(at time.Time, src string) map[string]string {
 		`"alert":{"action":"allowed","gid":1,"signature_id":2001219,"rev":20,"signature":"ET SCAN Potential SSH Scan","category":"Attempted Information Leak","severity":2},`+
 		`"direction":"to_server","flow":{"pkts_toserver":1,"pkts_toclient":0,"bytes_toserver":74,"bytes_toclient":0,"start":"%s"}}`,
 		stamp, at.UnixNano()%1e15, src, 40000+at.Second()*300, stamp)}
-}
-
-func post(t *testing.T, base, token string, arts []map[string]string) {
-	t.Helper()
-	if st := apiDo(t, "POST", base+"/v1/artifacts", token, map[string]any{"artifacts": arts}, nil); st != http.StatusAccepted {
-		t.Fatalf("POST /v1/artifacts: %d", st)
-	}
 }
 
 // settleRollup waits until every artifact is stored and the org's queue
