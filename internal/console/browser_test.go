@@ -365,13 +365,8 @@ func observe(t *testing.T, base, token string, obs map[string]any) string {
 // changing, and returns the address of the largest SSH brute force.
 func attacker(t *testing.T, base, token string, n int) string {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	last := ""
-	for {
-		var arts struct {
-			Total int `json:"total"`
-		}
-		apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+	last, best := "", ""
+	settle(t, 500*time.Millisecond, "artifacts and incidents", func() (string, bool) {
 		var incs struct {
 			Incidents []struct {
 				Title         string `json:"title"`
@@ -379,22 +374,46 @@ func attacker(t *testing.T, base, token string, n int) string {
 			} `json:"incidents"`
 			Total int `json:"total"`
 		}
+		stored := storedArtifacts(t, base, token)
 		apiDo(t, "GET", base+"/v1/incidents?limit=1000&q=SSH+brute+force", token, nil, &incs)
-		best, count := "", 0
+		count := 0
+		best = ""
 		for _, i := range incs.Incidents {
 			if i.ArtifactCount > count {
 				best, count = i.Title, i.ArtifactCount
 			}
 		}
-		state := fmt.Sprint(arts.Total, incs.Total, best, count)
-		if arts.Total == n && best != "" && state == last {
-			f := strings.Fields(strings.TrimPrefix(best, "SSH brute force from "))
-			return f[0]
-		}
+		state := fmt.Sprint(stored, incs.Total, best, count)
+		done := stored == n && best != "" && state == last
 		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("artifacts and incidents not settled: %s", state)
+		return state, done
+	})
+	return strings.Fields(strings.TrimPrefix(best, "SSH brute force from "))[0]
+}
+
+// storedArtifacts is how many artifacts the org of token has stored.
+func storedArtifacts(t *testing.T, base, token string) int {
+	t.Helper()
+	var arts struct {
+		Total int `json:"total"`
+	}
+	apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+	return arts.Total
+}
+
+// settle asks f every interval until it reports done, and fails the test
+// with f's last state when 90 s have passed without.
+func settle(t *testing.T, every time.Duration, what string, f func() (state string, done bool)) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		state, done := f()
+		if done {
+			return
 		}
-		time.Sleep(500 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not settled: %s", what, state)
+		}
+		time.Sleep(every) // polling the API, which has no event to wait for
 	}
 }

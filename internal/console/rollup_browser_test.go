@@ -92,12 +92,7 @@ func eveScanAlert(at time.Time, src string) map[string]string {
 // it, and returns their ids.
 func settleRollup(t *testing.T, base, token string, artifacts, sources int) (rollup, raised string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		var arts struct {
-			Total int `json:"total"`
-		}
-		apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+	settle(t, 200*time.Millisecond, "the roll-up", func() (string, bool) {
 		var incs struct {
 			Incidents []struct {
 				ID       string                   `json:"id"`
@@ -105,9 +100,9 @@ func settleRollup(t *testing.T, base, token string, artifacts, sources int) (rol
 				RaisedBy *struct{ Reason string } `json:"raised_by"`
 			} `json:"incidents"`
 		}
+		stored := storedArtifacts(t, base, token)
 		apiDo(t, "GET", base+"/v1/incidents?limit=1000", token, nil, &incs)
 		rollup, raised = "", ""
-		n := 0
 		for _, i := range incs.Incidents {
 			switch {
 			case i.Rollup != nil && i.Rollup.Sources == sources:
@@ -116,13 +111,8 @@ func settleRollup(t *testing.T, base, token string, artifacts, sources int) (rol
 				raised = i.ID
 			}
 		}
-		n = len(incs.Incidents)
-		if arts.Total == artifacts && rollup != "" && raised != "" && n == 2 {
-			return rollup, raised
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not settled: %d of %d artifacts stored, incidents %+v", arts.Total, artifacts, incs.Incidents)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d of %d artifacts stored, incidents %+v", stored, artifacts, incs.Incidents),
+			stored == artifacts && rollup != "" && raised != "" && len(incs.Incidents) == 2
+	})
+	return rollup, raised
 }
