@@ -121,6 +121,24 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	return nil
 }
 
+// validator is a request body that checks itself, as a create (every
+// required field present) or as an update.
+type validator interface{ validate(create bool) error }
+
+// decodeValid decodes r's body into b (decode) and validates it; on
+// either failure it answers the error and returns false.
+func (s *Server) decodeValid(w http.ResponseWriter, r *http.Request, b validator, create bool) bool {
+	err := decode(w, r, b)
+	if err == nil {
+		err = b.validate(create)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return false
+	}
+	return true
+}
+
 // readBody reads a request body of at most MaxBodyBytes. The buffer is
 // made for the declared length, which limitBody took from the budget of
 // bodies before any byte was read (a buffer grown as the body arrives

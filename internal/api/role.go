@@ -52,12 +52,7 @@ func (b *roleBody) validate(create bool) error {
 
 func (s *Server) createRole(w http.ResponseWriter, r *http.Request) {
 	var b roleBody
-	if err := decode(w, r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := b.validate(true); err != nil {
-		s.fail(w, r, err)
+	if !s.decodeValid(w, r, &b, true) {
 		return
 	}
 	now := s.now()
@@ -84,12 +79,7 @@ func (s *Server) listRoles(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateRole(w http.ResponseWriter, r *http.Request) {
 	var b roleBody
-	if err := decode(w, r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := b.validate(false); err != nil {
-		s.fail(w, r, err)
+	if !s.decodeValid(w, r, &b, false) {
 		return
 	}
 	role, err := s.store.UpdateRole(r.Context(), principal(r.Context()).OrgID, r.PathValue("id"),

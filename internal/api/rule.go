@@ -66,12 +66,7 @@ func (b *ruleBody) validate(create bool) error {
 
 func (s *Server) createRule(w http.ResponseWriter, r *http.Request) {
 	var b ruleBody
-	if err := decode(w, r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := b.validate(true); err != nil {
-		s.fail(w, r, err)
+	if !s.decodeValid(w, r, &b, true) {
 		return
 	}
 	now := s.now()
@@ -139,12 +134,7 @@ func (s *Server) listRules(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) updateRule(w http.ResponseWriter, r *http.Request) {
 	var b ruleBody
-	if err := decode(w, r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := b.validate(false); err != nil {
-		s.fail(w, r, err)
+	if !s.decodeValid(w, r, &b, false) {
 		return
 	}
 	u := vigil.RuleUpdate{Name: b.Name, Priority: b.Priority, Enabled: b.Enabled, Severity: b.Severity,

@@ -54,12 +54,7 @@ type previewMatch struct {
 // it needs incidents:read.
 func (s *Server) previewRule(w http.ResponseWriter, r *http.Request) {
 	var b previewBody
-	if err := decode(w, r, &b); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := b.validate(false); err != nil {
-		s.fail(w, r, err)
+	if !s.decodeValid(w, r, &b, false) {
 		return
 	}
 	rule := &vigil.Rule{ID: vigil.NewID(), Name: "preview", Priority: vigil.MaxRulePriority, Enabled: true,

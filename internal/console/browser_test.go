@@ -28,19 +28,12 @@ import (
 // missing: .ci/run installs them. VIGIL_CONSOLE_SHOTS names a directory
 // for the screenshots of each screen (docs/console/ keeps them).
 func TestBrowser(t *testing.T) {
-	node, chromium := browserTools(t)
+	srv := serveForBrowser(t)
+	base, token := srv.base, srv.token
 	datasets := filepath.Join("..", "..", "..", "shared", "datasets")
 	log := filepath.Join(datasets, "auth", "loghub-Linux_2k.log")
 	if _, err := os.Stat(log); err != nil {
 		t.Fatalf("dataset missing: %v", err)
-	}
-
-	dir := t.TempDir()
-	bin := buildVigil(t, dir)
-	data := filepath.Join(dir, "data")
-	base := startServe(t, bin, data)
-	token := func(ttl time.Duration, org string, perms ...string) string {
-		return mintToken(t, bin, data, ttl, org, perms...)
 	}
 	admin := token(time.Hour, "acme", "admin")
 	reader := token(time.Hour, "acme", "incidents:read", "observations:read", "signals:read")
@@ -65,19 +58,13 @@ func TestBrowser(t *testing.T) {
 	sensors := 55
 	var beacon string
 	for i := range sensors {
-		var o struct {
-			IncidentID string `json:"incident_id"`
-		}
 		host := fmt.Sprintf("sensor-%02d", i)
-		if st := apiDo(t, "POST", base+"/v1/observations", admin, map[string]any{"type": "network", "severity": "medium",
+		beacon = observe(t, base, admin, map[string]any{"type": "network", "severity": "medium",
 			"description": "Beaconing to 203.0.113.50 seen by " + host,
-			"nodes":       []map[string]string{{"type": "IP", "value": "203.0.113.50"}, {"type": "Host", "value": host}}}, &o); st != http.StatusCreated {
-			t.Fatalf("post observation: %d", st)
-		}
-		beacon = o.IncidentID
+			"nodes":       []map[string]string{{"type": "IP", "value": "203.0.113.50"}, {"type": "Host", "value": host}}})
 	}
 
-	runBrowser(t, node, chromium, "console.mjs", 5*time.Minute, "BASE_URL="+base, "ATTACKER_IP="+ip,
+	srv.browse("console.mjs", 5*time.Minute, "ATTACKER_IP="+ip,
 		"FIRST_ATTEMPT="+attack.firstRaw, "ATTACK_ARTIFACTS="+strconv.Itoa(attack.count),
 		"ATTACK_FIRST="+attack.first.Format(time.RFC3339Nano), "ATTACK_LAST="+attack.last.Format(time.RFC3339Nano),
 		"BEACON_INCIDENT="+beacon, "SENSORS="+strconv.Itoa(sensors),
@@ -143,6 +130,40 @@ func attackOf(t *testing.T, base, token, ip string) attack {
 		t.Fatalf("the brute force's observations name %d artifacts, its count is %d", len(seen), largest.ArtifactCount)
 	}
 	return out
+}
+
+// served is a `vigil serve` of a data dir of its own (startServe) for a
+// browser test, with the command that runs it and the tools that drive
+// a browser (browserTools).
+type served struct {
+	t              *testing.T
+	node, chromium string
+	bin, data      string
+	base           string
+}
+
+// serveForBrowser builds vigil and serves a fresh data dir with it, for
+// a browser test.
+func serveForBrowser(t *testing.T) *served {
+	t.Helper()
+	node, chromium := browserTools(t)
+	dir := t.TempDir()
+	bin := buildVigil(t, dir)
+	data := filepath.Join(dir, "data")
+	return &served{t: t, node: node, chromium: chromium, bin: bin, data: data, base: startServe(t, bin, data)}
+}
+
+// token mints a token of the server (mintToken).
+func (s *served) token(ttl time.Duration, org string, perms ...string) string {
+	s.t.Helper()
+	return mintToken(s.t, s.bin, s.data, ttl, org, perms...)
+}
+
+// browse runs script of browser/ against the server (runBrowser, with
+// BASE_URL set).
+func (s *served) browse(script string, timeout time.Duration, env ...string) {
+	s.t.Helper()
+	runBrowser(s.t, s.node, s.chromium, script, timeout, append([]string{"BASE_URL=" + s.base}, env...)...)
 }
 
 // buildVigil builds the vigil command into dir and returns its path.
@@ -309,28 +330,43 @@ func apiDo(t *testing.T, method, url, token string, body any, out any) int {
 	return res.StatusCode
 }
 
+// ingest posts lines as artifacts of source.
 func ingest(t *testing.T, base, token, source string, lines []string) {
 	t.Helper()
 	arts := make([]map[string]string, len(lines))
 	for i, l := range lines {
 		arts[i] = map[string]string{"source": source, "raw": l}
 	}
+	post(t, base, token, arts)
+}
+
+// post posts arts to /v1/artifacts, which must accept them.
+func post(t *testing.T, base, token string, arts []map[string]string) {
+	t.Helper()
 	if st := apiDo(t, "POST", base+"/v1/artifacts", token, map[string]any{"artifacts": arts}, nil); st != http.StatusAccepted {
-		t.Fatalf("ingest: %d", st)
+		t.Fatalf("POST /v1/artifacts: %d", st)
 	}
+}
+
+// observe posts an observation, which must be created, and returns the
+// incident it joined.
+func observe(t *testing.T, base, token string, obs map[string]any) string {
+	t.Helper()
+	var o struct {
+		IncidentID string `json:"incident_id"`
+	}
+	if st := apiDo(t, "POST", base+"/v1/observations", token, obs, &o); st != http.StatusCreated {
+		t.Fatalf("POST /v1/observations: %d", st)
+	}
+	return o.IncidentID
 }
 
 // attacker waits until every line is stored and the incidents stop
 // changing, and returns the address of the largest SSH brute force.
 func attacker(t *testing.T, base, token string, n int) string {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	last := ""
-	for {
-		var arts struct {
-			Total int `json:"total"`
-		}
-		apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+	last, best := "", ""
+	settle(t, 500*time.Millisecond, "artifacts and incidents", func() (string, bool) {
 		var incs struct {
 			Incidents []struct {
 				Title         string `json:"title"`
@@ -338,22 +374,46 @@ func attacker(t *testing.T, base, token string, n int) string {
 			} `json:"incidents"`
 			Total int `json:"total"`
 		}
+		stored := storedArtifacts(t, base, token)
 		apiDo(t, "GET", base+"/v1/incidents?limit=1000&q=SSH+brute+force", token, nil, &incs)
-		best, count := "", 0
+		count := 0
+		best = ""
 		for _, i := range incs.Incidents {
 			if i.ArtifactCount > count {
 				best, count = i.Title, i.ArtifactCount
 			}
 		}
-		state := fmt.Sprint(arts.Total, incs.Total, best, count)
-		if arts.Total == n && best != "" && state == last {
-			f := strings.Fields(strings.TrimPrefix(best, "SSH brute force from "))
-			return f[0]
-		}
+		state := fmt.Sprint(stored, incs.Total, best, count)
+		done := stored == n && best != "" && state == last
 		last = state
-		if time.Now().After(deadline) {
-			t.Fatalf("artifacts and incidents not settled: %s", state)
+		return state, done
+	})
+	return strings.Fields(strings.TrimPrefix(best, "SSH brute force from "))[0]
+}
+
+// storedArtifacts is how many artifacts the org of token has stored.
+func storedArtifacts(t *testing.T, base, token string) int {
+	t.Helper()
+	var arts struct {
+		Total int `json:"total"`
+	}
+	apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+	return arts.Total
+}
+
+// settle asks f every interval until it reports done, and fails the test
+// with f's last state when 90 s have passed without.
+func settle(t *testing.T, every time.Duration, what string, f func() (state string, done bool)) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		state, done := f()
+		if done {
+			return
 		}
-		time.Sleep(500 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s not settled: %s", what, state)
+		}
+		time.Sleep(every) // polling the API, which has no event to wait for
 	}
 }

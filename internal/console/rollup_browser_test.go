@@ -2,8 +2,6 @@ package console_test
 
 import (
 	"fmt"
-	"net/http"
-	"path/filepath"
 	"strconv"
 	"testing"
 	"time"
@@ -24,12 +22,9 @@ import (
 // addresses: they are not captured lines, as in internal/api's roll-up
 // tests.
 func TestBrowserRollup(t *testing.T) {
-	node, chromium := browserTools(t)
-	dir := t.TempDir()
-	bin := buildVigil(t, dir)
-	data := filepath.Join(dir, "data")
-	base := startServe(t, bin, data)
-	admin := mintToken(t, bin, data, time.Hour, "acme", "admin")
+	srv := serveForBrowser(t)
+	base := srv.base
+	admin := srv.token(time.Hour, "acme", "admin")
 
 	const scanners = 60
 	scanner := func(i int) string { return fmt.Sprintf("198.51.%d.%d", 100+i/200, 1+i%200) }
@@ -75,7 +70,7 @@ func TestBrowserRollup(t *testing.T) {
 	if srcs.Total != scanners-1 || len(srcs.Sources) != 1 || srcs.Sources[0].Node.Value != scanner(0) || srcs.Sources[0].Count != alerts(0) {
 		t.Fatalf("setup: the roll-up's sources %+v: want %d, %s first with %d", srcs, scanners-1, scanner(0), alerts(0))
 	}
-	runBrowser(t, node, chromium, "rollup.mjs", 2*time.Minute, "BASE_URL="+base, "TOKEN_ADMIN="+admin,
+	srv.browse("rollup.mjs", 2*time.Minute, "TOKEN_ADMIN="+admin,
 		"ROLLUP="+rollup, "RAISED="+raised, "RAISED_IP="+raisedIP, "SOURCES="+strconv.Itoa(scanners-1),
 		"HEAVIEST="+scanner(0), "HEAVIEST_COUNT="+strconv.Itoa(alerts(0)))
 }
@@ -92,24 +87,12 @@ func eveScanAlert(at time.Time, src string) map[string]string {
 		stamp, at.UnixNano()%1e15, src, 40000+at.Second()*300, stamp)}
 }
 
-func post(t *testing.T, base, token string, arts []map[string]string) {
-	t.Helper()
-	if st := apiDo(t, "POST", base+"/v1/artifacts", token, map[string]any{"artifacts": arts}, nil); st != http.StatusAccepted {
-		t.Fatalf("POST /v1/artifacts: %d", st)
-	}
-}
-
 // settleRollup waits until every artifact is stored and the org's queue
 // holds a roll-up of sources sources and one incident raised apart from
 // it, and returns their ids.
 func settleRollup(t *testing.T, base, token string, artifacts, sources int) (rollup, raised string) {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		var arts struct {
-			Total int `json:"total"`
-		}
-		apiDo(t, "GET", base+"/v1/artifacts?limit=1", token, nil, &arts)
+	settle(t, 200*time.Millisecond, "the roll-up", func() (string, bool) {
 		var incs struct {
 			Incidents []struct {
 				ID       string                   `json:"id"`
@@ -117,9 +100,9 @@ func settleRollup(t *testing.T, base, token string, artifacts, sources int) (rol
 				RaisedBy *struct{ Reason string } `json:"raised_by"`
 			} `json:"incidents"`
 		}
+		stored := storedArtifacts(t, base, token)
 		apiDo(t, "GET", base+"/v1/incidents?limit=1000", token, nil, &incs)
 		rollup, raised = "", ""
-		n := 0
 		for _, i := range incs.Incidents {
 			switch {
 			case i.Rollup != nil && i.Rollup.Sources == sources:
@@ -128,13 +111,8 @@ func settleRollup(t *testing.T, base, token string, artifacts, sources int) (rol
 				raised = i.ID
 			}
 		}
-		n = len(incs.Incidents)
-		if arts.Total == artifacts && rollup != "" && raised != "" && n == 2 {
-			return rollup, raised
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not settled: %d of %d artifacts stored, incidents %+v", arts.Total, artifacts, incs.Incidents)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return fmt.Sprintf("%d of %d artifacts stored, incidents %+v", stored, artifacts, incs.Incidents),
+			stored == artifacts && rollup != "" && raised != "" && len(incs.Incidents) == 2
+	})
+	return rollup, raised
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,9 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/client"
-	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/queue"
 )
 
@@ -42,18 +39,12 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	secret := "nats-cluster-secret-0123456789abcdef0123"
-	env := []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t), "VIGIL_NATS_URL=" + cl.urls(),
-		"VIGIL_QUEUE_REPLICAS=3", "VIGIL_JWT_SECRET=" + secret}
-	api := startProcess(t, "api", "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0")
 	// --ack-wait 5s: what the worker fetched and whose acknowledgement a
 	// dying node took with it comes back 5 s later.
-	worker := startProcess(t, "worker", "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "5s")
-	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := newClient(api, tok)
+	d := startDeploymentOf(t, deploymentSpec{apis: 1, workers: 1, queue: []string{"VIGIL_NATS_URL=" + cl.urls(), "VIGIL_QUEUE_REPLICAS=3"},
+		workerArgs: []string{"--ack-wait", "5s"}})
+	api, worker := d.apis[0], d.workers[0]
+	c := newClient(api, d.token)
 
 	// Every stream Vigil made is replicated on all three nodes.
 	js := cl.client(t)
@@ -144,7 +135,7 @@ func TestNATSClusterNodeLoss(t *testing.T) {
 // from the kill until the node had rejoined.
 type nodeOutage struct {
 	what                        string
-	node                        *clusterNode
+	node                        *natsNode
 	leader                      bool // the node led the artifact stream when killed
 	killed, restarted, rejoined time.Time
 
@@ -275,17 +266,7 @@ func connectedNode(t *testing.T, p *proc) string {
 // natsCluster is a NATS cluster of the test's own: nats-server processes
 // on loopback, each with its store dir kept across restarts.
 type natsCluster struct {
-	nodes []*clusterNode
-}
-
-type clusterNode struct {
-	bin    string
-	name   string
-	url    string
-	conf   string
-	cmd    *exec.Cmd
-	exited chan struct{}
-	logs   *logBuffer
+	nodes []*natsNode
 }
 
 // natsServerForCluster is the nats-server the cluster runs: the one named
@@ -324,15 +305,8 @@ func startNATSCluster(t *testing.T, n int) *natsCluster {
 		syncLine = ""
 	}
 	// Every port first, so that each node's routes name them all.
-	var lns []net.Listener
-	for range 2 * n {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-	}
-	port := func(i int) int { return lns[i].Addr().(*net.TCPAddr).Port }
+	ports := freePorts(t, 2*n)
+	port := func(i int) int { return ports[i] }
 	var routes []string
 	for i := range n {
 		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", port(n+i)))
@@ -356,18 +330,9 @@ cluster {
 		if err := os.WriteFile(conf, []byte(text), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		cl.nodes = append(cl.nodes, &clusterNode{bin: bin, name: name, url: fmt.Sprintf("nats://127.0.0.1:%d", port(i)), conf: conf, logs: newLogBuffer()})
-	}
-	for _, ln := range lns {
-		ln.Close()
+		cl.nodes = append(cl.nodes, newNATSNode(t, name, bin, fmt.Sprintf("nats://127.0.0.1:%d", port(i)), "-c", conf))
 	}
 	for _, nd := range cl.nodes {
-		t.Cleanup(func() {
-			nd.kill(t)
-			if t.Failed() {
-				t.Logf("--- log of %s, last lines:\n%s", nd.name, nd.logs.tail(40))
-			}
-		})
 		nd.launch(t)
 	}
 	for _, nd := range cl.nodes {
@@ -385,7 +350,7 @@ func (cl *natsCluster) urls() string {
 	return strings.Join(u, ",")
 }
 
-func (cl *natsCluster) node(t *testing.T, name string) *clusterNode {
+func (cl *natsCluster) node(t *testing.T, name string) *natsNode {
 	t.Helper()
 	for _, nd := range cl.nodes {
 		if nd.name == name {
@@ -465,58 +430,4 @@ func (cl *natsCluster) awaitCurrent(t *testing.T, ctx context.Context, js jetstr
 		}
 		return fmt.Sprintf("stream %+v, consumer %+v", si.Cluster, cinfo.Cluster), current(si.Cluster) && current(cinfo.Cluster)
 	})
-}
-
-func (nd *clusterNode) launch(t *testing.T) {
-	t.Helper()
-	nd.cmd = exec.Command(nd.bin, "-c", nd.conf)
-	nd.cmd.Stdout, nd.cmd.Stderr = nd.logs, nd.logs
-	if err := nd.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", nd.bin, err)
-	}
-	nd.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) {
-		cmd.Wait()
-		close(exited)
-	}(nd.cmd, nd.exited)
-}
-
-// start starts the node again on its store dir and waits until JetStream
-// answers on it.
-func (nd *clusterNode) start(t *testing.T) {
-	t.Helper()
-	nd.launch(t)
-	nd.awaitJetStream(t)
-}
-
-// awaitJetStream waits until a client connected to this node alone gets
-// JetStream's account information (which needs the cluster's meta leader).
-func (nd *clusterNode) awaitJetStream(t *testing.T) {
-	t.Helper()
-	pollUntil(t, 30*time.Second, "JetStream on "+nd.name, func() (string, bool) {
-		select {
-		case <-nd.exited:
-			t.Fatalf("%s exited", nd.name)
-		default:
-		}
-		return jetStreamAnswers(nd.url)
-	})
-}
-
-func (nd *clusterNode) kill(t *testing.T) {
-	t.Helper()
-	if nd.cmd == nil {
-		return
-	}
-	select {
-	case <-nd.exited:
-		return
-	default:
-	}
-	nd.cmd.Process.Kill()
-	select {
-	case <-nd.exited:
-	case <-time.After(10 * time.Second):
-		t.Errorf("%s still running 10 s after SIGKILL", nd.name)
-	}
 }

@@ -3,9 +3,7 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
@@ -91,94 +87,15 @@ func TestNATSRestart(t *testing.T) {
 	}
 }
 
-// natsServer is a nats-server process of the test's own, on a port and a
-// store dir that survive its restarts.
-type natsServer struct {
-	port     int
-	storeDir string
-	url      string
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	logs     *logBuffer
-}
-
-// startNATS starts a JetStream nats-server on a free port, killed when the
-// test ends.
-func startNATS(t *testing.T) *natsServer {
+// startNATS starts a JetStream nats-server (natsServerBin) on a free
+// port, killed when the test ends, and waits until JetStream answers.
+func startNATS(t *testing.T) *natsNode {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	ns := &natsServer{port: port, storeDir: t.TempDir(), url: fmt.Sprintf("nats://127.0.0.1:%d", port), logs: newLogBuffer()}
-	t.Cleanup(func() {
-		ns.kill(t)
-		if t.Failed() {
-			t.Logf("--- log of nats-server, last lines:\n%s", ns.logs.tail(40))
-		}
-	})
+	port := freePorts(t, 1)[0]
+	ns := newNATSNode(t, "nats-server", natsServerBin, fmt.Sprintf("nats://127.0.0.1:%d", port),
+		"-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", t.TempDir())
 	ns.start(t)
 	return ns
-}
-
-// start runs nats-server and returns once JetStream answers.
-func (ns *natsServer) start(t *testing.T) {
-	t.Helper()
-	ns.cmd = exec.Command(natsServerBin, "-a", "127.0.0.1", "-p", strconv.Itoa(ns.port), "-js", "-sd", ns.storeDir)
-	ns.cmd.Stdout, ns.cmd.Stderr = ns.logs, ns.logs
-	if err := ns.cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v (the Debian package nats-server provides it)", natsServerBin, err)
-	}
-	ns.exited = make(chan struct{})
-	go func(cmd *exec.Cmd, exited chan struct{}) {
-		cmd.Wait()
-		close(exited)
-	}(ns.cmd, ns.exited)
-	pollUntil(t, 15*time.Second, "JetStream on the test's nats-server", func() (string, bool) {
-		return jetStreamAnswers(ns.url)
-	})
-}
-
-// jetStreamAnswers reports whether a client connected to url alone gets
-// JetStream's account information (on a cluster, that needs its meta
-// leader), and if not, why.
-func jetStreamAnswers(url string) (string, bool) {
-	nc, err := nats.Connect(url, nats.Timeout(time.Second), nats.NoReconnect())
-	if err != nil {
-		return err.Error(), false
-	}
-	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return err.Error(), false
-	}
-	actx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if _, err := js.AccountInfo(actx); err != nil {
-		return err.Error(), false
-	}
-	return "", true
-}
-
-// kill SIGKILLs the server, if running, and waits for it to be gone.
-func (ns *natsServer) kill(t *testing.T) {
-	t.Helper()
-	if ns.cmd == nil {
-		return
-	}
-	select {
-	case <-ns.exited:
-		return
-	default:
-	}
-	ns.cmd.Process.Kill()
-	select {
-	case <-ns.exited:
-	case <-time.After(10 * time.Second):
-		t.Errorf("nats-server still running 10 s after SIGKILL")
-	}
 }
 
 // reply is one answer of a load.

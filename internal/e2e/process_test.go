@@ -60,17 +60,38 @@ func childEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// proc is a running `vigil serve` child.
+// child is a process of the test's own (vigil, nats-server), its output
+// kept and its exit watched.
+type child struct {
+	name   string
+	cmd    *exec.Cmd
+	logs   *logBuffer
+	exited chan struct{} // closed once the child has exited
+	err    error         // of cmd.Wait, set before exited is closed
+}
+
+// startChild starts cmd, its output written to logs.
+func startChild(t testing.TB, name string, cmd *exec.Cmd, logs *logBuffer) *child {
+	t.Helper()
+	cmd.Stdout, cmd.Stderr = logs, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	c := &child{name: name, cmd: cmd, logs: logs, exited: make(chan struct{})}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.exited)
+	}()
+	return c
+}
+
+// proc is a running `vigil serve` or `vigil worker` child.
 type proc struct {
-	name string
-	cmd  *exec.Cmd
-	logs *logBuffer
+	*child
 	base string // http://host:port
 	// metrics is where its /metrics is: a serve's --metrics-addr (the
 	// harness gives each its own port), a worker's --addr.
 	metrics string
-	exited  chan struct{} // closed once the child has exited
-	err     error         // of cmd.Wait, set before exited is closed
 }
 
 // startVigil runs `vigil serve` on dataDir with a port the kernel picks,
@@ -92,15 +113,7 @@ func launch(t testing.TB, name, sub, dataDir string, env []string, args ...strin
 	logs := newLogBuffer()
 	cmd := exec.Command(vigilBin, argv...)
 	cmd.Env = childEnv(env...)
-	cmd.Stdout, cmd.Stderr = logs, logs
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("start %s: %v", name, err)
-	}
-	p := &proc{name: name, cmd: cmd, logs: logs, exited: make(chan struct{})}
-	go func() {
-		p.err = cmd.Wait()
-		close(p.exited)
-	}()
+	p := &proc{child: startChild(t, name, cmd, logs)}
 	t.Cleanup(func() {
 		p.kill(t)
 		if t.Failed() {
@@ -150,36 +163,36 @@ func startProcess(t testing.TB, name, sub, dataDir string, env []string, args ..
 }
 
 // kill SIGKILLs the child (if still running) and waits for it to be gone.
-func (p *proc) kill(t testing.TB) {
+func (c *child) kill(t testing.TB) {
 	t.Helper()
 	select {
-	case <-p.exited:
+	case <-c.exited:
 		return
 	default:
 	}
-	if err := p.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		t.Errorf("kill %s: %v", p.name, err)
+	if err := c.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("kill %s: %v", c.name, err)
 	}
 	select {
-	case <-p.exited:
+	case <-c.exited:
 	case <-time.After(10 * time.Second):
-		t.Errorf("%s still running 10s after SIGKILL", p.name)
+		t.Errorf("%s still running 10s after SIGKILL", c.name)
 	}
 }
 
 // terminate sends SIGTERM and waits up to limit for the child to exit. It
 // returns how long the exit took and the exit error (nil for status 0).
-func (p *proc) terminate(t *testing.T, limit time.Duration) (time.Duration, error) {
+func (c *child) terminate(t *testing.T, limit time.Duration) (time.Duration, error) {
 	t.Helper()
 	start := time.Now()
-	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatalf("SIGTERM %s: %v", p.name, err)
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("SIGTERM %s: %v", c.name, err)
 	}
 	select {
-	case <-p.exited:
-		return time.Since(start), p.err
+	case <-c.exited:
+		return time.Since(start), c.err
 	case <-time.After(limit):
-		t.Fatalf("%s still running %v after SIGTERM", p.name, limit)
+		t.Fatalf("%s still running %v after SIGTERM", c.name, limit)
 		return 0, nil
 	}
 }

@@ -3,16 +3,13 @@ package e2e_test
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/vigil-soc/vigil"
-	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/client"
-	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
 
 // TestScaleOut runs the deployment of docs/operations.md in miniature:
@@ -64,26 +61,11 @@ func TestScaleOut(t *testing.T) {
 		wg.Add(1)
 		go func(c *client.Client, b []client.NewArtifact) {
 			defer wg.Done()
-			for {
-				r, err := c.PostArtifacts(ctx, b)
-				if err != nil {
-					t.Errorf("post: %v", err)
-					return
-				}
-				if r.Status == http.StatusTooManyRequests {
-					time.Sleep(500 * time.Millisecond) // honouring Retry-After
-					continue
-				}
-				if r.Status != http.StatusAccepted || r.Accepted != len(b) {
-					t.Errorf("post: status %d accepted %d of %d: %s", r.Status, r.Accepted, len(b), r.Body)
-					return
-				}
-				mu.Lock()
-				for j, id := range r.IDs {
-					acked[id] = b[j].Raw
-				}
-				mu.Unlock()
-				return
+			ids := postAccepted(t, ctx, c, b, 500*time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			for j, id := range ids {
+				acked[id] = b[j].Raw
 			}
 		}(clients[i%2], b)
 	}
@@ -131,36 +113,4 @@ func TestScaleOut(t *testing.T) {
 		}
 	}
 	t.Logf("acknowledged %d, stored %d, incidents %d (worker-1 killed after %d of %d batches)", len(acked), s.total, len(got), rounds/2, rounds)
-}
-
-// deployment is the scale-out set-up of docs/operations.md in miniature:
-// API-only processes and worker processes sharing a fresh PostgreSQL
-// database and the external NATS.
-type deployment struct {
-	apis, workers []*proc
-	token         string // admin of org
-}
-
-// startDeployment starts apis API-only processes and workers worker
-// processes (two worker goroutines each, a short AckWait so that a killed
-// worker's messages come back quickly) and mints an admin token.
-func startDeployment(t *testing.T, apis, workers int) *deployment {
-	t.Helper()
-	natsURL, _, names := externalNATS(t)
-	secret := "scale-out-secret-0123456789abcdef01234567"
-	env := []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t), "VIGIL_NATS_URL=" + natsURL, "VIGIL_QUEUE_NAME=" + names.Queue,
-		"VIGIL_JWT_SECRET=" + secret}
-	d := &deployment{}
-	for i := 1; i <= apis; i++ {
-		d.apis = append(d.apis, startProcess(t, fmt.Sprintf("api-%d", i), "serve", t.TempDir(), env, "--workers", "0", "--ingest-wait", "0"))
-	}
-	for i := 1; i <= workers; i++ {
-		d.workers = append(d.workers, startProcess(t, fmt.Sprintf("worker-%d", i), "worker", t.TempDir(), env, "--workers", "2", "--ack-wait", "3s"))
-	}
-	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.token = tok
-	return d
 }

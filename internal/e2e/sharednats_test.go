@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/client"
 	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 )
@@ -60,11 +59,7 @@ func TestTwoDeploymentsOneNATS(t *testing.T) {
 
 	// B under a queue name of its own runs beside A.
 	b := startProcess(t, "deployment-b", "serve", t.TempDir(), envB, "--queue-name", ownQueue(t, js).Queue)
-	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"signals:write", "signals:read"}},
-		time.Hour, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
+	tok := signedToken(t, secret, "signals:write", "signals:read")
 	ca, cb := newClient(a, tok), newClient(b, tok)
 	for _, tc := range []struct {
 		name        string

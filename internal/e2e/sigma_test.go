@@ -55,26 +55,11 @@ func TestSigmaBruteForceTwoWorkers(t *testing.T) {
 		sem <- struct{}{}
 		go func(b []client.NewArtifact) {
 			defer func() { <-sem; wg.Done() }()
-			for {
-				r, err := c.PostArtifacts(ctx, b)
-				if err != nil {
-					t.Errorf("post: %v", err)
-					return
-				}
-				if r.Status == http.StatusTooManyRequests {
-					time.Sleep(200 * time.Millisecond) // honouring Retry-After
-					continue
-				}
-				if r.Status != http.StatusAccepted || r.Accepted != len(b) {
-					t.Errorf("post: status %d, accepted %d of %d", r.Status, r.Accepted, len(b))
-					return
-				}
-				mu.Lock()
-				for j, id := range r.IDs {
-					acked[id] = b[j].Raw
-				}
-				mu.Unlock()
-				return
+			ids := postAccepted(t, ctx, c, b, 200*time.Millisecond)
+			mu.Lock()
+			defer mu.Unlock()
+			for j, id := range ids {
+				acked[id] = b[j].Raw
 			}
 		}(b)
 	}

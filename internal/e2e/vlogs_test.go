@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/vigil-soc/vigil/internal/auth"
 	"github.com/vigil-soc/vigil/internal/client"
-	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/vlogs/vltest"
 )
 
@@ -32,20 +31,9 @@ type vlDeployment struct {
 
 func startVLDeployment(t *testing.T, c *vltest.Cluster, serveArgs ...string) *vlDeployment {
 	t.Helper()
-	natsURL, _, names := externalNATS(t)
-	secret := "vlogs-faults-secret-0123456789abcdef0123456"
-	env := []string{"VIGIL_DATABASE_URL=" + pgtest.FreshDB(t), "VIGIL_NATS_URL=" + natsURL, "VIGIL_QUEUE_NAME=" + names.Queue,
-		"VIGIL_JWT_SECRET=" + secret}
 	cluster := []string{"--artifacts-url", c.FrontURL(), "--artifacts-storage", c.StorageURLs()}
-	d := &vlDeployment{c: c}
-	d.api = startProcess(t, "api", "serve", t.TempDir(), env, append(append([]string{"--workers", "0", "--ingest-wait", "0"}, cluster...), serveArgs...)...)
-	d.worker = startProcess(t, "worker", "worker", t.TempDir(), env, append([]string{"--workers", "2"}, cluster...)...)
-	tok, err := auth.Mint([]byte(secret), auth.Claims{Subject: "e2e", OrgID: org, Permissions: []string{"admin"}}, time.Hour, time.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d.client = newClient(d.api, tok)
-	return d
+	d := startDeploymentOf(t, deploymentSpec{apis: 1, workers: 1, apiArgs: slices.Concat(cluster, serveArgs), workerArgs: cluster})
+	return &vlDeployment{c: c, api: d.apis[0], worker: d.workers[0], client: newClient(d.apis[0], d.token)}
 }
 
 // ingest posts the real lines of an auth and a firewall log of the datasets in
@@ -89,29 +77,17 @@ func startIngest(t *testing.T, ctx context.Context, c *client.Client, stop <-cha
 			for k := range 200 {
 				b = append(b, lines[(i*200+k)%len(lines)])
 			}
-			for {
-				r, err := c.PostArtifacts(ctx, b)
-				if err != nil {
-					t.Errorf("post: %v", err)
-					return
-				}
-				if r.Status == http.StatusTooManyRequests {
-					time.Sleep(200 * time.Millisecond) // honouring Retry-After
-					continue
-				}
-				if r.Status != http.StatusAccepted || r.Accepted != len(b) {
-					t.Errorf("post: status %d accepted %d of %d: %s", r.Status, r.Accepted, len(b), r.Body)
-					return
-				}
-				in.mu.Lock()
-				for j, id := range r.IDs {
-					in.acked[id] = b[j].Raw
-				}
-				in.n++
-				in.mu.Unlock()
-				in.batch <- struct{}{}
-				break
+			ids := postAccepted(t, ctx, c, b, 200*time.Millisecond)
+			if ids == nil {
+				return
 			}
+			in.mu.Lock()
+			for j, id := range ids {
+				in.acked[id] = b[j].Raw
+			}
+			in.n++
+			in.mu.Unlock()
+			in.batch <- struct{}{}
 		}
 	}()
 	return in

@@ -1,18 +1,14 @@
 package postgres_test
 
 import (
-	"os"
-	"path/filepath"
-	"regexp"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/postgres"
-	"github.com/vigil-soc/vigil/internal/search"
+	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
 // datasetArtifacts are the lines of the datasets' auth and firewall logs,
@@ -21,19 +17,10 @@ func datasetArtifacts(t *testing.T, t0 time.Time) []*vigil.Artifact {
 	t.Helper()
 	var arts []*vigil.Artifact
 	for _, src := range []string{"auth", "firewall"} {
-		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", src, "*"))
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for l := range strings.SplitSeq(string(b), "\n") {
-				if strings.TrimSpace(l) != "" {
-					a := newArtifact(l, t0.Add(time.Duration(len(arts))*time.Minute))
-					a.Source = src
-					arts = append(arts, a)
-				}
-			}
+		for _, l := range storetest.DatasetLines(t, src+"/*") {
+			a := newArtifact(l, t0.Add(time.Duration(len(arts))*time.Minute))
+			a.Source = src
+			arts = append(arts, a)
 		}
 	}
 	if len(arts) < 5000 {
@@ -42,71 +29,11 @@ func datasetArtifacts(t *testing.T, t0 time.Time) []*vigil.Artifact {
 	return arts
 }
 
-var ipv4 = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
-
-// addressQueries are searches of the most frequent address of arts: alone,
-// near misses (a part longer or shorter, within a longer run of numbers),
-// with another address (OR, AND, excluded), with a word, within a source.
+// addressQueries are searches of the most frequent address of arts
+// (storetest.AddressQueries) and of it with a word.
 func addressQueries(arts []*vigil.Artifact) []vigil.ArtifactFilter {
-	count := map[string]int{}
-	for _, a := range arts {
-		for _, ip := range ipv4.FindAllString(a.Raw, -1) {
-			count[ip]++
-		}
-	}
-	ips := make([]string, 0, len(count))
-	for ip := range count {
-		ips = append(ips, ip)
-	}
-	sort.Slice(ips, func(i, j int) bool {
-		return count[ips[i]] > count[ips[j]] || count[ips[i]] == count[ips[j]] && ips[i] < ips[j]
-	})
-	ip, ip2 := ips[0], ips[1]
-	return []vigil.ArtifactFilter{
-		{Query: ip}, {Query: ip + "0"}, {Query: "1" + ip}, {Query: ip[:len(ip)-1]},
-		{Query: ip + " OR " + ip2}, {Query: ip + " " + ip2}, {Query: ip + " -" + ip2}, {Query: "-" + ip},
-		{Query: ip + " proto"}, {Query: ip, Source: "firewall"},
-	}
-}
-
-// phraseTotal counts the artifacts of arts matching f by the query
-// language's definition: each term's tokens consecutive among the line's.
-func phraseTotal(t *testing.T, arts []*vigil.Artifact, f vigil.ArtifactFilter) int {
-	t.Helper()
-	q, err := search.Parse(f.Query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	has := func(toks []string, term search.Term) bool {
-		for i := 0; i+len(term.Tokens) <= len(toks); i++ {
-			if slices.Equal(toks[i:i+len(term.Tokens)], term.Tokens) {
-				return true
-			}
-		}
-		return false
-	}
-	n := 0
-	for _, a := range arts {
-		if f.Source != "" && a.Source != f.Source {
-			continue
-		}
-		toks := search.Tokens(a.Raw)
-		ok := len(q.Any) == 0
-		for _, g := range q.Any {
-			all := true
-			for _, term := range g {
-				all = all && has(toks, term)
-			}
-			ok = ok || all
-		}
-		for _, term := range q.Not {
-			ok = ok && !has(toks, term)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
+	ip, ip2 := storetest.FrequentAddresses(arts)
+	return append(storetest.AddressQueries(ip, ip2), vigil.ArtifactFilter{Query: ip + " proto"})
 }
 
 // TestAddressKeysFindThePhrases: searches of addresses read as keys find
@@ -130,27 +57,8 @@ func TestAddressKeysFindThePhrases(t *testing.T) {
 	if _, err := conn.Exec(ctx, `ANALYZE artifacts`); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range addressQueries(arts) {
-		want := phraseTotal(t, arts, f)
-		for _, exactUpTo := range []int{0, 50} {
-			postgres.SetAddressKeys(s, false)
-			page0, total0, est0, err := s.SearchArtifactsEstimated(ctx, org, f, exactUpTo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			postgres.SetAddressKeys(s, true)
-			page, total, est, err := s.SearchArtifactsEstimated(ctx, org, f, exactUpTo)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(artifactIDs(page), artifactIDs(page0)) || est != est0 || !est && total != total0 {
-				t.Errorf("%+v, exact up to %d: keys %d (estimated %v, page of %d), phrases %d (%v, %d)", f, exactUpTo, total, est, len(page), total0, est0, len(page0))
-			}
-			if !est && total != want {
-				t.Errorf("%+v, exact up to %d: total %d, want %d", f, exactUpTo, total, want)
-			}
-		}
-	}
+	keys := storetest.AddressKeys{Store: s, Org: org, Use: func(on bool) { postgres.SetAddressKeys(s, on) }}
+	keys.FindThePhrases(t, "a fresh store", arts, addressQueries(arts))
 	// The count of the most frequent address: its key in the index, no
 	// row rechecked.
 	f := addressQueries(arts)[0]
@@ -216,7 +124,7 @@ func TestAddressKeysOfOlderArtifacts(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := phraseTotal(t, arts, f); total != want {
+			if want := storetest.PhraseMatches(t, arts, f); total != want {
 				t.Errorf("keys %v, %+v: total %d, want %d", keys, f, total, want)
 			}
 		}
@@ -255,12 +163,4 @@ func TestAddressKeysOfOlderArtifacts(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(s3, true, nil)
-}
-
-func artifactIDs(arts []*vigil.Artifact) []string {
-	out := make([]string, len(arts))
-	for i, a := range arts {
-		out[i] = a.ID
-	}
-	return out
 }

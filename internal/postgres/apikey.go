@@ -59,23 +59,8 @@ func (s *Store) GetAPIKey(ctx context.Context, org, id string) (*vigil.APIKey, e
 
 // ListAPIKeys returns a page of org's keys, newest first.
 func (s *Store) ListAPIKeys(ctx context.Context, org string, p vigil.Page) ([]*vigil.APIKey, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM api_keys WHERE org_id = $1`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListAPIKeys", err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE org_id = $1
-		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListAPIKeys", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.APIKey, error) { return scanAPIKey(r) })
-	if err != nil {
-		return nil, 0, wrap("ListAPIKeys", err)
-	}
-	if out == nil {
-		out = []*vigil.APIKey{}
-	}
-	return out, total, nil
+	out, total, err := orgPage(ctx, s.pool, "api_keys", apiKeyCols, "created_at DESC, id DESC", scanAPIKey, org, p)
+	return out, total, wrap("ListAPIKeys", err)
 }
 
 // RevokeAPIKey marks a key of org revoked at now, once.

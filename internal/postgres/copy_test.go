@@ -10,6 +10,7 @@ import (
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/postgres"
+	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
 // CopyArtifacts, into a store of its own schema, stores what
@@ -69,7 +70,7 @@ func TestCopyArtifactsStoresWhatInsertStores(t *testing.T) {
 			t.Fatal(err)
 		}
 		if gotTotal != wantTotal || wantTotal == 0 || !slices.EqualFunc(got, want, sameArtifact) {
-			t.Errorf("%+v: copied %d %v, inserted %d %v", f, gotTotal, ids(got), wantTotal, ids(want))
+			t.Errorf("%+v: copied %d %v, inserted %d %v", f, gotTotal, storetest.ArtifactIDs(got), wantTotal, storetest.ArtifactIDs(want))
 		}
 	}
 	count := func(table string) (n int) {
@@ -112,12 +113,4 @@ func TestCopyArtifactsStoresWhatInsertStores(t *testing.T) {
 func sameArtifact(a, b *vigil.Artifact) bool {
 	return a.ID == b.ID && a.Source == b.Source && a.Raw == b.Raw && a.Timestamp.Equal(b.Timestamp) &&
 		string(a.Event) == string(b.Event) && string(a.Enrichment) == string(b.Enrichment)
-}
-
-func ids(arts []*vigil.Artifact) []string {
-	var s []string
-	for _, a := range arts {
-		s = append(s, a.ID)
-	}
-	return s
 }

@@ -67,23 +67,8 @@ func (s *Store) GetDetectionRule(ctx context.Context, org, id string) (*vigil.De
 
 // ListDetectionRules returns a page of org's detection rules, oldest first.
 func (s *Store) ListDetectionRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.DetectionRule, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM detection_rules WHERE org_id = $1`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListDetectionRules", err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+detectionRuleCols+` FROM detection_rules WHERE org_id = $1
-		ORDER BY created_at, id LIMIT $2 OFFSET $3`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListDetectionRules", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.DetectionRule, error) { return scanDetectionRule(r) })
-	if err != nil {
-		return nil, 0, wrap("ListDetectionRules", err)
-	}
-	if out == nil {
-		out = []*vigil.DetectionRule{}
-	}
-	return out, total, nil
+	out, total, err := orgPage(ctx, s.pool, "detection_rules", detectionRuleCols, "created_at, id", scanDetectionRule, org, p)
+	return out, total, wrap("ListDetectionRules", err)
 }
 
 // UpdateDetectionRule applies an update to a detection rule of org.

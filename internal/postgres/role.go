@@ -67,23 +67,8 @@ func (s *Store) GetRole(ctx context.Context, org, id string) (*vigil.Role, error
 
 // ListRoles returns a page of org's roles by name.
 func (s *Store) ListRoles(ctx context.Context, org string, p vigil.Page) ([]*vigil.Role, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM roles WHERE org_id = $1`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListRoles", err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+roleCols+` FROM roles WHERE org_id = $1 ORDER BY name, id LIMIT $2 OFFSET $3`,
-		append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListRoles", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.Role, error) { return scanRole(r) })
-	if err != nil {
-		return nil, 0, wrap("ListRoles", err)
-	}
-	if out == nil {
-		out = []*vigil.Role{}
-	}
-	return out, total, nil
+	out, total, err := orgPage(ctx, s.pool, "roles", roleCols, "name, id", scanRole, org, p)
+	return out, total, wrap("ListRoles", err)
 }
 
 // UpdateRole applies a partial update to a role of org.

@@ -78,23 +78,8 @@ func (s *Store) GetRule(ctx context.Context, org, id string) (*vigil.Rule, error
 // ListRules returns a page of org's rules by ascending priority, older
 // first on ties.
 func (s *Store) ListRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.Rule, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM rules WHERE org_id = $1`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListRules", err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+ruleCols+` FROM rules WHERE org_id = $1
-		ORDER BY priority, created_at, id LIMIT $2 OFFSET $3`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListRules", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.Rule, error) { return scanRule(r) })
-	if err != nil {
-		return nil, 0, wrap("ListRules", err)
-	}
-	if out == nil {
-		out = []*vigil.Rule{}
-	}
-	return out, total, nil
+	out, total, err := orgPage(ctx, s.pool, "rules", ruleCols, "priority, created_at, id", scanRule, org, p)
+	return out, total, wrap("ListRules", err)
 }
 
 // UpdateRule applies a partial update to a rule of org; one that changes

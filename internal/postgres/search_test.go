@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/postgres"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
 // searchCorpus is a set of lines that exercise the tokenizer: addresses,
@@ -171,7 +172,7 @@ func TestSearchEstimatedPostgres(t *testing.T) {
 		if _, again, _, err := s.SearchArtifactsEstimated(ctx, "o1", c.f, c.exactUpTo); err != nil || again != total {
 			t.Errorf("%+v up to %d: total %d, then %d (%v)", c.f, c.exactUpTo, total, again, err)
 		}
-		if fmt.Sprint(ids(page)) != fmt.Sprint(ids(want)) || len(page) != 20 {
+		if fmt.Sprint(storetest.ArtifactIDs(page)) != fmt.Sprint(storetest.ArtifactIDs(want)) || len(page) != 20 {
 			t.Errorf("%+v up to %d: page of %d differs from the exact search's", c.f, c.exactUpTo, len(page))
 		}
 	}

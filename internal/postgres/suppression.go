@@ -82,23 +82,8 @@ func (s *Store) GetSuppression(ctx context.Context, org, id string) (*vigil.Supp
 
 // ListSuppressions returns a page of org's suppressions, newest first.
 func (s *Store) ListSuppressions(ctx context.Context, org string, p vigil.Page) ([]*vigil.Suppression, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM suppressions WHERE org_id = $1`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListSuppressions", err)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+suppressionCols+` FROM suppressions WHERE org_id = $1
-		ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListSuppressions", err)
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.Suppression, error) { return scanSuppression(r) })
-	if err != nil {
-		return nil, 0, wrap("ListSuppressions", err)
-	}
-	if out == nil {
-		out = []*vigil.Suppression{}
-	}
-	return out, total, nil
+	out, total, err := orgPage(ctx, s.pool, "suppressions", suppressionCols, "created_at DESC, id DESC", scanSuppression, org, p)
+	return out, total, wrap("ListSuppressions", err)
 }
 
 // UpdateSuppression applies a partial update to a suppression of org.

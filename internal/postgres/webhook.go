@@ -22,18 +22,6 @@ func scanWebhook(row pgx.Row) (*vigil.Webhook, error) {
 	return &w, nil
 }
 
-func collectWebhooks(ctx context.Context, q querier, query string, args ...any) ([]*vigil.Webhook, error) {
-	rows, err := q.Query(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*vigil.Webhook, error) { return scanWebhook(r) })
-	if out == nil {
-		out = []*vigil.Webhook{}
-	}
-	return out, err
-}
-
 // CreateWebhook stores a subscription of org, unless org already has
 // vigil.MaxWebhooks. Creations in one org take turns (an advisory lock on
 // the org), so that two at once cannot both pass the limit.
@@ -69,12 +57,7 @@ func (s *Store) GetWebhook(ctx context.Context, org, id string) (*vigil.Webhook,
 
 // ListWebhooks returns a page of org's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, org string, p vigil.Page) ([]*vigil.Webhook, int, error) {
-	var total int
-	if err := s.pool.QueryRow(ctx, `SELECT COUNT(*) FROM webhooks WHERE org_id = $1`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListWebhooks", err)
-	}
-	out, err := collectWebhooks(ctx, s.pool, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = $1
-		ORDER BY created_at, id LIMIT $2 OFFSET $3`, append([]any{org}, pageArgs(p)...)...)
+	out, total, err := orgPage(ctx, s.pool, "webhooks", webhookCols, "created_at, id", scanWebhook, org, p)
 	return out, total, wrap("ListWebhooks", err)
 }
 
@@ -117,7 +100,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, org, id string) error {
 
 // AllWebhooks returns the subscriptions of every org.
 func (s *Store) AllWebhooks(ctx context.Context) ([]*vigil.Webhook, error) {
-	out, err := collectWebhooks(ctx, s.pool, `SELECT `+webhookCols+` FROM webhooks ORDER BY org_id, created_at, id`)
+	out, err := collect(ctx, s.pool, scanWebhook, `SELECT `+webhookCols+` FROM webhooks ORDER BY org_id, created_at, id`)
 	return out, wrap("AllWebhooks", err)
 }
 

@@ -2,9 +2,7 @@ package sqlite_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -14,6 +12,7 @@ import (
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/search"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
 // datasetLines stores the lines of the datasets' auth and firewall logs
@@ -25,21 +24,9 @@ func datasetLines(t *testing.T, s *sqlite.Store, org string, t0 time.Time) []*vi
 	for _, src := range []struct{ source, glob string }{
 		{"auth", "auth/*.log"}, {"firewall", "firewall/*"}, {"dns", "dns/dnsmasq-hotspot.log"},
 	} {
-		files, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", src.glob))
-		i := 0
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for l := range strings.SplitSeq(string(b), "\n") {
-				if strings.TrimSpace(l) == "" {
-					continue
-				}
-				at := t0.Add(time.Duration(i) * time.Second)
-				arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), OrgID: org, Source: src.source, Raw: l, Timestamp: at, CreatedAt: at})
-				i++
-			}
+		for i, l := range storetest.DatasetLines(t, src.glob) {
+			at := t0.Add(time.Duration(i) * time.Second)
+			arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), OrgID: org, Source: src.source, Raw: l, Timestamp: at, CreatedAt: at})
 		}
 	}
 	if len(arts) < 5000 {
@@ -54,88 +41,16 @@ func datasetLines(t *testing.T, s *sqlite.Store, org string, t0 time.Time) []*vi
 	return arts
 }
 
-var ipv4 = regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b`)
-
-// frequentAddresses returns the two addresses in the most lines of arts.
-func frequentAddresses(arts []*vigil.Artifact) (string, string) {
-	count := map[string]int{}
-	for _, a := range arts {
-		for _, ip := range ipv4.FindAllString(a.Raw, -1) {
-			count[ip]++
-		}
-	}
-	ips := make([]string, 0, len(count))
-	for ip := range count {
-		ips = append(ips, ip)
-	}
-	sort.Slice(ips, func(i, j int) bool {
-		return count[ips[i]] > count[ips[j]] || count[ips[i]] == count[ips[j]] && ips[i] < ips[j]
-	})
-	return ips[0], ips[1]
-}
-
-// phraseMatches counts the artifacts of arts passing f by the query
-// language's own definition: each term's tokens consecutive among the
-// line's (search.Tokens), in f's source and window.
-func phraseMatches(t *testing.T, arts []*vigil.Artifact, f vigil.ArtifactFilter) int {
-	t.Helper()
-	q, err := search.Parse(f.Query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	has := func(toks []string, term search.Term) bool {
-		for i := 0; i+len(term.Tokens) <= len(toks); i++ {
-			if slices.Equal(toks[i:i+len(term.Tokens)], term.Tokens) {
-				return true
-			}
-		}
-		return false
-	}
-	n := 0
-	for _, a := range arts {
-		if f.Source != "" && a.Source != f.Source || !inRange(f.Range, a.Timestamp) {
-			continue
-		}
-		toks := search.Tokens(a.Raw)
-		ok := len(q.Any) == 0
-		for _, g := range q.Any {
-			all := true
-			for _, term := range g {
-				all = all && has(toks, term)
-			}
-			ok = ok || all
-		}
-		for _, term := range q.Not {
-			ok = ok && !has(toks, term)
-		}
-		if ok {
-			n++
-		}
-	}
-	return n
-}
-
-// addressFilters are the searches of addresses the tests make: the most
-// frequent address alone, within a source and a window, near misses of
-// it (a part longer or shorter, the address within a longer run of
-// numbers), two addresses ORed and excluded.
+// addressFilters are the searches of addresses the tests make
+// (storetest.AddressQueries of the two most frequent), and the most
+// frequent within a window, the next within a source and a window.
 func addressFilters(arts []*vigil.Artifact) []vigil.ArtifactFilter {
-	ip, ip2 := frequentAddresses(arts)
+	ip, ip2 := storetest.FrequentAddresses(arts)
 	mid := arts[len(arts)/2].Timestamp
 	window := vigil.TimeRange{Start: mid.Add(-2 * time.Hour), End: mid.Add(90 * time.Minute)}
-	return []vigil.ArtifactFilter{
-		{Query: ip},
-		{Query: ip + "0"},
-		{Query: "1" + ip},
-		{Query: ip[:len(ip)-1]},
-		{Query: ip + " OR " + ip2},
-		{Query: ip + " " + ip2},
-		{Query: ip + " -" + ip2},
-		{Query: "-" + ip},
-		{Query: ip, Source: "firewall"},
-		{Query: ip, Range: window},
-		{Query: ip2, Source: "dns", Range: window},
-	}
+	return append(storetest.AddressQueries(ip, ip2),
+		vigil.ArtifactFilter{Query: ip, Range: window},
+		vigil.ArtifactFilter{Query: ip2, Source: "dns", Range: window})
 }
 
 // TestAddressQueries: a query of addresses answered from their keys finds
@@ -144,40 +59,12 @@ func addressFilters(arts []*vigil.Artifact) []vigil.ArtifactFilter {
 // defines: each address's parts consecutive among a line's tokens, so
 // not the address with a part one digit longer.
 func TestAddressQueries(t *testing.T) {
-	ctx := context.Background()
 	s := open(t)
 	arts := datasetLines(t, s, "o1", time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC))
-	for _, plan := range []struct {
-		name string
-		set  func()
-	}{
-		{"default plan", func() {}},
-		{"every way on small data", func() { sqlite.SetSearchPlan(s, 1, 100) }},
-	} {
-		plan.set()
-		for _, f := range addressFilters(arts) {
-			want := phraseMatches(t, arts, f)
-			for _, exactUpTo := range []int{0, 50} {
-				sqlite.SetAddressIndex(s, false)
-				page0, total0, est0, err := s.SearchArtifactsEstimated(ctx, "o1", f, exactUpTo)
-				if err != nil {
-					t.Fatal(err)
-				}
-				sqlite.SetAddressIndex(s, true)
-				page, total, est, err := s.SearchArtifactsEstimated(ctx, "o1", f, exactUpTo)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if total != total0 || est != est0 || !slices.Equal(ids(page), ids(page0)) {
-					t.Errorf("%s, %+v, exact up to %d: keys found %d (estimated %v, page %d), phrases %d (%v, %d)",
-						plan.name, f, exactUpTo, total, est, len(page), total0, est0, len(page0))
-				}
-				if !est && total != want {
-					t.Errorf("%s, %+v, exact up to %d: total %d, want %d", plan.name, f, exactUpTo, total, want)
-				}
-			}
-		}
-	}
+	keys := storetest.AddressKeys{Store: s, Org: "o1", Use: func(on bool) { sqlite.SetAddressIndex(s, on) }, SameEstimates: true}
+	keys.FindThePhrases(t, "default plan", arts, addressFilters(arts))
+	sqlite.SetSearchPlan(s, 1, 100)
+	keys.FindThePhrases(t, "every way on small data", arts, addressFilters(arts))
 }
 
 // addressesOnly reports whether f's query is made of addresses only
@@ -221,7 +108,7 @@ func TestAddressQueryPlans(t *testing.T) {
 		}
 	}
 	// A query with another word is still read by the phrase.
-	ip, _ := frequentAddresses(arts)
+	ip, _ := storetest.FrequentAddresses(arts)
 	ran, _, _ := searchStatements(t, s, "o1", vigil.ArtifactFilter{Query: ip + " udp"}, 0)
 	for _, st := range ran {
 		if strings.Contains(st.query, "artifacts_addr") {
@@ -271,7 +158,7 @@ func TestAddressBackfill(t *testing.T) {
 		t.Helper()
 		for _, f := range addressFilters(arts) {
 			ran, total, _ := searchStatements(t, s, "o1", f, 0)
-			if want := phraseMatches(t, arts, f); total != want {
+			if want := storetest.PhraseMatches(t, arts, f); total != want {
 				t.Errorf("%s, %+v: total %d, want %d", when, f, total, want)
 			}
 			if addressesOnly(t, f) && !slices.ContainsFunc(ran, func(st statement) bool { return strings.Contains(st.query, "artifacts_addr") }) {
@@ -294,12 +181,4 @@ func TestAddressBackfill(t *testing.T) {
 		}
 	}
 	check("after retention", kept)
-}
-
-func ids(arts []*vigil.Artifact) []string {
-	out := make([]string, len(arts))
-	for i, a := range arts {
-		out[i] = a.ID
-	}
-	return out
 }

@@ -59,25 +59,8 @@ func (s *Store) GetAPIKey(ctx context.Context, org, id string) (*vigil.APIKey, e
 
 // ListAPIKeys returns a page of org's keys, newest first.
 func (s *Store) ListAPIKeys(ctx context.Context, org string, p vigil.Page) ([]*vigil.APIKey, int, error) {
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM api_keys WHERE org_id = ?`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListAPIKeys", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+apiKeyCols+` FROM api_keys WHERE org_id = ?
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListAPIKeys", err)
-	}
-	defer rows.Close()
-	out := []*vigil.APIKey{}
-	for rows.Next() {
-		k, err := scanAPIKey(rows)
-		if err != nil {
-			return nil, 0, wrap("ListAPIKeys", err)
-		}
-		out = append(out, k)
-	}
-	return out, total, wrap("ListAPIKeys", rows.Err())
+	out, total, err := orgPage(ctx, s.r, "api_keys", apiKeyCols, "created_at DESC, id DESC", scanAPIKey, org, p)
+	return out, total, wrap("ListAPIKeys", err)
 }
 
 // RevokeAPIKey marks a key of org revoked at now, once.

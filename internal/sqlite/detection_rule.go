@@ -61,25 +61,8 @@ func (s *Store) GetDetectionRule(ctx context.Context, org, id string) (*vigil.De
 
 // ListDetectionRules returns a page of org's detection rules, oldest first.
 func (s *Store) ListDetectionRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.DetectionRule, int, error) {
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM detection_rules WHERE org_id = ?`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListDetectionRules", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+detectionRuleCols+` FROM detection_rules WHERE org_id = ?
-		ORDER BY created_at, id LIMIT ? OFFSET ?`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListDetectionRules", err)
-	}
-	defer rows.Close()
-	out := []*vigil.DetectionRule{}
-	for rows.Next() {
-		r, err := scanDetectionRule(rows)
-		if err != nil {
-			return nil, 0, wrap("ListDetectionRules", err)
-		}
-		out = append(out, r)
-	}
-	return out, total, wrap("ListDetectionRules", rows.Err())
+	out, total, err := orgPage(ctx, s.r, "detection_rules", detectionRuleCols, "created_at, id", scanDetectionRule, org, p)
+	return out, total, wrap("ListDetectionRules", err)
 }
 
 // UpdateDetectionRule applies an update to a detection rule of org.

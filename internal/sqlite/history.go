@@ -40,23 +40,6 @@ func scanEvent(row interface{ Scan(...any) error }) (*vigil.IncidentEvent, error
 	return &ev, nil
 }
 
-func collectEvents(ctx context.Context, q querier, query string, args ...any) ([]*vigil.IncidentEvent, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []*vigil.IncidentEvent{}
-	for rows.Next() {
-		ev, err := scanEvent(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ev)
-	}
-	return out, rows.Err()
-}
-
 // IncidentHistory returns a page of the events of incident id of org,
 // oldest first, and their total.
 func (s *Store) IncidentHistory(ctx context.Context, org, id string, p vigil.Page) ([]*vigil.IncidentEvent, int, error) {
@@ -69,7 +52,7 @@ func (s *Store) IncidentHistory(ctx context.Context, org, id string, p vigil.Pag
 	if err != nil {
 		return nil, 0, wrap("IncidentHistory", err)
 	}
-	out, err := collectEvents(ctx, s.r, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND +org_id = ?
+	out, err := collect(ctx, s.r, scanEvent, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND +org_id = ?
 		ORDER BY id LIMIT ? OFFSET ?`, append([]any{id, org}, pageArgs(p)...)...)
 	return out, total, wrap("IncidentHistory", err)
 }
@@ -78,7 +61,7 @@ func (s *Store) IncidentHistory(ctx context.Context, org, id string, p vigil.Pag
 // position after, in the order they were committed: here the id, as one
 // writer commits them one after the other.
 func (s *Store) IncidentEventsAfter(ctx context.Context, org string, after int64, limit int) ([]*vigil.IncidentEvent, error) {
-	out, err := collectEvents(ctx, s.r, `SELECT `+eventCols+` FROM incident_events WHERE org_id = ? AND id > ?
+	out, err := collect(ctx, s.r, scanEvent, `SELECT `+eventCols+` FROM incident_events WHERE org_id = ? AND id > ?
 		ORDER BY id LIMIT ?`, org, after, limit)
 	for _, ev := range out {
 		ev.Seq = ev.ID
@@ -96,7 +79,7 @@ func (s *Store) IncidentEventsHead(ctx context.Context, org string) (int64, erro
 // statusHistory returns the status changes of incident id of org, oldest
 // first: the history of the single-incident response.
 func statusHistory(ctx context.Context, q querier, org, id string) ([]vigil.StatusChange, error) {
-	evs, err := collectEvents(ctx, q, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND +org_id = ? AND type = ?
+	evs, err := collect(ctx, q, scanEvent, `SELECT `+eventCols+` FROM incident_events WHERE incident_id = ? AND +org_id = ? AND type = ?
 		ORDER BY id`, id, org, vigil.EventStatusChanged)
 	if err != nil {
 		return nil, err

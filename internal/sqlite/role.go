@@ -60,25 +60,8 @@ func (s *Store) GetRole(ctx context.Context, org, id string) (*vigil.Role, error
 
 // ListRoles returns a page of org's roles by name.
 func (s *Store) ListRoles(ctx context.Context, org string, p vigil.Page) ([]*vigil.Role, int, error) {
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM roles WHERE org_id = ?`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListRoles", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+roleCols+` FROM roles WHERE org_id = ? ORDER BY name, id LIMIT ? OFFSET ?`,
-		append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListRoles", err)
-	}
-	defer rows.Close()
-	out := []*vigil.Role{}
-	for rows.Next() {
-		r, err := scanRole(rows)
-		if err != nil {
-			return nil, 0, wrap("ListRoles", err)
-		}
-		out = append(out, r)
-	}
-	return out, total, wrap("ListRoles", rows.Err())
+	out, total, err := orgPage(ctx, s.r, "roles", roleCols, "name, id", scanRole, org, p)
+	return out, total, wrap("ListRoles", err)
 }
 
 // UpdateRole applies a partial update to a role of org.

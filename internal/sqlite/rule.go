@@ -78,25 +78,8 @@ func (s *Store) GetRule(ctx context.Context, org, id string) (*vigil.Rule, error
 // ListRules returns a page of org's rules by ascending priority, older
 // first on ties.
 func (s *Store) ListRules(ctx context.Context, org string, p vigil.Page) ([]*vigil.Rule, int, error) {
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM rules WHERE org_id = ?`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListRules", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+ruleCols+` FROM rules WHERE org_id = ?
-		ORDER BY priority, created_at, id LIMIT ? OFFSET ?`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListRules", err)
-	}
-	defer rows.Close()
-	out := []*vigil.Rule{}
-	for rows.Next() {
-		r, err := scanRule(rows)
-		if err != nil {
-			return nil, 0, wrap("ListRules", err)
-		}
-		out = append(out, r)
-	}
-	return out, total, wrap("ListRules", rows.Err())
+	out, total, err := orgPage(ctx, s.r, "rules", ruleCols, "priority, created_at, id", scanRule, org, p)
+	return out, total, wrap("ListRules", err)
 }
 
 // UpdateRule applies a partial update to a rule of org; one that changes

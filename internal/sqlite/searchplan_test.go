@@ -9,6 +9,7 @@ import (
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/sqlite"
+	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
 // statement is one statement a search ran, with its plan.
@@ -77,7 +78,7 @@ func TestListTotalPlans(t *testing.T) {
 		{Range: vigil.TimeRange{Start: window.Start}}, {Source: "auth", Range: vigil.TimeRange{End: window.End}}} {
 		want := 0
 		for _, a := range arts {
-			if (f.Source == "" || a.Source == f.Source) && inRange(f.Range, a.Timestamp) {
+			if (f.Source == "" || a.Source == f.Source) && storetest.InRange(f.Range, a.Timestamp) {
 				want++
 			}
 		}
@@ -164,7 +165,7 @@ func TestSourceFilterTotals(t *testing.T) {
 		} {
 			want := 0
 			for _, a := range arts {
-				if a.Source == c.source && inRange(c.r, a.Timestamp) && strings.Contains(a.Raw, strings.Fields(c.query)[0]) &&
+				if a.Source == c.source && storetest.InRange(c.r, a.Timestamp) && strings.Contains(a.Raw, strings.Fields(c.query)[0]) &&
 					!(strings.Contains(c.query, "-failed") && strings.Contains(a.Raw, "failed")) {
 					want++
 				}
@@ -188,25 +189,12 @@ func TestSourceFilterTotals(t *testing.T) {
 				case !estimated && total != want:
 					t.Errorf("plan %v, %q in %s %v up to %d: total %d, want %d", p, c.query, c.source, c.r, upTo, total, want)
 				}
-				if fmt.Sprint(artifactIDs(got)) != fmt.Sprint(artifactIDs(page)) {
+				if fmt.Sprint(storetest.ArtifactIDs(got)) != fmt.Sprint(storetest.ArtifactIDs(page)) {
 					t.Errorf("plan %v, %q in %s %v up to %d: page differs from the exact search's", p, c.query, c.source, c.r, upTo)
 				}
 			}
 		}
 	}
-}
-
-func artifactIDs(as []*vigil.Artifact) []string {
-	out := make([]string, len(as))
-	for i, a := range as {
-		out[i] = a.ID
-	}
-	return out
-}
-
-// inRange reports whether t is within r (start <= t < end, either open).
-func inRange(r vigil.TimeRange, t time.Time) bool {
-	return (r.Start.IsZero() || !t.Before(r.Start)) && (r.End.IsZero() || t.Before(r.End))
 }
 
 // TestCountsKeptExact: the per-bucket counts a list's total is summed

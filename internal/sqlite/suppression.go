@@ -69,25 +69,8 @@ func (s *Store) GetSuppression(ctx context.Context, org, id string) (*vigil.Supp
 
 // ListSuppressions returns a page of org's suppressions, newest first.
 func (s *Store) ListSuppressions(ctx context.Context, org string, p vigil.Page) ([]*vigil.Suppression, int, error) {
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM suppressions WHERE org_id = ?`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListSuppressions", err)
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT `+suppressionCols+` FROM suppressions WHERE org_id = ?
-		ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`, append([]any{org}, pageArgs(p)...)...)
-	if err != nil {
-		return nil, 0, wrap("ListSuppressions", err)
-	}
-	defer rows.Close()
-	out := []*vigil.Suppression{}
-	for rows.Next() {
-		sp, err := scanSuppression(rows)
-		if err != nil {
-			return nil, 0, wrap("ListSuppressions", err)
-		}
-		out = append(out, sp)
-	}
-	return out, total, wrap("ListSuppressions", rows.Err())
+	out, total, err := orgPage(ctx, s.r, "suppressions", suppressionCols, "created_at DESC, id DESC", scanSuppression, org, p)
+	return out, total, wrap("ListSuppressions", err)
 }
 
 // UpdateSuppression applies a partial update to a suppression of org.

@@ -26,23 +26,6 @@ func scanWebhook(row interface{ Scan(...any) error }) (*vigil.Webhook, error) {
 	return &w, nil
 }
 
-func collectWebhooks(ctx context.Context, q querier, query string, args ...any) ([]*vigil.Webhook, error) {
-	rows, err := q.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []*vigil.Webhook{}
-	for rows.Next() {
-		w, err := scanWebhook(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, w)
-	}
-	return out, rows.Err()
-}
-
 func typesJSON(types []string) string {
 	b, _ := json.Marshal(types)
 	return string(b)
@@ -79,12 +62,7 @@ func (s *Store) GetWebhook(ctx context.Context, org, id string) (*vigil.Webhook,
 
 // ListWebhooks returns a page of org's subscriptions, oldest first.
 func (s *Store) ListWebhooks(ctx context.Context, org string, p vigil.Page) ([]*vigil.Webhook, int, error) {
-	var total int
-	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM webhooks WHERE org_id = ?`, org).Scan(&total); err != nil {
-		return nil, 0, wrap("ListWebhooks", err)
-	}
-	out, err := collectWebhooks(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks WHERE org_id = ?
-		ORDER BY created_at, id LIMIT ? OFFSET ?`, append([]any{org}, pageArgs(p)...)...)
+	out, total, err := orgPage(ctx, s.r, "webhooks", webhookCols, "created_at, id", scanWebhook, org, p)
 	return out, total, wrap("ListWebhooks", err)
 }
 
@@ -138,7 +116,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, org, id string) error {
 
 // AllWebhooks returns the subscriptions of every org.
 func (s *Store) AllWebhooks(ctx context.Context) ([]*vigil.Webhook, error) {
-	out, err := collectWebhooks(ctx, s.r, `SELECT `+webhookCols+` FROM webhooks ORDER BY org_id, created_at, id`)
+	out, err := collect(ctx, s.r, scanWebhook, `SELECT `+webhookCols+` FROM webhooks ORDER BY org_id, created_at, id`)
 	return out, wrap("AllWebhooks", err)
 }
 

@@ -94,8 +94,8 @@ func testGetArtifacts(t *testing.T, s Store) {
 	if err != nil {
 		t.Fatalf("GetArtifacts: %v", err)
 	}
-	if !slices.Equal(artifactIDs(got), ids(b.ID, a.ID)) {
-		t.Fatalf("GetArtifacts = %v, want %v (the org's, in the order asked, each once)", artifactIDs(got), ids(b.ID, a.ID))
+	if !slices.Equal(ArtifactIDs(got), ids(b.ID, a.ID)) {
+		t.Fatalf("GetArtifacts = %v, want %v (the org's, in the order asked, each once)", ArtifactIDs(got), ids(b.ID, a.ID))
 	}
 	g := got[1]
 	if g.OrgID != org || g.Source != a.Source || g.Raw != a.Raw || !g.Timestamp.Equal(a.Timestamp) || !g.CreatedAt.Equal(a.CreatedAt) ||
@@ -103,12 +103,12 @@ func testGetArtifacts(t *testing.T, s Store) {
 		t.Errorf("GetArtifacts returned %+v, want %+v", g, a)
 	}
 	if got, err := s.GetArtifacts(t.Context(), org, nil); err != nil || len(got) != 0 {
-		t.Errorf("GetArtifacts(none) = %v, %v", artifactIDs(got), err)
+		t.Errorf("GetArtifacts(none) = %v, %v", ArtifactIDs(got), err)
 	}
 	many := mustArtifactIDs(t, s, org, 1201) // more than one chunk of any engine
 	got, err = s.GetArtifacts(t.Context(), org, many)
-	if err != nil || !slices.Equal(artifactIDs(got), many) {
-		t.Errorf("GetArtifacts of %d ids: %d returned in order? %v; err %v", len(many), len(got), slices.Equal(artifactIDs(got), many), err)
+	if err != nil || !slices.Equal(ArtifactIDs(got), many) {
+		t.Errorf("GetArtifacts of %d ids: %d returned in order? %v; err %v", len(many), len(got), slices.Equal(ArtifactIDs(got), many), err)
 	}
 }
 
@@ -195,8 +195,8 @@ func testArtifactInsertIdempotent(t *testing.T, s Store) {
 	if total != 3 || len(got) != 3 {
 		t.Fatalf("after inserting the same batch twice: %d artifacts, total %d; want 3, 3", len(got), total)
 	}
-	if !sameSet(artifactIDs(got), artifactIDs(batch)) {
-		t.Errorf("ids = %v, want %v", artifactIDs(got), artifactIDs(batch))
+	if !sameSet(ArtifactIDs(got), ArtifactIDs(batch)) {
+		t.Errorf("ids = %v, want %v", ArtifactIDs(got), ArtifactIDs(batch))
 	}
 	// A word search finds each artifact once, not once per insert.
 	if _, n := mustSearch(t, s, org, vigil.ArtifactFilter{Query: "password"}); n != 2 {
@@ -233,8 +233,8 @@ func testArtifactOrder(t *testing.T, s Store) {
 	if total != len(want) {
 		t.Errorf("total = %d, want %d", total, len(want))
 	}
-	if !slices.Equal(artifactIDs(got), want) {
-		t.Errorf("order = %v\nwant newest first, ties by id descending: %v", artifactIDs(got), want)
+	if !slices.Equal(ArtifactIDs(got), want) {
+		t.Errorf("order = %v\nwant newest first, ties by id descending: %v", ArtifactIDs(got), want)
 	}
 }
 
@@ -261,8 +261,8 @@ func testArtifactPaging(t *testing.T, s Store) {
 			if total != 5 {
 				t.Errorf("query %q limit %d offset %d: total = %d, want 5 (all matches)", q, tc.limit, tc.offset, total)
 			}
-			if !slices.Equal(artifactIDs(got), tc.want) {
-				t.Errorf("query %q limit %d offset %d: %v, want %v", q, tc.limit, tc.offset, artifactIDs(got), tc.want)
+			if !slices.Equal(ArtifactIDs(got), tc.want) {
+				t.Errorf("query %q limit %d offset %d: %v, want %v", q, tc.limit, tc.offset, ArtifactIDs(got), tc.want)
 			}
 		}
 	}
@@ -285,8 +285,8 @@ func testArtifactSourceFilter(t *testing.T, s Store) {
 		{"firewall", "sudo", []string{}},
 	} {
 		got, total := mustSearch(t, s, org, vigil.ArtifactFilter{Source: tc.source, Query: tc.query})
-		if total != len(tc.want) || !slices.Equal(artifactIDs(got), tc.want) {
-			t.Errorf("source %q query %q: %v (total %d), want %v", tc.source, tc.query, artifactIDs(got), total, tc.want)
+		if total != len(tc.want) || !slices.Equal(ArtifactIDs(got), tc.want) {
+			t.Errorf("source %q query %q: %v (total %d), want %v", tc.source, tc.query, ArtifactIDs(got), total, tc.want)
 		}
 	}
 }
@@ -312,8 +312,8 @@ func testArtifactTimeRange(t *testing.T, s Store) {
 	} {
 		for _, q := range []string{"", "ranged"} {
 			got, total := mustSearch(t, s, org, vigil.ArtifactFilter{Query: q, Range: tc.r})
-			if total != len(tc.want) || !slices.Equal(artifactIDs(got), tc.want) {
-				t.Errorf("%s (query %q): %v (total %d), want %v", tc.name, q, artifactIDs(got), total, tc.want)
+			if total != len(tc.want) || !slices.Equal(ArtifactIDs(got), tc.want) {
+				t.Errorf("%s (query %q): %v (total %d), want %v", tc.name, q, ArtifactIDs(got), total, tc.want)
 			}
 		}
 	}

@@ -34,8 +34,8 @@ func testIncidentParts(t *testing.T, s Store) {
 		// Newest first: a[5] (5 s) … a[0].
 		all := ids(a[5], a[4], a[3], a[2], a[1], a[0])
 		want := all[min(p.Offset, 6):min(p.Offset+p.Limit, 6)]
-		if total != 6 || !slices.Equal(artifactIDs(got), want) {
-			t.Errorf("IncidentArtifacts %+v = %v (total %d), want %v (total 6)", p, artifactIDs(got), total, want)
+		if total != 6 || !slices.Equal(ArtifactIDs(got), want) {
+			t.Errorf("IncidentArtifacts %+v = %v (total %d), want %v (total 6)", p, ArtifactIDs(got), total, want)
 		}
 		for _, x := range got {
 			if x.Raw == "" || x.Source != "test" || x.OrgID != org {

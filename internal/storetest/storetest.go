@@ -167,7 +167,8 @@ func mustArtifact(t *testing.T, s vigil.Store, org, id string) *vigil.Artifact {
 	return nil
 }
 
-func artifactIDs(as []*vigil.Artifact) []string {
+// ArtifactIDs are the ids of as, in order.
+func ArtifactIDs(as []*vigil.Artifact) []string {
 	out := []string{}
 	for _, a := range as {
 		out = append(out, a.ID)

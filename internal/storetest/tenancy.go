@@ -44,7 +44,7 @@ func testTenancyArtifacts(t *testing.T, s Store) {
 		{Range: vigil.TimeRange{Start: at(0), End: at(time.Hour)}},
 	} {
 		got, total := mustSearch(t, s, orgB, f)
-		if slices.Contains(artifactIDs(got), a.ID) {
+		if slices.Contains(ArtifactIDs(got), a.ID) {
 			t.Errorf("org B's search %+v returned org A's artifact", f)
 		}
 		want := 0

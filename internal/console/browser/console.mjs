@@ -2,16 +2,9 @@
 // internal/console/browser_test.go against a real `vigil serve` fed with
 // a real auth log. Every step asserts what an analyst would see; the
 // first failure ends the run with a non-zero exit and the step's name.
-import { chromium } from "playwright-core";
 import { strict as assert } from "node:assert";
-import { join } from "node:path";
+import { BASE, env, log, newPage, run, shot, signIn as harnessSignIn } from "./harness.mjs";
 
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const BASE = env("BASE_URL");
 const IP = env("ATTACKER_IP");
 const FIRST_ATTEMPT = env("FIRST_ATTEMPT");
 const ATTACK_ARTIFACTS = Number(env("ATTACK_ARTIFACTS"));
@@ -21,35 +14,24 @@ const ATTACK_LAST = new Date(env("ATTACK_LAST"));
 // utc writes a time as the console does ("2026-07-10 16:01:43").
 const utc = (d) => d.toISOString().slice(0, 19).replace("T", " ");
 const SENSORS = Number(env("SENSORS"));
-const SHOTS = env("SHOT_DIR");
 const tokens = { admin: env("TOKEN_ADMIN"), reader: env("TOKEN_READER"), other: env("TOKEN_OTHER"), short: env("TOKEN_SHORT") };
 
-let step = "launch";
-const log = (s) => { step = s; console.log("step:", s); };
-const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox", "--disable-gpu"] });
-const shot = (page, name) => page.screenshot({ path: join(SHOTS, name + ".png") });
+await run(async (browser) => {
+  // signIn signs in with token (harness.mjs), dialogs accepted and the
+  // last one's message kept in page.lastDialog.
+  const signIn = async (token, options = {}) => {
+    const s = await harnessSignIn(browser, token, options);
+    s.page.on("dialog", (d) => { s.page.lastDialog = d.message(); d.accept(); });
+    return s;
+  };
 
-async function signIn(token, options = {}) {
-  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE, ...options });
-  const page = await ctx.newPage();
-  page.on("dialog", (d) => { page.lastDialog = d.message(); d.accept(); });
-  page.on("pageerror", (e) => { throw new Error("script error on " + page.url() + ": " + e.message); });
-  await page.goto("/");
-  assert.match(page.url(), /\/signin$/, "a visitor without a session is sent to sign in");
-  await page.fill("#token", token);
-  await Promise.all([page.waitForURL(BASE + "/"), page.click("button[type=submit]")]);
-  return { ctx, page };
-}
-
-try {
   // A session whose token lasts seconds, checked at the end.
   log("sign in with a short-lived token");
   const short = await signIn(tokens.short);
 
   log("sign in as admin");
   {
-    const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE });
-    const p = await ctx.newPage();
+    const { ctx, page: p } = await newPage(browser);
     await p.goto("/signin");
     await p.fill("#token", "not-a-token");
     await p.click("button[type=submit]");
@@ -446,10 +428,4 @@ try {
     assert.ok(!(await ctx.cookies()).some((c) => c.name === "vigil_session"), "the expired session's cookie is gone");
     await ctx.close();
   }
-  console.log("ok");
-} catch (e) {
-  console.error(`FAILED at step "${step}": ${e.stack || e}`);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
+});

@@ -3,32 +3,19 @@
 // real OpenID Provider (zitadel/oidc) on another site. Every step asserts
 // what the user sees; the first failure ends the run with a non-zero exit
 // and the step's name.
-import { chromium } from "playwright-core";
 import { strict as assert } from "node:assert";
-import { join } from "node:path";
+import { BASE, env, log, newPage, run, shot } from "./harness.mjs";
 
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const BASE = env("BASE_URL");
 const ISSUER = env("ISSUER");
 
-let step = "launch";
-const log = (s) => { step = s; console.log("step:", s); };
-const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox", "--disable-gpu"] });
-
-try {
-  const ctx = await browser.newContext({ viewport: { width: 1360, height: 860 }, baseURL: BASE });
-  const page = await ctx.newPage();
-  page.on("pageerror", (e) => { throw new Error("script error on " + page.url() + ": " + e.message); });
+await run(async (browser) => {
+  const { ctx, page } = await newPage(browser);
 
   log("the sign-in page offers the provider");
   await page.goto("/");
   assert.match(page.url(), /\/signin$/, "a visitor without a session is sent to sign in");
   assert.equal((await page.textContent("#signin-oidc")).trim(), "Sign in with Example IdP");
-  await page.screenshot({ path: join(SHOTS(), "signin-oidc.png") });
+  await shot(page, "signin-oidc");
 
   log("to the provider's login form");
   await Promise.all([page.waitForURL((u) => u.href.startsWith(ISSUER + "/login/username")), page.click("#signin-oidc")]);
@@ -56,12 +43,4 @@ try {
   assert.ok(!(await ctx.cookies(BASE)).find((c) => c.name === "vigil_session"), "the session cookie is cleared");
   await page.goto("/");
   assert.match(page.url(), /\/signin$/, "signed out: / asks to sign in");
-  console.log("ok");
-} catch (e) {
-  console.error(`FAILED at step "${step}":`, e);
-  process.exitCode = 1;
-} finally {
-  await browser.close();
-}
-
-function SHOTS() { return env("SHOT_DIR"); }
+});

@@ -4,35 +4,20 @@
 // RAISED_IP, which also brute-forced SSH, stands apart in RAISED. The
 // first failed assertion ends the run with a non-zero exit and the step's
 // name.
-import { chromium } from "playwright-core";
 import { strict as assert } from "node:assert";
-import { join } from "node:path";
+import { BASE, env, log, run, shot, signIn } from "./harness.mjs";
 
-const env = (k) => {
-  const v = process.env[k];
-  if (!v) throw new Error(`${k} is not set`);
-  return v;
-};
-const BASE = env("BASE_URL");
 const ROLLUP = env("ROLLUP"), RAISED = env("RAISED"), RAISED_IP = env("RAISED_IP");
 const SOURCES = Number(env("SOURCES"));
 const HEAVIEST = env("HEAVIEST"), HEAVIEST_COUNT = Number(env("HEAVIEST_COUNT"));
 const TITLE = `Suricata: ET SCAN Potential SSH Scan from ${SOURCES} sources`;
 
-let step = "launch";
-const log = (s) => { step = s; console.log("step:", s); };
-const browser = await chromium.launch({ executablePath: env("CHROMIUM"), args: ["--no-sandbox", "--disable-gpu"] });
 const counts = async (page) => (await page.locator("#sources td.cnt").allTextContents()).map(Number);
 const values = async (page) => page.locator("#sources a.val").allTextContents();
 
-try {
+await run(async (browser) => {
   log("sign in as admin");
-  const ctx = await browser.newContext({ viewport: { width: 1360, height: 1000 }, baseURL: BASE });
-  const page = await ctx.newPage();
-  page.on("pageerror", (e) => { throw new Error("script error on " + page.url() + ": " + e.message); });
-  await page.goto("/signin");
-  await page.fill("#token", env("TOKEN_ADMIN"));
-  await Promise.all([page.waitForURL(BASE + "/"), page.click("button[type=submit]")]);
+  const { ctx, page } = await signIn(browser, env("TOKEN_ADMIN"), { viewport: { width: 1360, height: 1000 } });
 
   log("queue: the roll-up and the raised incident, each marked");
   const rollRow = page.locator(`#rows tr[data-id="${ROLLUP}"]`);
@@ -65,7 +50,7 @@ try {
   assert.deepEqual(c, [...c].sort((a, b) => b - a), "counts never grow down the page");
   assert.ok(!(await values(page)).includes(RAISED_IP), "the raised scanner left the roll-up");
   assert.match(await page.textContent("#sources .pager"), new RegExp(`1–50 of ${SOURCES}`));
-  await page.screenshot({ path: join(env("SHOT_DIR"), "rollup.png") });
+  await shot(page, "rollup");
   const lastOfFirst = c[c.length - 1];
   await Promise.all([page.waitForURL(/sources_offset=50/), page.click("#sources .pager a[rel=next]")]);
   c = await counts(page);
@@ -81,7 +66,7 @@ try {
   assert.equal(await page.locator("#sources").count(), 0, "no sources section on an incident that is no roll-up");
   assert.equal(await page.locator("#raised-by a").textContent(), TITLE, "the roll-up it left, by its title");
   assert.ok((await page.locator(".obs li").allTextContents()).some((t) => /ET SCAN Potential SSH Scan/.test(t)), "its scan came with it");
-  await page.screenshot({ path: join(env("SHOT_DIR"), "incident-raised.png") });
+  await shot(page, "incident-raised");
   await Promise.all([page.waitForURL(BASE + "/incidents/" + ROLLUP), page.click("#raised-by a")]);
 
   log("settings: the org's roll-up and risk settings, a bad one named, a good one saved");
@@ -105,11 +90,6 @@ try {
   assert.deepEqual([saved.data.rollup_threshold, saved.data.rollup_severities, saved.data.risk_detections, saved.data.rollup_window_minutes],
     [30, ["low"], 4, 1440], "saved through the API");
   assert.equal(await val("rollup_threshold"), "30");
-  await page.locator("#rollups").screenshot({ path: join(env("SHOT_DIR"), "settings-rollups.png") });
+  await shot(page.locator("#rollups"), "settings-rollups");
   await ctx.close();
-} catch (e) {
-  console.error(`FAILED at step "${step}":`, e);
-  await browser.close();
-  process.exit(1);
-}
-await browser.close();
+});
