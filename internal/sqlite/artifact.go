@@ -30,8 +30,13 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			train = append(train, dictKey{org, a.Source})
 		}
 	}
-	// So are the address keys.
+	// So are the address keys, and the text of each full-text entry.
 	lines := newLineKeys(arts)
+	texts := make([]string, len(arts))
+	words := sourceWords{org: org}
+	for i, a := range arts {
+		texts[i] = indexText(a.Raw, words.of(a.Source))
+	}
 	err := s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.stmt(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`)
@@ -43,7 +48,6 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			return err
 		}
 		var keys addrRows
-		words := sourceWords{org: org}
 		rowids := make([]int64, len(arts))
 		for i, a := range arts {
 			ctx, err := uninterrupted(ctx)
@@ -66,7 +70,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, indexText(a.Raw, words.of(a.Source))); err != nil {
+			if _, err := fts.ExecContext(ctx, rowid, texts[i]); err != nil {
 				return err
 			}
 			keys.addKeys(rowid, lines.of(i))
