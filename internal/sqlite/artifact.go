@@ -30,10 +30,15 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			train = append(train, dictKey{org, a.Source})
 		}
 	}
-	// So are the address keys.
+	// So are the address keys, and the text of each full-text entry.
 	lines := newLineKeys(arts)
+	texts := make([]string, len(arts))
+	words := sourceWords{org: org}
+	for i, a := range arts {
+		texts[i] = indexText(a.Raw, words.of(a.Source))
+	}
 	err := s.tx(ctx, func(tx *wtx) error {
-		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), words: sourceWords{org: org}}
+		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts}
 		if err := w.insert(ctx); err != nil {
 			return err
 		}

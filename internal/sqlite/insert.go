@@ -42,13 +42,7 @@ type artifactWriter struct {
 	raws   []any   // the raw column of each (rawCodec.encode)
 	rowids []int64 // each one's rowid, 0 where already stored
 	args   []any
-	words  sourceWords // the source word of each (source.go)
-}
-
-// text returns what the full-text index takes for the i-th artifact: its
-// line and its source word (indexText).
-func (w *artifactWriter) text(i int) string {
-	return indexText(w.arts[i].Raw, w.words.of(w.arts[i].Source))
+	texts  []string // what the full-text index takes of each (indexText)
 }
 
 // insert writes the rows, insertChunk artifacts a statement, the last
@@ -139,7 +133,7 @@ func (w *artifactWriter) chunk(ctx context.Context, start int) error {
 	}
 	w.args = w.args[:0]
 	for i := start; i < start+insertChunk; i++ {
-		w.args = append(w.args, w.rowids[i], w.text(i))
+		w.args = append(w.args, w.rowids[i], w.texts[i])
 	}
 	_, err = fts.ExecContext(ctx, w.args...)
 	return err
@@ -183,7 +177,7 @@ func (w *artifactWriter) index(ctx context.Context, start, end int) error {
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(w.rowids[a], w.rowids[b]) })
 	for _, i := range order {
-		if _, err := fts.ExecContext(ctx, w.rowids[i], w.text(i)); err != nil {
+		if _, err := fts.ExecContext(ctx, w.rowids[i], w.texts[i]); err != nil {
 			return err
 		}
 	}
