@@ -151,40 +151,21 @@ func (s *envScanner) artifacts() ([]artifact, bool) {
 }
 
 // str reads a string, decoded as encoding/json decodes it
-// (parse.AppendJSONEscape) into the message's arena.
+// (parse.AppendJSONString), into the message's arena.
 func (s *envScanner) str() (string, bool) {
-	if !s.next('"') {
+	s.ws()
+	start := len(s.arena)
+	var n int
+	var ok bool
+	if s.arena, n, ok = parse.AppendJSONString(s.arena, s.b[s.i:]); !ok {
 		return "", false
 	}
-	b := s.b
-	start := len(s.arena)
-	j := s.i
-	for j < len(b) {
-		// A run of plain bytes at once.
-		k := j
-		for k < len(b) && b[k] != '"' && b[k] != '\\' && b[k] >= 0x20 {
-			k++
-		}
-		s.arena = append(s.arena, b[j:k]...)
-		if k == len(b) || b[k] < 0x20 {
-			return "", false
-		}
-		if b[k] == '"' {
-			s.i = k + 1
-			out := s.arena[start:]
-			if len(out) == 0 {
-				return "", true
-			}
-			return unsafe.String(&out[0], len(out)), true
-		}
-		var n int
-		var ok bool
-		if s.arena, n, _, ok = parse.AppendJSONEscape(s.arena, b[k:]); !ok {
-			return "", false
-		}
-		j = k + n
+	s.i += n
+	out := s.arena[start:]
+	if len(out) == 0 {
+		return "", true
 	}
-	return "", false
+	return unsafe.String(&out[0], len(out)), true
 }
 
 // int reads an integer written as digits, with an optional minus sign,

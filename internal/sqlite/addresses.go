@@ -134,7 +134,7 @@ func (s *Store) indexAddresses(ctx context.Context, tx *wtx, from, to int64) (in
 			rows.Close()
 			return 0, err
 		}
-		keys.add(rowid, text)
+		keys.add(rowid, s.searchText(rowid, text))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

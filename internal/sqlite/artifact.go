@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 // InsertArtifacts stores arts and indexes their raw text, all in one
@@ -22,6 +24,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	// for, only writes.
 	var train []dictKey // sources that just reached trainAfter lines without a dictionary
 	raws := make([]any, len(arts))
+	texts := make([]string, len(arts)) // what the index takes (searchText), made before the writer is taken too
 	zbuf := make([]byte, 0, 128*len(arts))
 	for i, a := range arts {
 		var full bool
@@ -29,6 +32,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		if full {
 			train = append(train, dictKey{org, a.Source})
 		}
+		texts[i] = parse.SearchText(a.Raw)
 	}
 	err := s.tx(ctx, func(tx *wtx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
@@ -61,10 +65,14 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 			if err != nil {
 				return err
 			}
-			if _, err := fts.ExecContext(ctx, rowid, a.Raw); err != nil {
+			text := texts[i]
+			if rowid < s.wholeBelow {
+				text = a.Raw
+			}
+			if _, err := fts.ExecContext(ctx, rowid, text); err != nil {
 				return err
 			}
-			keys.add(rowid, a.Raw)
+			keys.add(rowid, text)
 			rowids[i] = rowid
 		}
 		if err := keys.write(ctx, tx, false); err != nil {
@@ -288,9 +296,29 @@ func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*
 	return vigil.InIDOrder(ids, byID), nil
 }
 
+// searchText returns the text the full-text index and the address keys
+// took for the artifact rowid whose line is raw: parse.SearchText of it,
+// or the line whole when rowid is below wholeBelow (migration 0034: it was
+// indexed whole, or stored where such an artifact was).
+func (s *Store) searchText(rowid int64, raw string) string {
+	if rowid < s.wholeBelow {
+		return raw
+	}
+	return parse.SearchText(raw)
+}
+
+// loadWholeBelow reads wholeBelow (migration 0034).
+func (s *Store) loadWholeBelow(ctx context.Context) error {
+	err := s.w.QueryRowContext(ctx, `SELECT below_rowid FROM search_text_whole`).Scan(&s.wholeBelow)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	return err
+}
+
 // unindex removes the artifacts of the temporary table doomed from the
-// full-text index, which must be given each one's text as indexed: the
-// plain line, decompressed when stored compressed.
+// full-text index, which must be given each one's text as indexed: its
+// searchText, of the plain line (decompressed when stored compressed).
 func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
 	if err != nil {
@@ -312,6 +340,7 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 			rows.Close()
 			return err
 		}
+		d.raw = s.searchText(d.rowid, d.raw)
 		all = append(all, d)
 	}
 	rows.Close()

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -30,7 +31,7 @@ const maxEntryBytes = 2<<20 - 64<<10
 // entry renders a as one JSON line, and says whether its raw line was
 // left out for PostgreSQL to keep.
 func entry(a *vigil.Artifact) ([]byte, bool) {
-	w := strings.Join(search.Tokens(a.Raw), " ")
+	w := strings.Join(search.Tokens(parse.SearchText(a.Raw)), " ")
 	t, exact := entryTime(a.Timestamp)
 	m := map[string]string{
 		"_time":     t.UTC().Format(time.RFC3339Nano),
