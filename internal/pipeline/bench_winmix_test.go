@@ -80,7 +80,7 @@ func BenchmarkProcessWindows(b *testing.B) {
 			for b.Loop() {
 				process()
 			}
-			b.ReportMetric(float64((cpuTime() - cpu0).Nanoseconds())/float64(b.N*batch), "cpu-ns/artifact")
+			b.ReportMetric(float64((cpuTime()-cpu0).Nanoseconds())/float64(b.N*batch), "cpu-ns/artifact")
 		})
 	}
 }
