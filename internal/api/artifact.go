@@ -168,9 +168,7 @@ func parseArtifact(item []byte, now time.Time) (*vigil.Artifact, []string, *vigi
 }
 
 func (s *Server) postArtifacts(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Artifacts *[]batchItem `json:"artifacts"`
-	}
+	var b batchBody
 	if err := decode(w, r, &b); err != nil {
 		s.fail(w, r, err)
 		return

@@ -119,6 +119,70 @@ func (b *batchItem) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
+// batchBody is the body of POST /v1/artifacts.
+type batchBody struct {
+	Artifacts *[]batchItem `json:"artifacts"`
+}
+
+// fastDecoder is a body decode reads without encoding/json when it can.
+type fastDecoder interface {
+	// decodeFast reads body, valid JSON whose member names checkKeys
+	// passed, as json.Decoder reads it; false leaves it to json.Decoder.
+	decodeFast(body []byte) bool
+}
+
+// decodeFast reads a batch whose "artifacts" is an array (or null, or
+// absent), each item aliasing body: json.Decoder scanned the body twice
+// and copied each item, a tenth of the CPU of a batch of Windows events
+// (1,100-byte documents) from the request to the queue. Anything else
+// (another value, or not an object) is left to json.Decoder's error.
+func (b *batchBody) decodeFast(body []byte) bool {
+	w := walker{b: body}
+	next := func(c byte) bool {
+		w.ws()
+		if w.i < len(w.b) && w.b[w.i] == c {
+			w.i++
+			return true
+		}
+		return false
+	}
+	if !next('{') {
+		return false
+	}
+	if next('}') {
+		return true
+	}
+	w.ws()
+	if lit, ok := w.str(); !ok || string(lit) != `"artifacts"` || !next(':') {
+		return false
+	}
+	w.ws()
+	if bytes.HasPrefix(body[w.i:], []byte("null")) {
+		w.i += len("null")
+		return next('}')
+	}
+	if !next('[') {
+		return false
+	}
+	items := []batchItem{}
+	for first := true; !next(']'); first = false {
+		if !first && !next(',') {
+			return false
+		}
+		w.ws()
+		start := w.i
+		if !w.value(nil, false) {
+			return false
+		}
+		items = append(items, batchItem(body[start:w.i:w.i]))
+	}
+	if !next('}') {
+		return false
+	}
+	b.Artifacts = &items
+	return true
+}
+
 // maxWalkDepth matches encoding/json's nesting limit: deeper bodies are
 // left to it to refuse.
 const maxWalkDepth = 10000

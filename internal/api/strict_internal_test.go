@@ -1,9 +1,13 @@
 package api
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -60,4 +64,100 @@ func FuzzCheckKeys(f *testing.F) {
 			t.Fatalf("checkKeys(%q) = %+v", body, issue)
 		}
 	})
+}
+
+// decodeBatchBody decodes body as decode does after checkKeys: the fast
+// path when it takes the body (fast true), else json.Decoder.
+func decodeBatchBody(body []byte) (b batchBody, fast bool, err error) {
+	if json.Valid(body) && b.decodeFast(body) {
+		return b, true, nil
+	}
+	b = batchBody{}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	err = dec.Decode(&b)
+	return b, false, err
+}
+
+// FuzzBatchBody: on any body checkKeys passes, the fast path reads what
+// json.Decoder reads, or leaves the body to it.
+func FuzzBatchBody(f *testing.F) {
+	for _, s := range []string{`{"artifacts":[{"raw":"a\"b]"},{"raw":"x","metadata":{"k":[1,{"a":"}"}]}}]}`, `{"artifacts":[]}`,
+		`{"artifacts":null}`, `{}`, ` { "artifacts" : [ null , 1 , "s" , [ ] ] } `, `{"artifacts":"x"}`, `[]`, `{"artifacts":[1,]}`,
+		`{"artifacts":[{}]}x`, `{"\u0061rtifacts":[1]}`} {
+		f.Add([]byte(s))
+	}
+	sh := shapeOf(reflect.TypeFor[*batchBody]())
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if checkKeys(body, sh) != nil {
+			return
+		}
+		got, fast, err := decodeBatchBody(body)
+		if !fast {
+			return
+		}
+		var want batchBody
+		dec := json.NewDecoder(bytes.NewReader(body))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&want); err != nil {
+			t.Fatalf("%q: fast path took a body json.Decoder refuses: %v", body, err)
+		}
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: fast path %q, json.Decoder %q", body, deref(got.Artifacts), deref(want.Artifacts))
+		}
+	})
+}
+
+func deref(p *[]batchItem) []batchItem {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+// A batch of real Windows events, as vigil bench and vigil import post
+// them, is read by the fast path into what json.Decoder reads.
+func TestBatchBodyFastPath(t *testing.T) {
+	golden, _ := filepath.Glob("../../../shared/datasets/windows/winlogbeat/*/*/*.json")
+	if len(golden) == 0 {
+		t.Fatal("no Winlogbeat documents under ../../../shared/datasets/windows/winlogbeat (beside the checkout)")
+	}
+	type item struct {
+		Source   string          `json:"source"`
+		Raw      string          `json:"raw"`
+		Metadata json.RawMessage `json:"metadata,omitempty"`
+	}
+	var items []item
+	for _, p := range golden {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var docs []json.RawMessage
+		if err := json.Unmarshal(b, &docs); err != nil {
+			t.Fatal(err)
+		}
+		for i, d := range docs {
+			it := item{Source: "windows", Raw: string(d)}
+			if i%2 == 0 {
+				it.Metadata = json.RawMessage(`{"file":` + strconv.Quote(filepath.Base(p)) + `}`)
+			}
+			items = append(items, it)
+		}
+	}
+	body, err := json.MarshalIndent(map[string]any{"artifacts": items}, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, fast, err := decodeBatchBody(body)
+	if err != nil || !fast {
+		t.Fatalf("fast path not taken (%v)", err)
+	}
+	var want batchBody
+	if err := json.Unmarshal(body, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) || len(*got.Artifacts) != len(items) {
+		t.Fatalf("fast path read %d items, json.Decoder %d, or other bytes", len(deref(got.Artifacts)), len(deref(want.Artifacts)))
+	}
 }

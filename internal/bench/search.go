@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil/internal/client"
+	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -263,7 +264,7 @@ func (b *bench) expectedTotal(q searchQuery) (int64, error) {
 		if perLine[i] == 0 || (q.source != "" && l.Source != q.source) {
 			continue
 		}
-		if matches(parsed, search.Tokens(l.Raw)) {
+		if matches(parsed, search.Tokens(parse.SearchText(l.Raw))) {
 			total += perLine[i]
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -106,7 +107,7 @@ func columnsOf(arts []*vigil.Artifact) ([]*artifactColumns, map[int]bool) {
 			c.created = append(c.created, nanos(a.CreatedAt))
 			c.events = append(c.events, jsonOrNull(a.Event))
 			c.enrichments = append(c.enrichments, jsonOrNull(a.Enrichment))
-			c.vectors = append(c.vectors, search.TSVector(a.Raw))
+			c.vectors = append(c.vectors, search.TSVector(parse.SearchText(a.Raw)))
 			size += len(a.Raw)
 			end++
 		}

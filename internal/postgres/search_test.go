@@ -1,7 +1,9 @@
 package postgres_test
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -54,6 +56,7 @@ var searchQueries = []string{
 	"'quoted'", `\backslashes\`, "& | !", "the quick", `"the the the"`, `"the quick quick"`, `"aaa bbb ccc aaa"`,
 	`"ccc aaa bbb ccc aaa bbb"`, "abc*", "123*", "0x1f", "x1 OR x2 OR nothing", "-the -aaa", `-"quick brown" -x1`,
 	"a*", "q* -quick", `"quick b*"`, `"evil.example.*"`, "evil.* -notevil",
+	"winlog", "TargetUserName", "at_adm", `"at adm"`, "EQP01777", `"Credential Validation"`, "MICROSOFT_AUTHENTICATION_PACKAGE_V1_0",
 }
 
 // The PostgreSQL store answers every query as the SQLite store does: the
@@ -67,8 +70,18 @@ func TestSearchMatchesSQLite(t *testing.T) {
 	t.Cleanup(func() { lite.Close() })
 	org := vigil.NewID()
 	base := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	// A real Windows event, indexed by its values (parse.SearchText) on
+	// both.
+	golden, err := os.ReadFile("../../../shared/datasets/windows/winlogbeat/security/collection/security-windows2012_4776.evtx.golden.json")
+	if err != nil {
+		t.Fatalf("%v (../shared/datasets beside the checkout)", err)
+	}
+	var docs []json.RawMessage
+	if err := json.Unmarshal(golden, &docs); err != nil || len(docs) == 0 {
+		t.Fatalf("Winlogbeat document: %v", err)
+	}
 	var arts []*vigil.Artifact
-	for i, raw := range searchCorpus {
+	for i, raw := range append(slices.Clip(searchCorpus), string(docs[0])) {
 		// Spread over three months, with ties on the timestamp.
 		arts = append(arts, newArtifact(raw, base.Add(time.Duration(i/2)*240*time.Hour)))
 	}

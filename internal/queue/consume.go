@@ -222,8 +222,8 @@ func truncate(s string, n int) string {
 }
 
 func decode(m jetstream.Msg) (*Message, error) {
-	var env envelope
-	if err := json.Unmarshal(m.Data(), &env); err != nil {
+	env, err := decodeEnvelope(m.Data())
+	if err != nil {
 		return nil, fmt.Errorf("decode message: %w", err)
 	}
 	if env.Org == "" {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -73,10 +72,10 @@ type lineKeys struct {
 	end []int // the end of line i's keys in b
 }
 
-func newLineKeys(arts []*vigil.Artifact) lineKeys {
-	k := lineKeys{b: make([]byte, 0, 16*len(arts)), end: make([]int, len(arts))}
-	for i, a := range arts {
-		k.b = search.AppendAddressKeys(k.b, a.Raw)
+func newLineKeys(texts []string) lineKeys {
+	k := lineKeys{b: make([]byte, 0, 16*len(texts)), end: make([]int, len(texts))}
+	for i, t := range texts {
+		k.b = search.AppendAddressKeys(k.b, t)
 		k.end[i] = len(k.b)
 	}
 	return k
@@ -182,7 +181,7 @@ func (s *Store) indexAddresses(ctx context.Context, tx *wtx, from, to int64) (in
 			rows.Close()
 			return 0, err
 		}
-		keys.add(rowid, text)
+		keys.add(rowid, s.searchText(rowid, text))
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 // InsertArtifacts stores arts and indexes their raw text, all in one
@@ -22,6 +24,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	// for, only writes.
 	var train []dictKey // sources that just reached trainAfter lines without a dictionary
 	raws := make([]any, len(arts))
+	found := make([]string, len(arts)) // what search finds of each (parse.SearchText), made before the writer is taken too
 	zbuf := make([]byte, 0, 128*len(arts))
 	for i, a := range arts {
 		var full bool
@@ -29,23 +32,28 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		if full {
 			train = append(train, dictKey{org, a.Source})
 		}
+		found[i] = parse.SearchText(a.Raw)
 	}
 	// So are the address keys, and the text of each full-text entry.
-	lines := newLineKeys(arts)
+	lines := newLineKeys(found)
 	texts := make([]string, len(arts))
 	words := sourceWords{org: org}
 	for i, a := range arts {
-		texts[i] = indexText(a.Raw, words.of(a.Source))
+		texts[i] = indexText(found[i], words.of(a.Source))
 	}
 	err := s.tx(ctx, func(tx *wtx) error {
-		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts}
+		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts, words: words, wholeBelow: s.wholeBelow}
 		if err := w.insert(ctx); err != nil {
 			return err
 		}
 		rowids := w.rowids
 		var keys addrRows
 		for i, rowid := range rowids {
-			if rowid != 0 {
+			switch {
+			case rowid == 0: // already stored
+			case rowid < s.wholeBelow: // indexed whole (migration 0035)
+				keys.add(rowid, arts[i].Raw)
+			default:
 				keys.addKeys(rowid, lines.of(i))
 			}
 		}
@@ -270,10 +278,30 @@ func (s *Store) GetArtifacts(ctx context.Context, org string, ids []string) ([]*
 	return vigil.InIDOrder(ids, byID), nil
 }
 
+// searchText returns the text the full-text index and the address keys
+// took for the artifact rowid whose line is raw: parse.SearchText of it,
+// or the line whole when rowid is below wholeBelow (migration 0035: it was
+// indexed whole, or stored where such an artifact was).
+func (s *Store) searchText(rowid int64, raw string) string {
+	if rowid < s.wholeBelow {
+		return raw
+	}
+	return parse.SearchText(raw)
+}
+
+// loadWholeBelow reads wholeBelow (migration 0035).
+func (s *Store) loadWholeBelow(ctx context.Context) error {
+	err := s.w.QueryRowContext(ctx, `SELECT below_rowid FROM search_text_whole`).Scan(&s.wholeBelow)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil
+	}
+	return err
+}
+
 // unindex removes the artifacts of the temporary table doomed from the
 // full-text index, which must be given each one's text as indexed
-// (indexText): the line, decompressed when stored compressed, and its
-// source word.
+// (indexText): its searchText, of the line decompressed when stored
+// compressed, and its source word.
 func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw, a.org_id, a.source FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
 	if err != nil {
@@ -295,6 +323,7 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 			rows.Close()
 			return err
 		}
+		d.raw = s.searchText(d.rowid, d.raw)
 		all = append(all, d)
 	}
 	rows.Close()

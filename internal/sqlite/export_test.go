@@ -159,3 +159,8 @@ func SetAddressBackfillBatch(n int64) func() {
 	addrBackfillBatch = n
 	return func() { addrBackfillBatch = old }
 }
+
+// SetWholeBelow makes the artifacts stored from now on whose rowid is
+// below n indexed by their whole line, as a build before migration 0035
+// indexed every artifact.
+func SetWholeBelow(s *Store, n int64) { s.wholeBelow = n }

@@ -43,6 +43,19 @@ type artifactWriter struct {
 	rowids []int64 // each one's rowid, 0 where already stored
 	args   []any
 	texts  []string // what the full-text index takes of each (indexText)
+	words  sourceWords
+	// wholeBelow: an artifact given a rowid below it is indexed by its
+	// whole line (migration 0035, Store.searchText).
+	wholeBelow int64
+}
+
+// text returns the full-text entry of the i-th artifact, once its rowid is
+// known.
+func (w *artifactWriter) text(i int) string {
+	if w.rowids[i] < w.wholeBelow {
+		return indexText(w.arts[i].Raw, w.words.of(w.arts[i].Source))
+	}
+	return w.texts[i]
 }
 
 // insert writes the rows, insertChunk artifacts a statement, the last
@@ -133,7 +146,7 @@ func (w *artifactWriter) chunk(ctx context.Context, start int) error {
 	}
 	w.args = w.args[:0]
 	for i := start; i < start+insertChunk; i++ {
-		w.args = append(w.args, w.rowids[i], w.texts[i])
+		w.args = append(w.args, w.rowids[i], w.text(i))
 	}
 	_, err = fts.ExecContext(ctx, w.args...)
 	return err
@@ -177,7 +190,7 @@ func (w *artifactWriter) index(ctx context.Context, start, end int) error {
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(w.rowids[a], w.rowids[b]) })
 	for _, i := range order {
-		if _, err := fts.ExecContext(ctx, w.rowids[i], w.texts[i]); err != nil {
+		if _, err := fts.ExecContext(ctx, w.rowids[i], w.text(i)); err != nil {
 			return err
 		}
 	}

@@ -24,12 +24,13 @@ import (
 // it smaller) or a BLOB: a zstd frame without its 4-byte magic number,
 // whose header names its dictionary (the raw_dicts id).
 //
-// The full-text index is given the plain line on insert and on delete
-// (its external content is never read back, search reads only the
-// index), so matches are exactly those of the plain text. FTS5's
-// 'rebuild' and 'integrity-check' read the content table itself and
-// would see the compressed bytes: neither is used, and a migration that
-// rebuilds the index must feed it the decompressed lines instead.
+// The full-text index is given the search text of the plain line
+// (artifact.go, searchText) on insert and on delete (its external content
+// is never read back, search reads only the index), so matches are
+// exactly those of that text. FTS5's 'rebuild' and 'integrity-check' read
+// the content table itself and would see the compressed bytes (and whole
+// lines): neither is used, and a migration that rebuilds the index must
+// feed it the search text of the decompressed lines instead.
 
 const (
 	// trainAfter: a source is given a dictionary once this many of its

@@ -48,6 +48,9 @@ type Store struct {
 	// addrReady: every artifact's address keys are in artifacts_addr
 	// (addresses.go), so queries of addresses are answered there.
 	addrReady bool
+	// wholeBelow: the artifacts whose rowid is below it are indexed by
+	// their whole line, the others by their search text (searchText).
+	wholeBelow int64
 
 	applied []string // migrations applied by Open
 	raw     *rawCodec
@@ -149,6 +152,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if s.applied, err = s.migrate(ctx); err != nil {
 		w.Close()
 		return nil, err
+	}
+	if err := s.loadWholeBelow(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: search text: %w", err)
 	}
 	if err := s.raw.load(ctx, w); err != nil {
 		w.Close()

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -52,7 +53,7 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 	dst = append(dst, `","source":`...)
 	dst = appendString(dst, a.Source)
 	dst = append(dst, `,"`+searchField+`":"`...)
-	dst = appendTokens(dst, a.Raw)
+	dst = appendTokens(dst, parse.SearchText(a.Raw))
 	dst = append(dst, '"')
 	if len(a.Raw) > 0 && hasAddressPart(a.Raw) {
 		mark := len(dst)
