@@ -36,6 +36,7 @@ func (b *bench) searchQueries() []searchQuery {
 		{name: "prefix", query: "fail*"},
 		{name: "OR", query: "sshd OR named"},
 		{name: "negation", query: "sshd -failed"},
+		{name: "list, source filter", source: "firewall"},
 		{name: "term + source filter", query: fwWord, source: "firewall"},
 		{name: "term + source + 24 h filter", query: fwWord, source: "firewall", window: 24 * time.Hour},
 		// The next pages of a frequent term (of the default 50 each), as

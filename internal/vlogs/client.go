@@ -195,7 +195,7 @@ func (c *Cluster) call(ctx context.Context, op string, base *url.URL, path strin
 
 // insert sends JSON lines of tenant t to storage node n.
 func (c *Cluster) insert(ctx context.Context, n *node, t Tenant, lines []byte) error {
-	q := url.Values{"_stream_fields": {"source"}, "_time_field": {"_time"}, "_msg_field": {"_msg"}}
+	q := url.Values{"_stream_fields": {streamField}, "_time_field": {"_time"}, "_msg_field": {"_msg"}}
 	resp, err := c.do(ctx, "insert", http.MethodPost, n.url, "/insert/jsonline", q, &t, "application/stream+json", bytes.NewReader(lines))
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -15,12 +16,16 @@ import (
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
-// The fields of an artifact's entry. _time, _msg (the raw line), source
-// (the stream field) and w (the search text) as described in logsql.go;
-// then id, created (RFC 3339), and when set ts (the exact time of a
-// clamped _time), meta, event, enr (JSON), rawpg ("1": the raw line is
-// in PostgreSQL, too long for an entry) and empty ("1": the raw line is
-// empty, which an entry's _msg cannot be). For previews, which
+// The fields of an artifact's entry. _time, _msg (the raw line), s (the
+// stream field: the source's stream bucket, streams.go), source and w
+// (the search text) as described in logsql.go; then the id, as i (a
+// UUID written as 32 letters, idLetters) or, for an id that is not a
+// UUID in its canonical form, as id; c, the nanoseconds from the
+// artifact's time to its receipt, when they differ (created, in RFC
+// 3339, in entries written before); and when set ts (the exact time of
+// a clamped _time), meta, event, enr (JSON), rawpg ("1": the raw line
+// is in PostgreSQL, too long for an entry) and empty ("1": the raw line
+// is empty, which an entry's _msg cannot be). For previews, which
 // VictoriaLogs cannot cut: p and n, the first PreviewRawBytes of a
 // longer raw line and its length; eb and mb ("1"): event or metadata
 // larger than their previews.
@@ -50,6 +55,8 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 	start := len(dst)
 	dst = append(dst, `{"_time":"`...)
 	dst = t.UTC().AppendFormat(dst, time.RFC3339Nano)
+	dst = append(dst, `","`+streamField+`":"`...)
+	dst = appendStream(dst, a.Source)
 	dst = append(dst, `","source":`...)
 	dst = appendString(dst, a.Source)
 	dst = append(dst, `,"`+searchField+`":"`...)
@@ -63,19 +70,44 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 		if len(dst) == keys {
 			dst = dst[:mark]
 		} else {
+			one := true
 			for i := keys; i < len(dst); i++ {
-				if dst[i] == '.' {
+				switch dst[i] {
+				case '.':
 					dst[i] = '_'
+				case ' ':
+					one = false
 				}
+			}
+			if one {
+				// One key alone ("10_0_0_1") would read as a number to
+				// VictoriaLogs (it drops '_' from digits): were every
+				// value of a block so, it would store them as numbers,
+				// and "1_2_3_45" would match "12_3_4_5".
+				dst = append(dst, ' ')
 			}
 			dst = append(dst, '"')
 		}
 	}
-	dst = append(dst, `,"id":`...)
-	dst = appendString(dst, a.ID)
-	dst = append(dst, `,"created":"`...)
-	dst = a.CreatedAt.UTC().AppendFormat(dst, time.RFC3339Nano)
-	dst = append(dst, '"')
+	if isUUID(a.ID) {
+		dst = append(dst, `,"`+idField+`":"`...)
+		dst = appendIDLetters(dst, a.ID)
+		dst = append(dst, '"')
+	} else {
+		dst = append(dst, `,"id":`...)
+		dst = appendString(dst, a.ID)
+	}
+	switch d := a.CreatedAt.Round(0).Sub(a.Timestamp.Round(0)); d {
+	case 0:
+	case math.MinInt64, math.MaxInt64: // beyond a Duration: written whole
+		dst = append(dst, `,"created":"`...)
+		dst = a.CreatedAt.UTC().AppendFormat(dst, time.RFC3339Nano)
+		dst = append(dst, '"')
+	default:
+		dst = append(dst, `,"`+createdField+`":"`...)
+		dst = strconv.AppendInt(dst, int64(d), 10)
+		dst = append(dst, '"')
+	}
 	if exact != "" {
 		dst = append(dst, `,"ts":"`...)
 		dst = append(dst, exact...)
@@ -239,8 +271,11 @@ func isNull(j json.RawMessage) bool {
 // previewPipes). The raw line of an entry with rawpg is filled in by the
 // caller.
 func artifactOf(org string, row map[string]string, previews bool) (*vigil.Artifact, bool, error) {
-	a := &vigil.Artifact{ID: row["id"], OrgID: org, Source: row["source"], Raw: row["_msg"], Metadata: json.RawMessage("{}")}
-	var err error
+	id, err := idOf(row)
+	if err != nil {
+		return nil, false, err
+	}
+	a := &vigil.Artifact{ID: id, OrgID: org, Source: row["source"], Raw: row["_msg"], Metadata: json.RawMessage("{}")}
 	if ts := row["ts"]; ts != "" {
 		a.Timestamp, err = time.Parse(time.RFC3339Nano, ts)
 	} else {
@@ -249,7 +284,17 @@ func artifactOf(org string, row map[string]string, previews bool) (*vigil.Artifa
 	if err != nil {
 		return nil, false, fmt.Errorf("entry %s: time: %w", a.ID, err)
 	}
-	if a.CreatedAt, err = time.Parse(time.RFC3339Nano, row["created"]); err != nil {
+	switch c, old := row[createdField], row["created"]; {
+	case old != "":
+		a.CreatedAt, err = time.Parse(time.RFC3339Nano, old)
+	case c != "":
+		var d int64
+		d, err = strconv.ParseInt(c, 10, 64)
+		a.CreatedAt = a.Timestamp.Add(time.Duration(d))
+	default:
+		a.CreatedAt = a.Timestamp
+	}
+	if err != nil {
 		return nil, false, fmt.Errorf("entry %s: created: %w", a.ID, err)
 	}
 	if m := row["meta"]; m != "" {
@@ -274,7 +319,7 @@ func artifactOf(org string, row map[string]string, previews bool) (*vigil.Artifa
 // place of a longer one, and a dash in place of an event or metadata
 // larger than its preview, so that a page of large artifacts never
 // crosses the network whole.
-const previewPipes = ` | format if (p:*) "<p>" as _msg | format if (eb:=1) "-" as event | format if (mb:=1) "-" as meta | delete p, w, ` + idKey
+const previewPipes = ` | format if (p:*) "<p>" as _msg | format if (eb:=1) "-" as event | format if (mb:=1) "-" as meta` + deletePipe
 
 // preview reads the previews of an entry read with previewPipes.
 func preview(a *vigil.Artifact, row map[string]string) {

@@ -61,12 +61,22 @@ func TestEntryIsWhatVictoriaLogsReads(t *testing.T) {
 			t.Fatalf("line %d %.80q: %v in %.200s", i, raw, err, line)
 		}
 		want := map[string]string{
-			"_time": at.Format(time.RFC3339Nano), "created": a.CreatedAt.Format(time.RFC3339Nano), "id": a.ID,
-			"source": a.Source, "_msg": viaJSON(raw), searchField: strings.Join(search.Tokens(raw), " "),
+			"_time": at.Format(time.RFC3339Nano), createdField: "1000000000", "source": a.Source,
+			streamField: string(appendStream(nil, a.Source)), idField: strings.ReplaceAll(a.ID, "-", ""),
+			"_msg": viaJSON(raw), searchField: strings.Join(search.Tokens(raw), " "),
 			"meta": `{"k":"v\n"}`, "event": `{"e":1}`,
 		}
+		want[idField] = strings.Map(func(r rune) rune {
+			if '0' <= r && r <= '9' {
+				return 'A' + r - '0'
+			}
+			return r
+		}, want[idField])
 		if keys := search.AddressKeys(raw); len(keys) > 0 {
 			want[addressField] = strings.ReplaceAll(strings.Join(keys, " "), ".", "_")
+			if len(keys) == 1 {
+				want[addressField] += " "
+			}
 		}
 		if raw == "" {
 			want["_msg"], want["empty"] = "-", "1"
@@ -84,7 +94,7 @@ func TestEntryIsWhatVictoriaLogsReads(t *testing.T) {
 		}
 		// What reads make of it.
 		back, _, err := artifactOf("o", m, false)
-		if err != nil || back.Raw != want["_msg"] && raw != "" || !back.Timestamp.Equal(at) || back.ID != a.ID {
+		if err != nil || back.Raw != want["_msg"] && raw != "" || !back.Timestamp.Equal(at) || back.ID != a.ID || !back.CreatedAt.Equal(a.CreatedAt) {
 			t.Fatalf("line %d: read back %+v, %v", i, back, err)
 		}
 	}

@@ -170,9 +170,25 @@ func timeFilter(r vigil.TimeRange) (filter string, ok bool) {
 	return "(" + strings.Join(parts, " or ") + ")", true
 }
 
-// idsFilter matches the entries of ids.
+// idsFilter matches the entries of ids: by their letters (i), and as
+// they are (id), which entries written before hold.
 func idsFilter(ids []string) string {
+	var letters []byte
+	for _, id := range ids {
+		if isUUID(id) {
+			if len(letters) > 0 {
+				letters = append(letters, ',')
+			}
+			letters = append(letters, '"')
+			letters = appendIDLetters(letters, id)
+			letters = append(letters, '"')
+		}
+	}
 	var b strings.Builder
+	b.WriteString("(")
+	if len(letters) > 0 {
+		b.WriteString(idField + ":in(" + string(letters) + ") or ")
+	}
 	b.WriteString("id:in(")
 	for i, id := range ids {
 		if i > 0 {
@@ -180,32 +196,33 @@ func idsFilter(ids []string) string {
 		}
 		b.WriteString(quote(id))
 	}
-	b.WriteByte(')')
+	b.WriteString("))")
 	return b.String()
 }
 
 // orderPage sorts newest first by timestamp, ties by id descending, and
-// keeps the page p. VictoriaLogs compares strings in natural order (runs
-// of digits as numbers: "7798" after "779e"), where the other stores
-// compare ids byte by byte; so ties are sorted on idKey, the id with its
-// digits written as the letters A to J, which sorts the same in both
-// orders for ids of lower-case hexadecimal digits (Vigil's UUIDs).
+// keeps the page p. Ties are sorted on i, the id in letters, whose order
+// is the ids' byte order (fields.go); entries written before hold their
+// id as it is, which idLetterPipes write into i the same way.
 func orderPage(p vigil.Page) string {
 	limit := p.Limit
 	if limit <= 0 {
 		limit = vigil.DefaultLimit
 	}
-	return idKeyPipes + " | sort by (_time desc, ts desc, " + idKey + " desc) offset " + strconv.Itoa(max(p.Offset, 0)) + " limit " + strconv.Itoa(limit)
+	return idLetterPipes + " | sort by (_time desc, ts desc, " + idField + " desc) offset " + strconv.Itoa(max(p.Offset, 0)) + " limit " + strconv.Itoa(limit)
 }
 
-// idKey is the field orderPage sorts ties on; reads delete it.
-const idKey = "ik"
-
-// idKeyPipes copy id to idKey with digits 0…9 written A…J.
-var idKeyPipes = func() string {
-	s := " | copy id as " + idKey
+// idLetterPipes write the id of an entry that holds it as it is into i,
+// without dashes and with digits 0…9 written A…J; they leave the others
+// as they are (no dashes or digits in their i).
+var idLetterPipes = func() string {
+	s := ` | format if (id:*) "<id>" as ` + idField + ` | replace ("-", "") at ` + idField
 	for d := '0'; d <= '9'; d++ {
-		s += " | replace (" + quote(string(d)) + ", " + quote(string('A'+d-'0')) + ") at " + idKey
+		s += " | replace (" + quote(string(d)) + ", " + quote(string('A'+d-'0')) + ") at " + idField
 	}
 	return s
 }()
+
+// deletePipe drops what reads do not use: the preview, the search text,
+// the address keys and the stream bucket.
+const deletePipe = " | delete p, " + searchField + ", " + addressField + ", " + streamField

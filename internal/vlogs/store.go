@@ -238,9 +238,10 @@ func (s *Store) absent(ctx context.Context, t Tenant, ids []string, byID map[str
 			}
 		}
 		tf, _ := timeFilter(vigil.TimeRange{Start: lo, End: hi.Add(1)})
-		err := s.c.query(ctx, t, tf+" "+idsFilter(chunk)+" | fields id", func(row map[string]string) error {
-			have[row["id"]] = true
-			return nil
+		err := s.c.query(ctx, t, tf+" "+idsFilter(chunk)+" | fields id, "+idField, func(row map[string]string) error {
+			id, err := idOf(row)
+			have[id] = true
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -256,8 +257,9 @@ func (s *Store) absent(ctx context.Context, t Tenant, ids []string, byID map[str
 }
 
 // idChunk bounds the ids of one query, within the front's
-// -search.maxQueryLen (16 KiB by default) with ids of 36 characters.
-const idChunk = 300
+// -search.maxQueryLen (16 KiB by default) with each id written twice
+// (idsFilter: 32 letters and 36 characters, quoted).
+const idChunk = 180
 
 // SearchArtifacts returns a page of org's artifacts matching f, newest
 // first, and the exact total.
@@ -281,7 +283,7 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	}
 	filter := tf
 	if f.Source != "" {
-		filter += " _stream:{source=" + quote(f.Source) + "}"
+		filter += " " + sourceFilter(f.Source)
 	}
 	base := filter // without the query's words
 	keysFrom, err := s.addressKeysFrom(ctx)
@@ -334,7 +336,7 @@ func (s *Store) read(ctx context.Context, org string, t Tenant, query string, pr
 	if previews {
 		query += previewPipes
 	} else {
-		query += " | delete p, w, " + idKey
+		query += deletePipe
 	}
 	err := s.c.query(ctx, t, query, func(row map[string]string) error {
 		a, rawPG, err := artifactOf(org, row, previews)
