@@ -1,63 +1,196 @@
 package sqlite
 
 import (
-	"encoding/hex"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
 	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/vigil-soc/vigil"
 )
 
-// The full-text entry of each artifact ends with one word naming its org
-// and source (migration 0034), so that a search within a source is one
-// full-text query: FTS5 intersects the term's doclist with the source's,
-// newest first, and stops at what the page and the count need. The word
-// is the letter sourceMark, then the hex of the org id, "x", and the hex
-// of the source: letters and digits only, which the index's tokenizer
-// keeps as one token (case folded). No line can forge it: a line's text
-// is indexed with sourceMark replaced by a space (indexText), and so is a
-// query's (sourceFree).
+// Each token of an artifact's entry in the full-text index begins with
+// the prefix of its org and source (migration 0036): the id of the pair
+// in fts_sources in base 36, then sourceMark ("3ꙮudp" is "udp" in the
+// pair 3). So each word has postings per source, and a word within a
+// source is one doclist of its matches only: "udp" in the firewall read
+// the postings of "udp" in every source and of a word on every firewall
+// line (44 % of the store) to intersect them, 364 ms of CPU at 10 M
+// artifacts, where it now reads its 12,000 matches (docs/benchmarks.md).
+// A query without a source reads each word in the org's sources that hold
+// it (sourceQuery), and never another org's postings. The entry ends with
+// the prefix alone, one token every artifact of the pair has, so that an
+// exclusion alone (-failed) is a full-text query too.
+//
+// The prefix is self-delimiting (its first sourceMark ends it), and no
+// line can forge one: sourceMark is a separator in a line (indexText) and
+// in a query's tokens (sourceQuery), as it was in round 3's source words.
 
-// sourceMark begins every source word: a letter (U+A66E, Cyrillic
-// multiocular O) no log writes.
+// sourceMark ends every token's prefix: a letter (U+A66E, Cyrillic
+// multiocular O) no log writes, kept in a token by the index's tokenizer.
 const sourceMark = 'ꙮ'
 
-// sourceWord is the word of org's artifacts of source.
-func sourceWord(org, source string) string {
-	return string(sourceMark) + hex.EncodeToString([]byte(org)) + "x" + hex.EncodeToString([]byte(source))
-}
+// sourcePrefix is the prefix of the tokens of the pair id.
+func sourcePrefix(id int64) string { return strconv.FormatInt(id, 36) + string(sourceMark) }
 
-// indexText is the text artifacts_fts indexes for an artifact whose line
-// is raw and whose org and source have the word word (sourceWord): the
-// line, sourceMark replaced by a space, and the word on a line of its own
-// (so that no phrase spans both).
-func indexText(raw, word string) string {
-	return sourceFree(raw) + "\n" + word
-}
-
-// sourceWords are the source words of org's artifacts, each computed once
-// (a batch holds a few sources).
-type sourceWords struct {
-	org   string
-	words map[string]string
-}
-
-// of returns the word of source.
-func (w *sourceWords) of(source string) string {
-	if v, ok := w.words[source]; ok {
-		return v
+// indexText is the text artifacts_fts indexes for an artifact whose
+// search text is raw and whose pair's prefix is p: each token of raw (a
+// run of letters and digits, as search.Tokens and the index's tokenizer
+// split text; sourceMark splits too) as p and the token, then p alone.
+// The index folds case itself.
+func indexText(raw, p string) string {
+	var b strings.Builder
+	b.Grow(len(raw) + len(raw)/3 + len(p))
+	start := -1
+	token := func(end int) {
+		b.WriteString(p)
+		b.WriteString(raw[start:end])
+		b.WriteByte(' ')
+		start = -1
 	}
-	if w.words == nil {
-		w.words = map[string]string{}
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		var in bool
+		size := 1
+		if c < utf8.RuneSelf {
+			in = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		} else {
+			var r rune
+			r, size = utf8.DecodeRuneInString(raw[i:])
+			in = r != sourceMark && (unicode.IsLetter(r) || unicode.IsDigit(r))
+		}
+		if in && start < 0 {
+			start = i
+		} else if !in && start >= 0 {
+			token(i)
+		}
+		i += size
 	}
-	v := sourceWord(w.org, source)
-	w.words[source] = v
-	return v
+	if start >= 0 {
+		token(len(raw))
+	}
+	b.WriteString(p)
+	return b.String()
 }
 
-// sourceFree returns s with sourceMark replaced by a space: the line as
-// indexed, or an FTS5 expression of a query's terms (inside a quoted
-// string it splits a token as the line's was split).
-func sourceFree(s string) string {
-	if !strings.ContainsRune(s, sourceMark) {
-		return s
+// splitMark splits a query's token at sourceMark, as indexText splits a
+// line's: the parts it leaves, none empty.
+func splitMark(tok string) []string {
+	if !strings.ContainsRune(tok, sourceMark) {
+		return []string{tok}
 	}
-	return strings.ReplaceAll(s, string(sourceMark), " ")
+	return strings.FieldsFunc(tok, func(r rune) bool { return r == sourceMark })
+}
+
+// sourceKey names an org's source.
+type sourceKey struct{ org, source string }
+
+// sourcePrefixes caches fts_sources: the prefix of each org's sources.
+// Rows are only ever added, by a transaction of their own before the
+// artifacts that need them (ensure), or by the reindex at Open.
+type sourcePrefixes struct {
+	mu sync.RWMutex
+	m  map[sourceKey]string
+}
+
+// load reads every pair of fts_sources.
+func (c *sourcePrefixes) load(ctx context.Context, db *sql.DB) error {
+	rows, err := db.QueryContext(ctx, `SELECT id, org_id, source FROM fts_sources`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	m := map[sourceKey]string{}
+	for rows.Next() {
+		var id int64
+		var k sourceKey
+		if err := rows.Scan(&id, &k.org, &k.source); err != nil {
+			return err
+		}
+		m[k] = sourcePrefix(id)
+	}
+	c.mu.Lock()
+	c.m = m
+	c.mu.Unlock()
+	return rows.Err()
+}
+
+// get returns the prefix of org's source, false when it has none.
+func (c *sourcePrefixes) get(org, source string) (string, bool) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	p, ok := c.m[sourceKey{org, source}]
+	return p, ok
+}
+
+// add records a pair's prefix found or made in a transaction that
+// committed, or in the reindex of Open (which fails Open when it does
+// not commit).
+func (c *sourcePrefixes) add(k sourceKey, p string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[sourceKey]string{}
+	}
+	c.m[k] = p
+}
+
+// sourcePrefixIn returns the prefix of org's source within tx, making the
+// pair when new; the caller adds it to s.prefixes once tx commits.
+func sourcePrefixIn(ctx context.Context, tx *wtx, org, source string) (string, error) {
+	var id int64
+	err := tx.QueryRowContext(ctx, `SELECT id FROM fts_sources WHERE org_id = ? AND source = ?`, org, source).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, `INSERT INTO fts_sources (org_id, source) VALUES (?, ?) RETURNING id`, org, source).Scan(&id)
+	}
+	if err != nil {
+		return "", fmt.Errorf("the source's id: %w", err)
+	}
+	return sourcePrefix(id), nil
+}
+
+// prefixesOf returns the prefix of the source of each of org's
+// artifacts arts, by source, making those of new pairs in a transaction
+// of their own first: the texts of the full-text index are made before
+// the writer is taken for the batch.
+func (s *Store) prefixesOf(ctx context.Context, org string, arts []*vigil.Artifact) (map[string]string, error) {
+	out := map[string]string{}
+	var missing []string
+	for _, a := range arts {
+		if _, done := out[a.Source]; done {
+			continue
+		}
+		p, ok := s.prefixes.get(org, a.Source)
+		if !ok {
+			missing = append(missing, a.Source)
+		}
+		out[a.Source] = p
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	made := map[string]string{}
+	err := s.tx(ctx, func(tx *wtx) error {
+		for _, src := range missing {
+			p, err := sourcePrefixIn(ctx, tx, org, src)
+			if err != nil {
+				return err
+			}
+			made[src] = p
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for src, p := range made {
+		s.prefixes.add(sourceKey{org, src}, p)
+		out[src] = p
+	}
+	return out, nil
 }
