@@ -31,43 +31,57 @@ const (
 // the query of its own words, the terms whose words it lacks left out
 // (an AND-group with one left out, and the pair itself when every group
 // is), and for a query of exclusions only, the pair's own token less
-// them; the pairs' queries ORed. A term is so never read in a pair where
-// the rest of its group cannot match ("failed" in the firewall for
-// "sshd -failed"). none: no artifact of theirs can match.
-func sourceQuery(ctx context.Context, tx *stx, org, source string, q *search.Query) (expr string, none bool, err error) {
+// them; the pairs' queries ORed, as match. A term is so never read in a
+// pair where the rest of its group cannot match ("failed" in the
+// firewall for "sshd -failed"). With split, the pairs' positive parts
+// are ORed as match and their exclusions as not, and a query of
+// exclusions only has no match: the shape of a query of address keys
+// (FTS5Addresses), which a query of addresses read as phrases takes, so
+// that both are counted the same way. none: no artifact of theirs can
+// match.
+func sourceQuery(ctx context.Context, tx *stx, org, source string, q *search.Query, split bool) (match, not string, none bool, err error) {
 	prefixes, err := pairPrefixes(ctx, tx, org, source)
 	if err != nil {
-		return "", true, err
+		return "", "", true, err
 	}
 	v := &vocab{ctx: ctx, tx: tx, has: map[string]bool{}}
-	var alts []string
+	var matches, nots []string
 	for _, p := range prefixes {
-		match, not, none := q.FTS5With(func(t search.Term) string { return v.term(p, t) })
+		m, n, none := q.FTS5With(func(t search.Term) string { return v.term(p, t) })
 		if v.err != nil {
-			return "", false, v.err
+			return "", "", false, v.err
 		}
-		if none {
-			continue
+		switch {
+		case none:
+		case split:
+			if m != "" {
+				matches = append(matches, m)
+			}
+			if n != "" {
+				nots = append(nots, n)
+			}
+		default:
+			if len(q.Any) == 0 {
+				// Exclusions only: every artifact of the pair but theirs.
+				m = search.FTS5Term(search.Term{Tokens: []string{p}})
+			}
+			if n != "" {
+				m = "(" + m + ") NOT (" + n + ")"
+			}
+			matches = append(matches, m)
 		}
-		if len(q.Any) == 0 {
-			// Exclusions only: every artifact of the pair but theirs.
-			match = search.FTS5Term(search.Term{Tokens: []string{p}})
-		}
-		if not != "" {
-			match = "(" + match + ") NOT (" + not + ")"
-		}
-		alts = append(alts, match)
 	}
-	if len(alts) == 1 {
-		return alts[0], false, nil
-	}
-	return orOf(alts), len(alts) == 0, nil
+	none = len(q.Any) > 0 && len(matches) == 0 || !split && len(matches) == 0
+	return orOf(matches), orOf(nots), none, nil
 }
 
 // orOf is the FTS5 OR of alternatives, "" when none.
 func orOf(alts []string) string {
-	if len(alts) == 0 {
+	switch len(alts) {
+	case 0:
 		return ""
+	case 1:
+		return alts[0]
 	}
 	return "(" + strings.Join(alts, " OR ") + ")"
 }
@@ -108,14 +122,9 @@ type vocab struct {
 // none of its words. Words not in ASCII are not looked up (Go's case
 // folding may differ from the index's), and so are always rendered.
 func (v *vocab) term(p string, t search.Term) string {
-	var toks []string
-	for _, tok := range t.Tokens {
-		for _, part := range splitMark(tok) {
-			toks = append(toks, p+part)
-		}
-	}
-	if len(toks) == 0 {
-		return ""
+	toks := make([]string, len(t.Tokens))
+	for i, tok := range t.Tokens {
+		toks[i] = p + tok
 	}
 	last := len(toks) - 1
 	for i, tok := range toks {

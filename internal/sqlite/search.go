@@ -104,21 +104,25 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	// clean: every match of the expression in its index is an artifact
 	// of the filter but for its time window (the org's, the source's):
 	// so in artifacts_fts, whose words are the org's sources' own
-	// (source.go), not in artifacts_addr.
+	// (source.go), not in artifacts_addr (nor where a query of addresses
+	// is counted as it would be there).
 	var clean bool
 	if s.addrReady && q.AddressesOnly() {
 		// Addresses only: each is one key of artifacts_addr (addresses.go).
 		tx.index = "artifacts_addr"
 		match, not = q.FTS5Addresses()
 	} else if !q.Empty() {
+		// Addresses read as phrases (their keys not written yet) are
+		// counted as their keys would be: not clean, exclusions apart.
+		split := q.AddressesOnly()
 		var none bool
-		if match, none, err = sourceQuery(ctx, tx, org, f.Source, q); err != nil {
+		if match, not, none, err = sourceQuery(ctx, tx, org, f.Source, q, split); err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 		if none {
 			return []*vigil.Artifact{}, 0, false, nil
 		}
-		clean = true
+		clean = !split
 	}
 	var expr string
 	switch {

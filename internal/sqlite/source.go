@@ -16,7 +16,7 @@ import (
 
 // Each token of an artifact's entry in the full-text index begins with
 // the prefix of its org and source (migration 0036): the id of the pair
-// in fts_sources in base 36, then sourceMark ("3ꙮudp" is "udp" in the
+// in fts_sources in base 36, then sourceMark ("3_udp" is "udp" in the
 // pair 3). So each word has postings per source, and a word within a
 // source is one doclist of its matches only: "udp" in the firewall read
 // the postings of "udp" in every source and of a word on every firewall
@@ -27,32 +27,27 @@ import (
 // the prefix alone, one token every artifact of the pair has, so that an
 // exclusion alone (-failed) is a full-text query too.
 //
-// The prefix is self-delimiting (its first sourceMark ends it), and no
-// line can forge one: sourceMark is a separator in a line (indexText) and
-// in a query's tokens (sourceQuery), as it was in round 3's source words.
+// The lines are split into tokens here (indexText), as search.Tokens
+// splits queries, and the index's tokenizer keeps sourceMark inside a
+// token (tokenchars '_'), so that it splits the text given only at the
+// spaces between tokens. The prefix is self-delimiting (its first
+// sourceMark ends it), and no line or query can forge one: sourceMark is
+// neither letter nor digit, so no token of theirs holds it.
 
-// sourceMark ends every token's prefix: a letter (U+A66E, Cyrillic
-// multiocular O) no log writes, kept in a token by the index's tokenizer.
-const sourceMark = 'ꙮ'
+// sourceMark ends every token's prefix.
+const sourceMark = '_'
 
 // sourcePrefix is the prefix of the tokens of the pair id.
 func sourcePrefix(id int64) string { return strconv.FormatInt(id, 36) + string(sourceMark) }
 
 // indexText is the text artifacts_fts indexes for an artifact whose
 // search text is raw and whose pair's prefix is p: each token of raw (a
-// run of letters and digits, as search.Tokens and the index's tokenizer
-// split text; sourceMark splits too) as p and the token, then p alone.
-// The index folds case itself.
+// run of letters and digits, as search.Tokens splits text) as p and the
+// token, then p alone. The index folds case itself.
 func indexText(raw, p string) string {
 	var b strings.Builder
-	b.Grow(len(raw) + len(raw)/3 + len(p))
+	b.Grow(2*len(raw) + len(p))
 	start := -1
-	token := func(end int) {
-		b.WriteString(p)
-		b.WriteString(raw[start:end])
-		b.WriteByte(' ')
-		start = -1
-	}
 	for i := 0; i < len(raw); {
 		c := raw[i]
 		var in bool
@@ -62,29 +57,25 @@ func indexText(raw, p string) string {
 		} else {
 			var r rune
 			r, size = utf8.DecodeRuneInString(raw[i:])
-			in = r != sourceMark && (unicode.IsLetter(r) || unicode.IsDigit(r))
+			in = unicode.IsLetter(r) || unicode.IsDigit(r)
 		}
 		if in && start < 0 {
 			start = i
 		} else if !in && start >= 0 {
-			token(i)
+			b.WriteString(p)
+			b.WriteString(raw[start:i])
+			b.WriteByte(' ')
+			start = -1
 		}
 		i += size
 	}
 	if start >= 0 {
-		token(len(raw))
+		b.WriteString(p)
+		b.WriteString(raw[start:])
+		b.WriteByte(' ')
 	}
 	b.WriteString(p)
 	return b.String()
-}
-
-// splitMark splits a query's token at sourceMark, as indexText splits a
-// line's: the parts it leaves, none empty.
-func splitMark(tok string) []string {
-	if !strings.ContainsRune(tok, sourceMark) {
-		return []string{tok}
-	}
-	return strings.FieldsFunc(tok, func(r rune) bool { return r == sourceMark })
 }
 
 // sourceKey names an org's source.

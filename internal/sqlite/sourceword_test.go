@@ -14,7 +14,7 @@ import (
 )
 
 // prefixOf is the prefix of the tokens of org's artifacts of source in the
-// full-text index (migration 0036): the pair's id in base 36, then "ꙮ".
+// full-text index (migration 0036): the pair's id in base 36, then "_".
 func prefixOf(t *testing.T, s *sqlite.Store, org, source string) string {
 	t.Helper()
 	ids, err := sqlite.QueryStrings(context.Background(), s, `SELECT id FROM fts_sources WHERE org_id = ? AND source = ?`, org, source)
@@ -22,7 +22,7 @@ func prefixOf(t *testing.T, s *sqlite.Store, org, source string) string {
 		t.Fatalf("the id of %s's %s: %v %v", org, source, ids, err)
 	}
 	id, _ := strconv.ParseInt(ids[0], 10, 64)
-	return strconv.FormatInt(id, 36) + "ꙮ"
+	return strconv.FormatInt(id, 36) + "_"
 }
 
 // wantWithin counts the artifacts of arts of source (any when empty)
@@ -132,14 +132,7 @@ func TestSourcePostingsMigration(t *testing.T) {
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	arts := twoSources(t, s, "o1", 300, t0)
 	other := twoSources(t, s, "o2", 50, t0)
-	// The index as the build before left it: each line's words, then its
-	// source word (migration 0034).
-	if err := sqlite.ExecSQL(ctx, s, `INSERT INTO artifacts_fts (artifacts_fts) VALUES ('delete-all');
-		INSERT INTO artifacts_fts (rowid, raw) SELECT rowid, raw || char(10) || 'ꙮ' || hex(org_id) || 'x' || hex(source) FROM artifacts;
-		DROP TABLE fts_sources;
-		DELETE FROM schema_migrations WHERE name LIKE '0036_%'`); err != nil {
-		t.Fatal(err)
-	}
+	oldIndex(t, s)
 	s.Close()
 	defer sqlite.SetReindexBatch(7)()
 	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
@@ -207,11 +200,80 @@ func TestSourcePostingsMigration(t *testing.T) {
 	check("after retention", kept(arts), kept(other))
 }
 
+// oldIndex leaves s's full-text index as the build before migration 0036
+// did: each line's words, then its source word (migration 0034).
+func oldIndex(t *testing.T, s *sqlite.Store) {
+	t.Helper()
+	if err := sqlite.ExecSQL(context.Background(), s, `INSERT INTO artifacts_fts (artifacts_fts) VALUES ('delete-all');
+		INSERT INTO artifacts_fts (rowid, raw) SELECT rowid, raw || char(10) || 'ꙮ' || hex(org_id) || 'x' || hex(source) FROM artifacts;
+		DROP TABLE fts_sources;
+		DROP TABLE fts_reindex;
+		DELETE FROM schema_migrations WHERE name LIKE '0036_%'`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSourcePostingsResume: a reindex stopped halfway (here by a line it
+// cannot read) keeps the transactions it committed, and the next Open
+// goes on from there: every search is then exact.
+func TestSourcePostingsResume(t *testing.T) {
+	ctx := context.Background()
+	path := t.TempDir() + "/vigil.db"
+	s, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	arts := twoSources(t, s, "o1", 300, t0)
+	oldIndex(t, s)
+	// The 101st artifact's line made unreadable.
+	first, err := sqlite.QueryStrings(ctx, s, `SELECT MIN(rowid) FROM artifacts`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, _ := strconv.ParseInt(first[0], 10, 64)
+	bad += 100
+	raw, err := sqlite.QueryStrings(ctx, s, `SELECT raw FROM artifacts WHERE rowid = ?`, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sqlite.ExecSQL(ctx, s, `UPDATE artifacts SET raw = x'00' WHERE rowid = ?`, bad); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	defer sqlite.SetReindexBatch(7)()
+	if s, err := sqlite.Open(ctx, path, sqlite.Options{}); err == nil {
+		s.Close()
+		t.Fatal("opened with a line the reindex cannot read")
+	}
+	db := sqlite.OpenDB(path)
+	var next int64
+	if err := db.QueryRowContext(ctx, `SELECT next_rowid FROM fts_reindex`).Scan(&next); err != nil || next <= bad-7 || next > bad {
+		t.Errorf("the reindex stopped at %d (%v), want the batch of rowid %d", next, err, bad)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE artifacts SET raw = ? WHERE rowid = ?`, raw[0], bad); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, c := range []struct{ query, source, word, not string }{
+		{"udp", "firewall", "udp", ""},
+		{"sshd -failed", "", "sshd", "failed"},
+		{"root", "auth", "root", ""},
+	} {
+		_, total, err := s.SearchArtifacts(ctx, "o1", vigil.ArtifactFilter{Query: c.query, Source: c.source})
+		if want := wantWithin(arts, c.source, c.word, c.not); err != nil || total != want {
+			t.Errorf("%q in %q after the resumed reindex: %d (%v), want %d", c.query, c.source, total, err, want)
+		}
+	}
+}
+
 // TestSourceTokensNotForged: a line that writes out a token of another
 // org's source (or its own) counts neither as that org's nor as of that
-// source, and a query naming the token finds the line by its words; a
-// line with the prefix's letter inside a word is found as before by a
-// query of that word.
+// source, and a query naming the token finds the line by its words.
 func TestSourceTokensNotForged(t *testing.T) {
 	ctx := context.Background()
 	s := open(t)
@@ -219,10 +281,7 @@ func TestSourceTokensNotForged(t *testing.T) {
 	arts := twoSources(t, s, "o1", 100, t0)
 	twoSources(t, s, "o2", 10, t0)
 	fw := prefixOf(t, s, "o1", "firewall")
-	forged := []*vigil.Artifact{
-		{ID: vigil.NewID(), Source: "auth", Raw: "udp " + fw + "udp " + fw, Timestamp: t0, CreatedAt: t0},
-		{ID: vigil.NewID(), Source: "auth", Raw: "fooꙮbar udp", Timestamp: t0, CreatedAt: t0},
-	}
+	forged := []*vigil.Artifact{{ID: vigil.NewID(), Source: "auth", Raw: "udp " + fw + "udp " + fw, Timestamp: t0, CreatedAt: t0}}
 	other := *forged[0]
 	other.ID = vigil.NewID()
 	if err := s.InsertArtifacts(ctx, "o2", []*vigil.Artifact{&other}); err != nil {
@@ -246,8 +305,6 @@ func TestSourceTokensNotForged(t *testing.T) {
 	}{
 		{fw + "udp", 1}, // the forged line itself, as its words
 		{fmt.Sprintf("%q", fw+"udp "+fw), 1},
-		{"fooꙮbar", 1},
-		{`"fooꙮbar udp"`, 1},
 	} {
 		_, total, err := s.SearchArtifacts(ctx, "o1", vigil.ArtifactFilter{Query: c.query})
 		if err != nil || total != c.want {
