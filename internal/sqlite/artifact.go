@@ -35,15 +35,11 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		found[i] = parse.SearchText(a.Raw)
 	}
 	// So are the address keys, and the text of each full-text entry.
-	lines := newLineKeys(found)
 	prefixes, err := s.prefixesOf(ctx, org, arts)
 	if err != nil {
 		return wrap("InsertArtifacts", err)
 	}
-	texts := make([]string, len(arts))
-	for i, a := range arts {
-		texts[i] = indexText(found[i], prefixes[a.Source])
-	}
+	lines, texts := batchTexts(found, func(i int) string { return prefixes[arts[i].Source] })
 	err = s.tx(ctx, func(tx *wtx) error {
 		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts, prefixes: prefixes, wholeBelow: s.wholeBelow}
 		if err := w.insert(ctx); err != nil {

@@ -6,12 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/search"
 )
 
 // Each token of an artifact's entry in the full-text index begins with
@@ -45,37 +43,55 @@ func sourcePrefix(id int64) string { return strconv.FormatInt(id, 36) + string(s
 // run of letters and digits, as search.Tokens splits text) as p and the
 // token, then p alone. The index folds case itself.
 func indexText(raw, p string) string {
-	var b strings.Builder
-	b.Grow(2*len(raw) + len(p))
-	start := -1
-	for i := 0; i < len(raw); {
-		c := raw[i]
-		var in bool
-		size := 1
-		if c < utf8.RuneSelf {
-			in = 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-		} else {
-			var r rune
-			r, size = utf8.DecodeRuneInString(raw[i:])
-			in = unicode.IsLetter(r) || unicode.IsDigit(r)
-		}
-		if in && start < 0 {
-			start = i
-		} else if !in && start >= 0 {
-			b.WriteString(p)
-			b.WriteString(raw[start:i])
-			b.WriteByte(' ')
-			start = -1
-		}
-		i += size
+	w := entryWriter{b: make([]byte, 0, 2*len(raw)+len(p)), p: p}
+	search.EachToken(raw, func(tok string, _ bool) { w.token(tok) })
+	w.end()
+	return string(w.b)
+}
+
+// entryWriter appends the full-text entry of a text of the pair of prefix
+// p to b, given the text's tokens in order.
+type entryWriter struct {
+	b []byte
+	p string
+}
+
+func (w *entryWriter) token(tok string) {
+	w.b = append(append(append(w.b, w.p...), tok...), ' ')
+}
+
+func (w *entryWriter) end() { w.b = append(w.b, w.p...) }
+
+// batchTexts returns the address keys and the full-text entries
+// (indexText) of a batch's search texts found, of the pairs of prefixes
+// prefix(i), reading each text's tokens once for both (the workers' work,
+// before the writer is taken). The entries are substrings of one string.
+func batchTexts(found []string, prefix func(i int) string) (lineKeys, []string) {
+	keys := lineKeys{b: make([]byte, 0, 16*len(found)), end: make([]int, len(found))}
+	size := 0
+	for _, t := range found {
+		size += 2*len(t) + 8
 	}
-	if start >= 0 {
-		b.WriteString(p)
-		b.WriteString(raw[start:])
-		b.WriteByte(' ')
+	w := entryWriter{b: make([]byte, 0, size)}
+	ends := make([]int, len(found))
+	var aw search.AddressKeyWriter
+	for i, t := range found {
+		w.p = prefix(i)
+		aw.Reset(keys.b)
+		search.EachToken(t, func(tok string, numeric bool) {
+			keys.b = aw.Token(keys.b, tok, numeric)
+			w.token(tok)
+		})
+		w.end()
+		keys.end[i], ends[i] = len(keys.b), len(w.b)
 	}
-	b.WriteString(p)
-	return b.String()
+	all := string(w.b)
+	texts := make([]string, len(found))
+	start := 0
+	for i, e := range ends {
+		texts[i], start = all[start:e], e
+	}
+	return keys, texts
 }
 
 // sourceKey names an org's source.
