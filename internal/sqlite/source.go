@@ -65,31 +65,21 @@ func (w *entryWriter) end() { w.b = append(w.b, w.p...) }
 // batchTexts returns the address keys and the full-text entries
 // (indexText) of a batch's search texts found, of the pairs of prefixes
 // prefix(i), reading each text's tokens once for both (the workers' work,
-// before the writer is taken). The entries are substrings of one string.
+// before the writer is taken).
 func batchTexts(found []string, prefix func(i int) string) (lineKeys, []string) {
 	keys := lineKeys{b: make([]byte, 0, 16*len(found)), end: make([]int, len(found))}
-	size := 0
-	for _, t := range found {
-		size += 2*len(t) + 8
-	}
-	w := entryWriter{b: make([]byte, 0, size)}
-	ends := make([]int, len(found))
+	texts := make([]string, len(found))
+	var w entryWriter
 	var aw search.AddressKeyWriter
 	for i, t := range found {
-		w.p = prefix(i)
+		w.b, w.p = w.b[:0], prefix(i)
 		aw.Reset(keys.b)
 		search.EachToken(t, func(tok string, numeric bool) {
 			keys.b = aw.Token(keys.b, tok, numeric)
 			w.token(tok)
 		})
 		w.end()
-		keys.end[i], ends[i] = len(keys.b), len(w.b)
-	}
-	all := string(w.b)
-	texts := make([]string, len(found))
-	start := 0
-	for i, e := range ends {
-		texts[i], start = all[start:e], e
+		keys.end[i], texts[i] = len(keys.b), string(w.b)
 	}
 	return keys, texts
 }
