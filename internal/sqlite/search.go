@@ -52,10 +52,11 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // SearchArtifactsEstimated is SearchArtifacts, but a query's total is
 // counted exactly up to exactUpTo matches only where counting them all
-// would read many: a query with neither source nor time filter (its
-// matches in the full-text index), and a query within a filter (a source,
-// a time window, an org sharing the store) whose matches both outside and
-// inside the filter are many (filterCount). Beyond exactUpTo it is
+// would read many: a query without a time filter, within a source or not
+// (its matches in the full-text index, all of the org and the source), and
+// a query within a filter (a time window; a source or an org sharing the
+// store for a query of addresses) whose matches both outside and inside
+// the filter are many (filterCount). Beyond exactUpTo it is
 // estimated (and estimated is true) from the newest exactUpTo+1 matches
 // and samples of the older ones: such a total is always more than
 // exactUpTo, an exact one never. A list without a query is always counted
