@@ -88,64 +88,84 @@ func AddressKeys(text string) []string {
 // spaces, and returns it. It reads text once, without splitting it into
 // tokens, and allocates only to grow dst.
 func AppendAddressKeys(dst []byte, text string) []byte {
-	var (
-		parts [AddressParts]string // the numeric tokens in a row, the newest last
-		run   int                  // how many of parts hold such tokens in a row
-		key   [AddressParts*(addressDigits+1) - 1]byte
-	)
-	first := len(dst) // where this text's keys start
-	start := -1       // start of the token being read
-	numeric := true
-	end := func(i int) {
-		tok := text[start:i]
-		start = -1
-		if !numeric || len(tok) > addressDigits {
-			run = 0
-			return
-		}
-		copy(parts[:], parts[1:])
-		parts[AddressParts-1] = tok
-		if run < AddressParts {
-			run++
-		}
-		if run < AddressParts {
-			return
-		}
-		k := key[:0]
-		for j, p := range parts {
-			if j > 0 {
-				k = append(k, '.')
-			}
-			k = append(k, p...)
-		}
-		// Already there? The keys so far, space-separated.
-		for rest := dst[first:]; len(rest) > 0; {
-			var o []byte
-			if sp := bytes.IndexByte(rest, ' '); sp >= 0 {
-				o, rest = rest[:sp], rest[sp+1:]
-			} else {
-				o, rest = rest, nil
-			}
-			if string(o) == string(k) {
-				return
-			}
-		}
-		if len(dst) > first {
-			dst = append(dst, ' ')
-		}
-		dst = append(dst, k...)
+	var w AddressKeyWriter
+	w.Reset(dst)
+	EachToken(text, func(tok string, numeric bool) { dst = w.Token(dst, tok, numeric) })
+	return dst
+}
+
+// AddressKeyWriter appends the address keys of a text (AddressKeys) to a
+// buffer, given the text's tokens in order (EachToken), so that a store
+// reading a line's tokens for its own index finds its keys in the same
+// pass.
+type AddressKeyWriter struct {
+	parts [AddressParts]string // the numeric tokens in a row, the newest last
+	run   int                  // how many of parts hold such tokens in a row
+	first int                  // where the text's keys start in the buffer
+	key   [AddressParts*(addressDigits+1) - 1]byte
+}
+
+// Reset begins a text whose keys go after dst's end.
+func (w *AddressKeyWriter) Reset(dst []byte) {
+	w.run, w.first = 0, len(dst)
+}
+
+// Token takes the next token of the text (numeric: of ASCII digits only)
+// and appends to dst the key it ends, if any and not there yet.
+func (w *AddressKeyWriter) Token(dst []byte, tok string, numeric bool) []byte {
+	if !numeric || len(tok) > addressDigits {
+		w.run = 0
+		return dst
 	}
+	copy(w.parts[:], w.parts[1:])
+	w.parts[AddressParts-1] = tok
+	if w.run < AddressParts {
+		w.run++
+	}
+	if w.run < AddressParts {
+		return dst
+	}
+	k := w.key[:0]
+	for j, p := range w.parts {
+		if j > 0 {
+			k = append(k, '.')
+		}
+		k = append(k, p...)
+	}
+	// Already there? The keys so far, space-separated.
+	for rest := dst[w.first:]; len(rest) > 0; {
+		var o []byte
+		if sp := bytes.IndexByte(rest, ' '); sp >= 0 {
+			o, rest = rest[:sp], rest[sp+1:]
+		} else {
+			o, rest = rest, nil
+		}
+		if string(o) == string(k) {
+			return dst
+		}
+	}
+	if len(dst) > w.first {
+		dst = append(dst, ' ')
+	}
+	return append(dst, k...)
+}
+
+// EachToken calls fn with each token of text, in order, as Tokens splits
+// it but with its case as written, and whether it is of ASCII digits
+// only.
+func EachToken(text string, fn func(tok string, numeric bool)) {
+	start := -1 // start of the token being read
+	numeric := true
 	for i := 0; i < len(text); {
 		c := text[i]
-		var r rune
 		size := 1
-		if c < utf8.RuneSelf {
-			r = rune(c)
-		} else {
+		word := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+		if c >= utf8.RuneSelf {
+			var r rune
 			r, size = utf8.DecodeRuneInString(text[i:])
+			word = unicode.IsLetter(r) || unicode.IsDigit(r)
 		}
-		if word := c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' ||
-			c >= utf8.RuneSelf && (unicode.IsLetter(r) || unicode.IsDigit(r)); word {
+		if word {
 			if start < 0 {
 				start, numeric = i, true
 			}
@@ -153,12 +173,12 @@ func AppendAddressKeys(dst []byte, text string) []byte {
 				numeric = false
 			}
 		} else if start >= 0 {
-			end(i)
+			fn(text[start:i], numeric)
+			start = -1
 		}
 		i += size
 	}
 	if start >= 0 {
-		end(len(text))
+		fn(text[start:], numeric)
 	}
-	return dst
 }

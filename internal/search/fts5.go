@@ -1,52 +1,50 @@
 package search
 
-import (
-	"slices"
-	"strings"
-)
+import "strings"
 
 // FTS5 renders the positive part of q as an SQLite FTS5 MATCH expression,
 // and the excluded terms as a second expression (for a NOT), either of
 // which may be "" when absent. Every token is quoted, so no user text is
 // ever read as FTS5 syntax.
-func (q *Query) FTS5() (match, not string) { return q.FTS5Expanded(nil) }
-
-// FTS5Expanded is FTS5 with the prefix terms whose last token is a key of
-// words written as the alternatives of that token it lists: "fail*"
-// becomes ("failed" OR "failure"), "quick b*" ("quick bar" OR "quick
-// baz"). FTS5 merges a prefix's doclists anew in every statement that
-// names it, over the whole index; the words it stands for are found once
-// (sqlite's artifacts_vocab) and each read only where a statement looks.
-func (q *Query) FTS5Expanded(words map[string][]string) (match, not string) {
-	term := func(t Term) string {
-		alts := words[t.Tokens[len(t.Tokens)-1]]
-		if !t.Prefix || len(alts) == 0 {
-			return fts5Term(t)
-		}
-		out := make([]string, len(alts))
-		for i, w := range alts {
-			toks := append(slices.Clone(t.Tokens[:len(t.Tokens)-1]), w)
-			out[i] = fts5Term(Term{Tokens: toks})
-		}
-		return "(" + strings.Join(out, " OR ") + ")"
-	}
-	var alts []string
-	for _, g := range q.Any {
-		parts := make([]string, len(g))
-		for i, t := range g {
-			parts[i] = term(t)
-		}
-		alts = append(alts, "("+strings.Join(parts, " AND ")+")")
-	}
-	match = strings.Join(alts, " OR ")
-	var nots []string
-	for _, t := range q.Not {
-		nots = append(nots, term(t))
-	}
-	return match, strings.Join(nots, " OR ")
+func (q *Query) FTS5() (match, not string) {
+	match, not, _ = q.FTS5With(FTS5Term)
+	return match, not
 }
 
-func fts5Term(t Term) string {
+// FTS5With is FTS5 with each term as term renders it (FTS5Term, or an
+// expression of its own: the alternatives a prefix stands for, the same
+// words in each index a query may read): a term rendered "" matches
+// nothing, so that its AND-group is left out of match and it out of not.
+// none reports that q has groups and every one was left out: nothing
+// matches.
+func (q *Query) FTS5With(term func(Term) string) (match, not string, none bool) {
+	var alts []string
+	for _, g := range q.Any {
+		parts := make([]string, 0, len(g))
+		for _, t := range g {
+			r := term(t)
+			if r == "" {
+				parts = nil
+				break
+			}
+			parts = append(parts, r)
+		}
+		if parts != nil {
+			alts = append(alts, "("+strings.Join(parts, " AND ")+")")
+		}
+	}
+	var nots []string
+	for _, t := range q.Not {
+		if r := term(t); r != "" {
+			nots = append(nots, r)
+		}
+	}
+	return strings.Join(alts, " OR "), strings.Join(nots, " OR "), len(q.Any) > 0 && len(alts) == 0
+}
+
+// FTS5Term renders t as an FTS5 phrase, its tokens quoted, a prefix
+// marked.
+func FTS5Term(t Term) string {
 	var b strings.Builder
 	b.WriteByte('"')
 	for i, tok := range t.Tokens {

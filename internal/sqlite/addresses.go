@@ -65,20 +65,11 @@ func (r *addrRows) end(mark, keys int) {
 }
 
 // lineKeys are the address keys of a batch's lines, found before the
-// writer is taken (InsertArtifacts): finding them is the workers' work,
-// not the one writer's.
+// writer is taken (InsertArtifacts, batchTexts): finding them is the
+// workers' work, not the one writer's.
 type lineKeys struct {
 	b   []byte
 	end []int // the end of line i's keys in b
-}
-
-func newLineKeys(texts []string) lineKeys {
-	k := lineKeys{b: make([]byte, 0, 16*len(texts)), end: make([]int, len(texts))}
-	for i, t := range texts {
-		k.b = search.AppendAddressKeys(k.b, t)
-		k.end[i] = len(k.b)
-	}
-	return k
 }
 
 // of returns line i's keys (empty if it has none).

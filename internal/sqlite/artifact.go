@@ -35,14 +35,13 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		found[i] = parse.SearchText(a.Raw)
 	}
 	// So are the address keys, and the text of each full-text entry.
-	lines := newLineKeys(found)
-	texts := make([]string, len(arts))
-	words := sourceWords{org: org}
-	for i, a := range arts {
-		texts[i] = indexText(found[i], words.of(a.Source))
+	prefixes, err := s.prefixesOf(ctx, org, arts)
+	if err != nil {
+		return wrap("InsertArtifacts", err)
 	}
-	err := s.tx(ctx, func(tx *wtx) error {
-		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts, words: words, wholeBelow: s.wholeBelow}
+	lines, texts := batchTexts(found, func(i int) string { return prefixes[arts[i].Source] })
+	err = s.tx(ctx, func(tx *wtx) error {
+		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts, prefixes: prefixes, wholeBelow: s.wholeBelow}
 		if err := w.insert(ctx); err != nil {
 			return err
 		}
@@ -301,7 +300,7 @@ func (s *Store) loadWholeBelow(ctx context.Context) error {
 // unindex removes the artifacts of the temporary table doomed from the
 // full-text index, which must be given each one's text as indexed
 // (indexText): its searchText, of the line decompressed when stored
-// compressed, and its source word.
+// compressed, with its org and source's prefix.
 func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw, a.org_id, a.source FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
 	if err != nil {
@@ -339,7 +338,11 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	// indexed those of every artifact stored before migration 0033).
 	var keys addrRows
 	for _, d := range all {
-		if _, err := del.ExecContext(ctx, d.rowid, indexText(d.raw, sourceWord(d.org, d.source))); err != nil {
+		p, ok := s.prefixes.get(d.org, d.source)
+		if !ok {
+			return fmt.Errorf("artifact %d: no id of its org and source in fts_sources", d.rowid)
+		}
+		if _, err := del.ExecContext(ctx, d.rowid, indexText(d.raw, p)); err != nil {
 			return err
 		}
 		keys.add(d.rowid, d.raw)

@@ -164,3 +164,11 @@ func SetAddressBackfillBatch(n int64) func() {
 // below n indexed by their whole line, as a build before migration 0035
 // indexed every artifact.
 func SetWholeBelow(s *Store, n int64) { s.wholeBelow = n }
+
+// SetReindexBatch sets how many rowids the reindex of migration 0036
+// writes per transaction, and returns a function that restores it.
+func SetReindexBatch(n int64) func() {
+	old := reindexBatch
+	reindexBatch = n
+	return func() { reindexBatch = old }
+}

@@ -43,7 +43,8 @@ type artifactWriter struct {
 	rowids []int64 // each one's rowid, 0 where already stored
 	args   []any
 	texts  []string // what the full-text index takes of each (indexText)
-	words  sourceWords
+	// prefixes are the prefixes of the batch's sources (source.go).
+	prefixes map[string]string
 	// wholeBelow: an artifact given a rowid below it is indexed by its
 	// whole line (migration 0035, Store.searchText).
 	wholeBelow int64
@@ -53,7 +54,7 @@ type artifactWriter struct {
 // known.
 func (w *artifactWriter) text(i int) string {
 	if w.rowids[i] < w.wholeBelow {
-		return indexText(w.arts[i].Raw, w.words.of(w.arts[i].Source))
+		return indexText(w.arts[i].Raw, w.prefixes[w.arts[i].Source])
 	}
 	return w.texts[i]
 }

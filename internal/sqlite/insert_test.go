@@ -97,9 +97,18 @@ func TestInsertArtifactsInChunks(t *testing.T) {
 		}
 		return out
 	}
+	// The phrase of a line's words in the index: each with its source's
+	// prefix (source.go).
+	phraseOf := func(a *vigil.Artifact) string {
+		p, ok := s.prefixes.get("o", a.Source)
+		if !ok {
+			t.Fatalf("no prefix of source %q", a.Source)
+		}
+		return `"` + p + strings.Join(words.FindAllString(a.Raw, -1), " "+p) + `"`
+	}
 	for i, a := range arts {
 		rowid := rowids[a.ID]
-		phrase := `"` + strings.Join(words.FindAllString(a.Raw, -1), " ") + `"`
+		phrase := phraseOf(a)
 		if got := matches(a.Raw, "artifacts_fts", phrase); !slices.Contains(got, rowid) {
 			t.Errorf("artifact %d (rowid %d): its line's words match rowids %v in the full-text index", i, rowid, got)
 		}
@@ -109,7 +118,7 @@ func TestInsertArtifactsInChunks(t *testing.T) {
 		}
 	}
 	// The twin's line (arts[0]'s) is indexed under arts[0]'s rowid only.
-	phrase := `"` + strings.Join(words.FindAllString(twin.Raw, -1), " ") + `"`
+	phrase := phraseOf(&twin)
 	if got := matches(twin.Raw, "artifacts_fts", phrase); slices.Contains(got, rowids[twin.ID]) {
 		t.Errorf("the second line given for id %s was indexed under its rowid (%v), not only the first", twin.ID, got)
 	}

@@ -52,10 +52,11 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // SearchArtifactsEstimated is SearchArtifacts, but a query's total is
 // counted exactly up to exactUpTo matches only where counting them all
-// would read many: a query with neither source nor time filter (its
-// matches in the full-text index), and a query within a filter (a source,
-// a time window, an org sharing the store) whose matches both outside and
-// inside the filter are many (filterCount). Beyond exactUpTo it is
+// would read many: a query without a time filter, within a source or not
+// (its matches in the full-text index, all of the org and the source), and
+// a query within a filter (a time window; a source or an org sharing the
+// store for a query of addresses) whose matches both outside and inside
+// the filter are many (filterCount). Beyond exactUpTo it is
 // estimated (and estimated is true) from the newest exactUpTo+1 matches
 // and samples of the older ones: such a total is always more than
 // exactUpTo, an exact one never. A list without a query is always counted
@@ -66,12 +67,15 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 
 // searchArtifacts is SearchArtifactsEstimated.
 //
-// When the org is the only one with artifacts in the store, a query's
-// matches in the full-text index are all its own: without filters the
-// total is counted from the index alone, and with a wide time window as
-// those matches less the ones outside it. Otherwise the filter's entries
-// in the time index are walked when they are few, and only a query with
-// many matches in a large filter reads every match in its window.
+// A query's matches in the full-text index are all the org's, of the
+// source when one is given (its words are the org's sources' own,
+// source.go): without a time window the total is counted from the index
+// alone, and with a wide one as those matches less the ones outside it.
+// A query of addresses (artifacts_addr, no sources) is so only when the
+// org is alone in the store and no source is given; otherwise the
+// filter's entries in the time index are walked when they are few, and
+// only a query with many matches in a large filter reads every match in
+// its window.
 func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
@@ -98,17 +102,28 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	timed := len(where) > len(base)
 	cond := strings.Join(where, " AND ")
 	var match, not string
+	// clean: every match of the expression in its index is an artifact
+	// of the filter but for its time window (the org's, the source's):
+	// so in artifacts_fts, whose words are the org's sources' own
+	// (source.go), not in artifacts_addr (nor where a query of addresses
+	// is counted as it would be there).
+	var clean bool
 	if s.addrReady && q.AddressesOnly() {
 		// Addresses only: each is one key of artifacts_addr (addresses.go).
 		tx.index = "artifacts_addr"
 		match, not = q.FTS5Addresses()
-	} else {
-		words, err := prefixWords(ctx, tx, q)
-		if err != nil {
+	} else if !q.Empty() {
+		// Addresses read as phrases (their keys not written yet) are
+		// counted as their keys would be: not clean, exclusions apart.
+		split := q.AddressesOnly()
+		var none bool
+		if match, not, none, err = sourceQuery(ctx, tx, org, f.Source, q, split); err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
-		match, not = q.FTS5Expanded(words)
-		match, not = sourceFree(match), sourceFree(not)
+		if none {
+			return []*vigil.Artifact{}, 0, false, nil
+		}
+		clean = !split
 	}
 	var expr string
 	switch {
@@ -116,20 +131,6 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		expr = "(" + match + ") NOT (" + not + ")"
 	case match != "":
 		expr = match
-	}
-	// Within a source, the source's word too (source.go): the index's
-	// matches are then the org's artifacts of the source, newest first,
-	// as a query without filters of an org alone in the store. Not for a
-	// query of addresses, which artifacts_addr answers without source
-	// words (with its phrases alike, so that both count the same).
-	sourced := f.Source != "" && !q.AddressesOnly() && (match != "" || not != "")
-	if sourced {
-		w := `"` + sourceWord(org, f.Source) + `"`
-		if expr == "" {
-			expr = w + " NOT (" + not + ")"
-		} else {
-			expr = "(" + expr + ") AND " + w
-		}
 	}
 	count := func(cond string, args ...any) (n int, err error) {
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+cond, args...).Scan(&n)
@@ -172,9 +173,6 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	case expr == "":
 		total, err = filterSize(ctx, tx, org, f.Source, f.Range)
 	default:
-		// clean: every match of expr in the index is an artifact of the
-		// filter but for its time window (the org's, the source's).
-		clean := sourced
 		if !clean {
 			err = tx.QueryRowContext(ctx, `SELECT NOT (EXISTS (SELECT 1 FROM artifacts WHERE org_id < ?1)
 				OR EXISTS (SELECT 1 FROM artifacts WHERE org_id > ?1))`, org).Scan(&clean)

@@ -138,7 +138,7 @@ func TestEstimateSamplesOlderMatches(t *testing.T) {
 }
 
 // TestSearchEstimated: beyond exactUpTo matches, the total of a search
-// without filters, or within a source (its word in the full-text index),
+// without filters, or within a source (its own words in the full-text index),
 // is an estimate above exactUpTo, flagged; up to it the exact count; the
 // page is the same either way.
 func TestSearchEstimated(t *testing.T) {

@@ -48,6 +48,9 @@ type Store struct {
 	// addrReady: every artifact's address keys are in artifacts_addr
 	// (addresses.go), so queries of addresses are answered there.
 	addrReady bool
+	// prefixes: the prefix of each org's sources in the full-text index
+	// (source.go).
+	prefixes sourcePrefixes
 	// wholeBelow: the artifacts whose rowid is below it are indexed by
 	// their whole line, the others by their search text (searchText).
 	wholeBelow int64
@@ -160,6 +163,14 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := s.raw.load(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("sqlite: compression dictionaries: %w", err)
+	}
+	if err := s.prefixes.load(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("sqlite: source ids: %w", err)
+	}
+	if err := s.reindex(ctx); err != nil {
+		w.Close()
+		return nil, err
 	}
 	if s.addrReady, err = s.backfillAddresses(ctx); err != nil {
 		w.Close()

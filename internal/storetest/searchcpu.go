@@ -51,7 +51,8 @@ const probeTimeout = 60 * time.Second
 // machine disturbs less than wall-clock latencies (docs/benchmarks.md).
 // Only the classes named in $VIGIL_PROBE_ONLY, comma-separated, if set;
 // the single IP is $VIGIL_PROBE_IP (default 10.0.0.100, the bench's for
-// its fill). A search that fails fails the test, one that passes
+// its fill); more classes in $VIGIL_PROBE_EXTRA, each "name|query|source"
+// (source may be empty), separated by ";". A search that fails fails the test, one that passes
 // probeTimeout is logged; the other classes are timed either way.
 func SearchCPU(t *testing.T, s ProbeStore, p Probe) {
 	ctx := context.Background()
@@ -128,7 +129,7 @@ func probeClasses(end time.Time) []probeClass {
 	if ip == "" {
 		ip = "10.0.0.100"
 	}
-	return []probeClass{
+	return append([]probeClass{
 		{"list", vigil.ArtifactFilter{}},
 		{"list source", vigil.ArtifactFilter{Source: "firewall"}},
 		{"list 24h", vigil.ArtifactFilter{Range: day}},
@@ -148,7 +149,18 @@ func probeClasses(end time.Time) []probeClass {
 		{"term+source", vigil.ArtifactFilter{Query: "udp", Source: "firewall"}},
 		{"term+source 24h", vigil.ArtifactFilter{Query: "udp", Source: "firewall", Range: day}},
 		{"rare in source", vigil.ArtifactFilter{Query: "sshd", Source: "firewall"}},
+	}, extraClasses()...)
+}
+
+// extraClasses are the classes of $VIGIL_PROBE_EXTRA.
+func extraClasses() []probeClass {
+	var out []probeClass
+	for c := range strings.SplitSeq(os.Getenv("VIGIL_PROBE_EXTRA"), ";") {
+		if f := strings.Split(c, "|"); len(f) == 3 {
+			out = append(out, probeClass{f[0], vigil.ArtifactFilter{Query: f[1], Source: f[2]}})
+		}
 	}
+	return out
 }
 
 // traceStatements runs one more search of f, logging each statement's
