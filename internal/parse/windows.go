@@ -358,19 +358,29 @@ func WindowsAccount(name, domain string) string {
 func WindowsSIDs(ev Event) []vigil.AccountSID {
 	var out []vigil.AccountSID
 	host, _ := ev["host.name"].(string)
-	for _, prefix := range []string{"user", "user.target"} {
-		sid, _ := ev[prefix+".id"].(string)
-		domain, _ := ev[prefix+".domain"].(string)
-		if !strings.HasPrefix(sid, "S-1-5-21-") || domain == "" {
+	for _, f := range accountFields {
+		sid, _ := ev[f.id].(string)
+		if !strings.HasPrefix(sid, "S-1-5-21-") {
 			continue
 		}
-		name, _ := ev[prefix+".name"].(string)
+		domain, _ := ev[f.domain].(string)
+		name, _ := ev[f.name].(string)
+		if domain == "" {
+			continue
+		}
 		a := WindowsAccount(name, domain)
 		if dom, _, ok := strings.Cut(a, `\`); ok && dom != host {
 			out = append(out, vigil.AccountSID{SID: sid, Account: a})
 		}
 	}
 	return out
+}
+
+// accountFields are the fields of the accounts an event names with their
+// SIDs (WindowsSIDs), the user and the target.
+var accountFields = []struct{ id, name, domain string }{
+	{"user.id", "user.name", "user.domain"},
+	{"user.target.id", "user.target.name", "user.target.domain"},
 }
 
 // setSID sets k (user.id, user.target.id: ECS's fields for the account's
