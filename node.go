@@ -56,6 +56,15 @@ type NodeRef struct {
 	Key   bool   `json:"key"`
 }
 
+// AccountSID is a Windows account as one event names it, its User node
+// value (DOMAIN\user in lower case), with the account's security
+// identifier: the forms one account takes in different events join by it
+// (NodeStore.JoinAccounts).
+type AccountSID struct {
+	SID     string
+	Account string
+}
+
 // NodeFilter selects nodes of one org.
 type NodeFilter struct {
 	// Type keeps the nodes of one type; "" keeps all.

@@ -113,6 +113,13 @@ type NodeStore interface {
 	// ListNodes returns a page of org's matching nodes, newest first (by
 	// CreatedAt, ties by id descending), and the count of all matches.
 	ListNodes(ctx context.Context, org string, f NodeFilter) ([]*Node, int, error)
+	// JoinAccounts records the security identifiers of Windows accounts
+	// as org's events name them (AccountSID): the first name recorded for
+	// a SID is its account, and every other name recorded for it joins
+	// that account (the first SID it was recorded with decides), so that
+	// UpsertNodes gives the account's User node for it from then on. The
+	// nodes made before stay as they are.
+	JoinAccounts(ctx context.Context, org string, names []AccountSID) error
 }
 
 // TriageStore reads observations and incidents, and records an analyst's

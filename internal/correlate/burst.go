@@ -305,17 +305,21 @@ func (e *Engine) fire(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Dete
 	if err != nil {
 		return "", err
 	}
+	// Each node once: two refs may name one (a name joined to an account
+	// by its SID).
 	keys, fresh := map[string]bool{}, map[string]bool{}
-	for i, n := range nodes {
-		o.NodeIDs = append(o.NodeIDs, n.ID)
-		if refs[i].Key {
-			keys[n.ID] = true
-		}
+	o.NodeIDs = vigil.AddNodes(nil, keys, nodes, refs)
+	for _, n := range nodes {
 		if !n.CreatedAt.IsZero() {
 			fresh[n.ID] = true
 		}
 	}
 	src := &source{detector: d.Detector, finding: f, fresh: fresh}
+	// It may join or merge incidents that the batch grew: they are
+	// written first.
+	if err := rb.flushGrowths(ctx, tx); err != nil {
+		return "", err
+	}
 	if err := e.correlate(ctx, tx, rb, o, keys, f.Title, by{actor: vigil.ActorSystem, via: d.Detector}, src, pol); err != nil {
 		return "", err
 	}
@@ -329,7 +333,10 @@ func (e *Engine) fire(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Dete
 // again. Its members are those of the last Span (at most maxGrowScan
 // signals); its count is the burst's running total; its severity never
 // drops as it grows, and when it rises the risk it adds is counted again
-// (a source that stands apart then leaves its roll-ups).
+// (a source that stands apart then leaves its roll-ups). An incident that
+// is no roll-up takes what the batch's growths of its observations bring
+// once, at the batch's end (flushGrowths): the hubs among a growth's keys
+// are those of the incidents as the batch found them.
 func (e *Engine) grow(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Detection, b *Burst, fresh []vigil.Signal, since, newest, now time.Time, pol vigil.RollupPolicy) error {
 	sigs, err := tx.NewestSignals(ctx, b.DetectionKey, max(b.First, nanos(since)), max(nanos(newest), b.Last), maxGrowScan)
 	if err != nil {
@@ -349,13 +356,7 @@ func (e *Engine) grow(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Dete
 		return err
 	}
 	keys := map[string]bool{}
-	nodeIDs := make([]string, len(nodes))
-	for i, n := range nodes {
-		nodeIDs[i] = n.ID
-		if refs[i].Key {
-			keys[n.ID] = true
-		}
-	}
+	nodeIDs := vigil.AddNodes(nil, keys, nodes, refs)
 	if !b.Rollup {
 		if err := e.dropHubs(ctx, tx, keys, sortedKeys(keys)); err != nil {
 			return err
@@ -391,10 +392,15 @@ func (e *Engine) grow(ctx context.Context, tx Tx, rb *rollupBatch, d *vigil.Dete
 				return err
 			}
 		}
-	} else if err := tx.RecordEvent(ctx, who.event(vigil.EventGrew, b.IncidentID, now, vigil.EventDetail{ObservationID: b.ObservationID})); err != nil {
-		return err
+	} else {
+		// Added to the incident, refreshed and recorded once for the
+		// batch (flushGrowths).
+		rb.grew(b.IncidentID, nodeIDs, keys, artifactIDs, now, who.event(vigil.EventGrew, b.IncidentID, now, vigil.EventDetail{ObservationID: b.ObservationID}))
 	}
 	if vigil.SeverityRank(sev) > vigil.SeverityRank(b.Severity) && len(keys) > 0 {
+		if err := rb.flushGrowths(ctx, tx); err != nil {
+			return err
+		}
 		src := &source{detector: d.Detector, finding: f}
 		if err := e.reassess(ctx, tx, rb, b, keys, src, f.Title, sev, who, pol, now); err != nil {
 			return err

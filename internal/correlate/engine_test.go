@@ -122,6 +122,10 @@ func (f *fakeTx) GrowObservation(_ context.Context, g Growth) (int, int, error) 
 	f.ranks = append(f.ranks, g.TitleRank)
 	return 0, len(g.ArtifactIDs), nil
 }
+func (f *fakeTx) GrowIncident(_ context.Context, g IncidentGrowth) error {
+	f.call("GrowIncident %s %d %d", g.IncidentID, len(g.NodeIDs), len(g.ArtifactIDs))
+	return nil
+}
 func (f *fakeTx) ObservationIncidents(_ context.Context, ids []string) (map[string]string, error) {
 	out := map[string]string{}
 	for _, id := range ids {

@@ -24,6 +24,9 @@ type rollupBatch struct {
 	// findings from without emptying them. The classification rules look
 	// at them again.
 	touched []string
+	// growing are the growths of incidents that are no roll-ups, by
+	// incident, not written yet (grow_batch.go).
+	growing map[string]*pendingGrowth
 }
 
 // pendingRollup is a roll-up as a batch has it: its state with what is
@@ -92,9 +95,12 @@ func (p *pendingRollup) grew(observation string, b by, at time.Time) {
 	p.observation, p.who, p.at, p.dirty = observation, b, maxTime(p.at, at), true
 }
 
-// flush writes what is pending of every roll-up the batch changed, in
-// the order of their ids.
+// flush writes what is pending of every incident the batch grew and
+// every roll-up it changed, in the order of their ids.
 func (rb *rollupBatch) flush(ctx context.Context, tx Tx, now time.Time) error {
+	if err := rb.flushGrowths(ctx, tx); err != nil {
+		return err
+	}
 	ids := make([]string, 0, len(rb.byIncident))
 	for id, p := range rb.byIncident {
 		if p.dirty {

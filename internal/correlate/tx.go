@@ -90,12 +90,19 @@ type Tx interface {
 	UpdateObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool, refs bool) error
 	// DeleteObservation removes an observation (locked by LockObservation).
 	DeleteObservation(ctx context.Context, id string) error
-	// GrowObservation applies g to a detected observation and its
-	// incident, locking the incident first. With g.Context (a roll-up) it
-	// neither counts g's nodes and artifacts new to the incident nor
-	// refreshes it, and returns how many there were: UpdateRollup counts
-	// them, once a batch (else what it returns may be zero).
+	// GrowObservation applies g to a detected observation, locking its
+	// incident first. With g.Context (a roll-up) it also adds g's nodes
+	// (as context) and artifacts to the incident, without counting them
+	// on it or refreshing it, and returns how many were new to it:
+	// UpdateRollup counts them, once a batch. Else the incident is left
+	// as it is (what it returns may be zero): GrowIncident adds what the
+	// batch's growths of its observations brought, once.
 	GrowObservation(ctx context.Context, g Growth) (nodes, artifacts int, err error)
+	// GrowIncident adds g's nodes (a key stays a key) and artifacts to
+	// an incident that GrowObservation locked, advances its counts by
+	// those new to it and widens its event times to theirs, and
+	// refreshes its headline, active at g.At unless it was active later.
+	GrowIncident(ctx context.Context, g IncidentGrowth) error
 	// ObservationIncidents returns the incident each of the observations
 	// ids is in now.
 	ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error)
@@ -262,12 +269,11 @@ type NewIncident struct {
 	At       time.Time // created, updated and last active
 }
 
-// Growth is what a growing burst adds to its observation and incident:
-// nodes (keys[id] marking key nodes) and artifacts, appended to the
-// observation's (its artifacts up to vigil.MaxObservationArtifacts) and
-// added to the incident's (every node as context when Context: a
-// roll-up); the observation's new description, severity and rank; the
-// incident's counts and headline are refreshed, active at Now.
+// Growth is what a growing burst adds to its observation: nodes
+// (keys[id] marking key nodes) and artifacts, appended to the
+// observation's (its artifacts up to vigil.MaxObservationArtifacts), and
+// with Context (a roll-up) added to the incident's, every node as
+// context; the observation's new description, severity and rank, at Now.
 type Growth struct {
 	ObservationID string
 	IncidentID    string
@@ -279,6 +285,17 @@ type Growth struct {
 	Severity      string
 	TitleRank     int
 	Now           time.Time
+}
+
+// IncidentGrowth is what the growths of a batch bring one incident: the
+// nodes (keys[id] marking key nodes) and artifacts of its observations'
+// growths, each once, at At, the time of the newest.
+type IncidentGrowth struct {
+	IncidentID  string
+	NodeIDs     []string
+	Keys        map[string]bool
+	ArtifactIDs []string
+	At          time.Time
 }
 
 // DetectionKey names the state of one detector's key: its signals and

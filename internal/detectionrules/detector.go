@@ -120,6 +120,10 @@ func (d *ruleDetector) key(f parse.Event) (string, []vigil.NodeRef, bool) {
 		if actingAddress(field, v) {
 			return detect.SourceKey(f, v, d.local)
 		}
+		if dom, ok := f["user.domain"].(string); ok && field == "user.name" {
+			// A Windows account: its User node, as parse.Nodes names it.
+			v = parse.WindowsAccount(v, dom)
+		}
 		if typ, val := parse.NodeOf(nodeTypeOf(field), v); val != "" {
 			return val, []vigil.NodeRef{{Type: typ, Value: val, Key: true}}, true
 		}

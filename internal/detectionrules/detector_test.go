@@ -246,3 +246,55 @@ func TestCacheReloadsChangedRules(t *testing.T) {
 		t.Errorf("after the change: %d detections, want one of sigma:r2", len(dets))
 	}
 }
+
+// TestWindowsAccountKeys: a starter rule's match on a real Windows record
+// keyed by its account is keyed by the account's User node, DOMAIN\user
+// as parse.Nodes names it (parse.WindowsAccount), never by the bare name:
+// one account is one key node, whichever detector found it. Failing
+// before: "ieuser" beside the node msedgewin10\ieuser.
+func TestWindowsAccountKeys(t *testing.T) {
+	evs := windowsBenchEvents(t)
+	dets, errs := Compile(starterrules.ForOrg("t", nil), "")
+	if len(errs) > 0 {
+		t.Fatalf("left out: %v", errs)
+	}
+	byID := map[string]*detect.Event{}
+	for _, ev := range evs {
+		byID[ev.ArtifactID] = ev
+	}
+	checked := 0
+	for _, d := range detect.NewEngine(dets...).Screened(evs, nil) {
+		for _, sg := range d.Signals {
+			f := byID[sg.ArtifactID].Fields
+			name, _ := f["user.name"].(string)
+			domain, ok := f["user.domain"].(string)
+			if f["source.ip"] != nil || f["client.ip"] != nil || !ok || name == "" {
+				continue
+			}
+			want := parse.WindowsAccount(name, domain)
+			if want == "" {
+				continue // no account ("-"): keyed by the host
+			}
+			if d.Key != want {
+				t.Errorf("%s on record %s: key %q, want %q", d.Detector, sg.ArtifactID, d.Key, want)
+			}
+			users := 0
+			for _, n := range sg.Nodes {
+				if n.Type == vigil.NodeUser && (n.Value == want || n.Value == strings.ToLower(name)) {
+					users++
+					if n.Value != want || !n.Key {
+						t.Errorf("%s on record %s: node %+v, want the key node %q", d.Detector, sg.ArtifactID, n, want)
+					}
+				}
+			}
+			if users != 1 {
+				t.Errorf("%s on record %s: %d User nodes of %s, want one", d.Detector, sg.ArtifactID, users, want)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no match keyed by an account: the test proves nothing")
+	}
+	t.Logf("%d matches keyed by an account", checked)
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/vigil-soc/vigil"
 )
 
 // A Windows event arrives as the document Winlogbeat sends (through the
@@ -336,6 +338,60 @@ func WindowsAccount(name, domain string) string {
 		domain = short
 	}
 	return domain + `\` + name
+}
+
+// WindowsSIDs returns the accounts ev names with their security
+// identifiers (user.id, user.target.id), each as its User node
+// (WindowsAccount), so that the forms one account takes in different
+// events (`3B\lgrove` in a logon, "lgrove@threebeesco.com" in a Kerberos
+// ticket request) can be joined by its SID. Only a domain or local
+// account's SID (S-1-5-21-…, unique to one account of one domain or
+// computer) names one account: a well-known SID is every computer's
+// (S-1-5-18, SYSTEM, which computer accounts' events carry too) or no one's
+// (S-1-0-0, of a failed logon). Only a name with its domain (a bare name
+// is any domain's), and not a local account of the computer that logs
+// the event (its domain is that computer's name): copies of one disk
+// image share their local accounts' SIDs — the recordings' lab machines
+// IEWIN7, PC01 and PC02 all name their local ieuser
+// S-1-5-21-3583694148-1414552638-2922671848-1000 — and are other
+// accounts all the same.
+func WindowsSIDs(ev Event) []vigil.AccountSID {
+	var out []vigil.AccountSID
+	host, _ := ev["host.name"].(string)
+	for _, f := range accountFields {
+		sid, _ := ev[f.id].(string)
+		if !strings.HasPrefix(sid, "S-1-5-21-") {
+			continue
+		}
+		domain, _ := ev[f.domain].(string)
+		name, _ := ev[f.name].(string)
+		if domain == "" {
+			continue
+		}
+		a := WindowsAccount(name, domain)
+		if dom, _, ok := strings.Cut(a, `\`); ok && dom != host {
+			out = append(out, vigil.AccountSID{SID: sid, Account: a})
+		}
+	}
+	return out
+}
+
+// accountFields are the fields of the accounts an event names with their
+// SIDs (WindowsSIDs), the user and the target.
+var accountFields = []struct{ id, name, domain string }{
+	{"user.id", "user.name", "user.domain"},
+	{"user.target.id", "user.target.name", "user.target.domain"},
+}
+
+// setSID sets k (user.id, user.target.id: ECS's fields for the account's
+// security identifier, as Winlogbeat's ingest pipeline sets them) to a
+// SID, unless v is none ("-", empty) or k is set already.
+func (ev Event) setSID(k, v string) {
+	v = strings.TrimSpace(v)
+	if _, ok := ev[k]; ok || !strings.HasPrefix(v, "S-1-") {
+		return
+	}
+	ev[k] = v
 }
 
 // setWindowsAddr sets an address field from a logon's address ("-",

@@ -51,8 +51,15 @@ func mapWindows(ev Event, d *windowsDoc) {
 
 // mapSecurity maps the Security log's events.
 func mapSecurity(ev Event, id string, g func(string) string) {
-	subject := func() { ev.setWindowsUser("user", g("SubjectUserName"), g("SubjectDomainName")) }
-	target := func(prefix string) { ev.setWindowsUser(prefix, g("TargetUserName"), g("TargetDomainName")) }
+	subject := func() {
+		ev.setWindowsUser("user", g("SubjectUserName"), g("SubjectDomainName"))
+		ev.setSID("user.id", g("SubjectUserSid"))
+	}
+	target := func(prefix string) {
+		ev.setWindowsUser(prefix, g("TargetUserName"), g("TargetDomainName"))
+		ev.setSID(prefix+".id", g("TargetUserSid"))
+		ev.setSID(prefix+".id", g("TargetSid"))
+	}
 	logonAddr := func() {
 		ev.setWindowsAddr("source.ip", g("IpAddress"))
 		ev.setWindowsPort("source.port", g("IpPort"))
@@ -105,7 +112,7 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 		ev.set("winlog.task_name", g("TaskName"))
 	case "4720":
 		subject()
-		ev.setWindowsUser("user.target", g("TargetUserName"), g("TargetDomainName"))
+		target("user.target")
 		ev.act("added-user-account", "iam", "success")
 	case "4728", "4732", "4756":
 		subject()
@@ -117,6 +124,7 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 	case "4740":
 		subject()
 		ev.setWindowsUser("user.target", g("TargetUserName"), "")
+		ev.setSID("user.target.id", g("TargetSid"))
 		ev.act("locked-out-user-account", "iam", "success")
 		// TargetDomainName of a lockout is the computer the logons came from.
 		ev.setWorkstation(g("TargetDomainName"))

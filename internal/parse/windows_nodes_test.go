@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/evtx"
 )
 
@@ -14,6 +15,17 @@ import (
 // (../shared/datasets/windows/evtx) with event id and record id, as vigil
 // import sends it, and returns its nodes as "Type=value".
 func recordNodes(t *testing.T, file, eventID string, recordID int) []string {
+	t.Helper()
+	var out []string
+	for _, n := range Nodes(recordEvent(t, file, eventID, recordID)) {
+		out = append(out, n.Type+"="+n.Value)
+	}
+	return out
+}
+
+// recordEvent parses the record of a real recording with event id and
+// record id, as vigil import sends it.
+func recordEvent(t *testing.T, file, eventID string, recordID int) Event {
 	t.Helper()
 	docs, err := evtx.Documents(filepath.Join(datasetDir, "windows", "evtx", file))
 	if err != nil {
@@ -36,11 +48,7 @@ func recordNodes(t *testing.T, file, eventID string, recordID int) []string {
 		if !res.Parsed {
 			t.Fatalf("%s record %d not parsed", file, recordID)
 		}
-		var out []string
-		for _, n := range Nodes(res.Event) {
-			out = append(out, n.Type+"="+n.Value)
-		}
-		return out
+		return res.Event
 	}
 	t.Fatalf("%s: no %s record %d", file, eventID, recordID)
 	return nil
@@ -130,5 +138,48 @@ func TestWindowsHost(t *testing.T) {
 		if got := WindowsHost(in); got != want {
 			t.Errorf("WindowsHost(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestWindowsSIDs: the real records that name one account in two forms
+// give each form with the account's SID, so that the store can join them
+// (parse.WindowsSIDs, NodeStore.JoinAccounts); a local account of the
+// computer that logs the event gives none (the recordings' lab machines
+// share their local accounts' SIDs: copies of one disk image).
+func TestWindowsSIDs(t *testing.T) {
+	const (
+		spoofing   = "Privilege Escalation/samaccount_spoofing_CVE-2021-42287_CVE-2021-42278_DC_securitylogs.evtx"
+		taskUpdate = "Lateral Movement/remote task update 4624 4702 same logonid.evtx"
+		lgrove     = "S-1-5-21-308926384-506822093-3341789130-101606"
+		jbrown     = "S-1-5-21-308926384-506822093-3341789130-1106"
+	)
+	tests := []struct {
+		name     string
+		file     string
+		eventID  string
+		recordID int
+		want     []vigil.AccountSID
+	}{
+		{"4768 lgrove of threebeesco.com", spoofing, "4768", 2982082, []vigil.AccountSID{{SID: lgrove, Account: `threebeesco\lgrove`}}},
+		{"4624 lgrove of THREEBEESCO.COM", spoofing, "4624", 2982084, []vigil.AccountSID{{SID: lgrove, Account: `threebeesco\lgrove`}}},
+		{"4624 lgrove of 3B", spoofing, "4624", 2982089, []vigil.AccountSID{{SID: lgrove, Account: `3b\lgrove`}}},
+		{"4624 a-jbrown of 3B", taskUpdate, "4624", 2171290, []vigil.AccountSID{{SID: jbrown, Account: `3b\a-jbrown`}}},
+		{"4624 a-jbrown of THREEBEESCO.COM", taskUpdate, "4624", 2171291, []vigil.AccountSID{{SID: jbrown, Account: `threebeesco\a-jbrown`}}},
+		// PC02's own ieuser, logged by PC02: a local account.
+		{"4624 PC02's local ieuser", "Command and Control/DE_RDP_Tunneling_4624.evtx", "4624", 5308, nil},
+		// A failed logon names the NULL SID.
+		{"4625 of an account that failed", "Credential Access/CA_4624_4625_LogonType2_LogonProc_chrome.evtx", "4625", 0, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			recordID := tc.recordID
+			if recordID == 0 {
+				recordID = firstRecord(t, tc.file, tc.eventID)
+			}
+			got := WindowsSIDs(recordEvent(t, tc.file, tc.eventID, recordID))
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("WindowsSIDs = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }

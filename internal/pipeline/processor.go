@@ -58,6 +58,7 @@ type Recorder interface {
 // suppressions that screen signals.
 type Store interface {
 	ArtifactWriter
+	AccountJoiner
 	correlate.Store
 	rules.Store
 	suppress.Store
@@ -75,6 +76,9 @@ type Processor struct {
 	// none).
 	custom   CustomDetector
 	recorder Recorder
+	// accounts joins the names of Windows accounts by their SIDs before
+	// detection names their nodes (nil: not joined).
+	accounts *accountJoins
 	// suppress screens each org's signals before detection counts them
 	// (nil: every signal counts).
 	suppress *suppress.Cache
@@ -93,6 +97,7 @@ type Processor struct {
 // that the API invalidates on writes).
 func NewProcessor(store Store, log *slog.Logger, m *Metrics) *Processor {
 	p := newProcessor(store, log, m)
+	p.accounts = &accountJoins{store: store}
 	p.recorderFor = func(policy vigil.CorrelationPolicy) Recorder {
 		// Each org's roll-up and risk settings as its screen reads them
 		// (the cache WithSuppressions may replace).
@@ -192,6 +197,12 @@ func (p *Processor) process(ctx context.Context, org string, arts []*vigil.Artif
 	}
 
 	start = time.Now()
+	if p.accounts != nil {
+		if err := p.accounts.join(ctx, org, fields); err != nil {
+			p.metrics.Failed.WithLabelValues("detect").Inc()
+			return fmt.Errorf("detect: join accounts: %w", err)
+		}
+	}
 	events := make([]*detect.Event, 0, len(arts))
 	for i, a := range arts {
 		if fields[i] == nil {

@@ -449,9 +449,14 @@ func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, 
 		// A roll-up: counted and refreshed once a batch (UpdateRollup).
 		return t.addToRollup(ctx, g.IncidentID, g.NodeIDs, g.ArtifactIDs)
 	}
+	return 0, 0, nil // the incident grows once a batch (GrowIncident)
+}
+
+// GrowIncident runs on the incident GrowObservation locked.
+func (t *corrTx) GrowIncident(_ context.Context, g correlate.IncidentGrowth) error {
 	t.addToIncident(g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
-	t.refresh(g.IncidentID, g.Now, true, false)
-	return 0, 0, nil
+	t.refresh(g.IncidentID, g.At, true, false)
+	return nil
 }
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {

@@ -66,40 +66,67 @@ func (t *corrTx) UpsertNodes(ctx context.Context, refs []vigil.NodeRef, now time
 	for i, k := range keys {
 		ids[i], types[i], values[i] = newID[k], k.typ, k.value
 	}
+	// A name joined to an account by its SID is the account's node
+	// (JoinAccounts): two refs may name one node.
 	t.exec(`INSERT INTO nodes (id, org_id, type, value, created_at)
-		SELECT id, $1, type, value, $5 FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS t(id, type, value, n)
-		ORDER BY n
+		SELECT t.id, $1, t.type, COALESCE(a.account, t.value) AS v, $5
+		FROM unnest($2::text[], $3::text[], $4::text[]) AS t(id, type, value)
+		LEFT JOIN account_aliases a ON a.org_id = $1 AND t.type = 'User' AND a.name = t.value
+		ORDER BY t.type, v
 		ON CONFLICT (org_id, type, value) DO NOTHING`, org, ids, types, values, nanos(now))
-	found := map[nodeKey]string{}
+	type node struct{ id, value string }
+	found := map[nodeKey]node{} // by ref
 	err := t.query(ctx, func(rows pgx.Rows) error {
 		for rows.Next() {
-			var id string
 			var k nodeKey
-			if err := rows.Scan(&id, &k.typ, &k.value); err != nil {
+			var n node
+			if err := rows.Scan(&n.id, &n.value, &k.typ, &k.value); err != nil {
 				return err
 			}
-			found[k] = id
+			found[k] = n
 		}
 		return rows.Err()
-	}, `SELECT n.id, n.type, n.value FROM nodes n
-		JOIN unnest($2::text[], $3::text[]) AS t(type, value) ON n.type = t.type AND n.value = t.value
-		WHERE n.org_id = $1`, org, types, values)
+	}, `SELECT n.id, n.value, t.type, t.value FROM unnest($2::text[], $3::text[]) AS t(type, value)
+		LEFT JOIN account_aliases a ON a.org_id = $1 AND t.type = 'User' AND a.name = t.value
+		JOIN nodes n ON n.org_id = $1 AND n.type = t.type AND n.value = COALESCE(a.account, t.value)`, org, types, values)
 	if err != nil {
 		return nil, err
 	}
 	for _, r := range refs {
-		id, ok := found[nodeKey{r.Type, r.Value}]
+		f, ok := found[nodeKey{r.Type, r.Value}]
 		if !ok {
 			// Every ref was inserted or existed, and nodes are never deleted.
 			return nil, fmt.Errorf("node %s %q missing after upsert", r.Type, r.Value)
 		}
-		n := vigil.Node{ID: id, OrgID: org, Type: r.Type, Value: r.Value}
-		if id == newID[nodeKey{r.Type, r.Value}] {
+		n := vigil.Node{ID: f.id, OrgID: org, Type: r.Type, Value: f.value}
+		if f.id == newID[nodeKey{r.Type, r.Value}] {
 			n.CreatedAt = now // this transaction's insert
 		}
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// JoinAccounts records the SIDs of accounts as org's events name them:
+// the first name recorded for a SID is its account, and every other name
+// recorded for it an alias of that account (the first SID it was recorded
+// with decides), whose node UpsertNodes gives from then on. Two workers
+// recording one SID at once agree: the second insert waits for the
+// first and reads its account.
+func (s *Store) JoinAccounts(ctx context.Context, org string, names []vigil.AccountSID) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return wrap("JoinAccounts", s.tx(ctx, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		for _, a := range names {
+			b.Queue(`INSERT INTO account_sids (org_id, sid, account) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, org, a.SID, a.Account)
+			b.Queue(`INSERT INTO account_aliases (org_id, name, account)
+				SELECT $1, $3, account FROM account_sids WHERE org_id = $1 AND sid = $2 AND account <> $3 ON CONFLICT DO NOTHING`,
+				org, a.SID, a.Account)
+		}
+		return tx.SendBatch(ctx, b).Close()
+	}))
 }
 
 const nodeCols = `id, org_id, type, value, created_at`

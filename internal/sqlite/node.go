@@ -28,33 +28,71 @@ func upsertNodes(ctx context.Context, tx *wtx, org string, refs []vigil.NodeRef,
 		}
 		n := vigil.Node{OrgID: org, Type: r.Type, Value: r.Value}
 		ref := nodeRef{org, r.Type, r.Value}
-		if id, ok := tx.nodes[ref]; ok {
+		if c, ok := tx.nodes[ref]; ok {
 			// Looked up or created earlier in the transaction: it exists
 			// (no transaction deletes a node it names).
-			n.ID = id
+			n.ID, n.Value = c.id, c.value
 			out = append(out, n)
 			continue
 		}
 		// Most nodes exist (a growing burst names the same ones at every
 		// batch): a look-up first, which writes no page. The one writer
 		// holds the transaction: a node it did not find is new.
-		err := tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE org_id = ? AND type = ? AND value = ?`,
-			org, r.Type, r.Value).Scan(&n.ID)
+		var err error
+		if r.Type == vigil.NodeUser {
+			// A name joined to an account by its SID is the account's node
+			// (JoinAccounts).
+			var id sql.NullString
+			err = tx.QueryRowContext(ctx, `SELECT a.account, n.id FROM (SELECT COALESCE((SELECT account FROM account_aliases
+				WHERE org_id = ?1 AND name = ?2), ?2) AS account) a LEFT JOIN nodes n ON n.org_id = ?1 AND n.type = 'User' AND n.value = a.account`,
+				org, r.Value).Scan(&n.Value, &id)
+			if n.ID = id.String; err == nil && !id.Valid {
+				err = sql.ErrNoRows
+			}
+		} else {
+			err = tx.QueryRowContext(ctx, `SELECT id FROM nodes WHERE org_id = ? AND type = ? AND value = ?`,
+				org, r.Type, r.Value).Scan(&n.ID)
+		}
 		if errors.Is(err, sql.ErrNoRows) {
 			n.ID, n.CreatedAt = vigil.NewID(), fromNanos(now.UnixNano())
 			_, err = tx.ExecContext(ctx, `INSERT INTO nodes (id, org_id, type, value, created_at) VALUES (?, ?, ?, ?, ?)`,
-				n.ID, org, r.Type, r.Value, now.UnixNano())
+				n.ID, org, r.Type, n.Value, now.UnixNano())
 		}
 		if err != nil {
 			return nil, err
 		}
 		if tx.nodes == nil {
-			tx.nodes = map[nodeRef]string{}
+			tx.nodes = map[nodeRef]cachedNode{}
 		}
-		tx.nodes[ref] = n.ID
+		tx.nodes[ref] = cachedNode{n.ID, n.Value}
 		out = append(out, n)
 	}
 	return out, nil
+}
+
+// JoinAccounts records the SIDs of accounts as org's events name them:
+// the first name recorded for a SID is its account, and every other name
+// recorded for it an alias of that account (the first SID it was recorded
+// with decides), whose node upsertNodes gives from then on.
+func (s *Store) JoinAccounts(ctx context.Context, org string, names []vigil.AccountSID) error {
+	if len(names) == 0 {
+		return nil
+	}
+	return wrap("JoinAccounts", s.tx(ctx, func(tx *wtx) error {
+		for _, a := range names {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO account_sids (org_id, sid, account) VALUES (?, ?, ?) ON CONFLICT DO NOTHING`,
+				org, a.SID, a.Account); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO account_aliases (org_id, name, account)
+				SELECT ?1, ?3, account FROM account_sids WHERE org_id = ?1 AND sid = ?2 AND account != ?3 ON CONFLICT DO NOTHING`,
+				org, a.SID, a.Account)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
 
 const nodeCols = `id, org_id, type, value, created_at`

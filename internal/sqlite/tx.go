@@ -23,11 +23,15 @@ type wtx struct {
 	// nodes are the ids of the nodes the transaction looked up or
 	// created (upsertNodes): a batch's findings name the same few (the
 	// sensor every alert is against) again and again.
-	nodes map[nodeRef]string
+	nodes map[nodeRef]cachedNode
 }
 
 // nodeRef names a node of an org.
 type nodeRef struct{ org, typ, value string }
+
+// cachedNode is the node a nodeRef names: its id and value (another
+// than the ref's for a name joined to an account, JoinAccounts).
+type cachedNode struct{ id, value string }
 
 // stmt returns q prepared in the transaction (closed when it ends).
 func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {

@@ -23,6 +23,58 @@ func nodeTests() []test {
 		{"ObservationByValueCorrelates", testNodeObservationByValueCorrelates},
 		{"ObservationByValueConcurrent", testNodeObservationByValueConcurrent},
 		{"UpdateAddsNodesByValue", testNodeUpdateByValue},
+		{"AccountsJoinedBySID", testNodeAccountsJoinedBySID},
+	}
+}
+
+// testNodeAccountsJoinedBySID: a Windows account takes several names in
+// one org's events — the recording
+// Privilege Escalation/samaccount_spoofing_CVE-2021-42287_CVE-2021-42278_DC_securitylogs.evtx
+// (../shared/datasets/windows/evtx) names lgrove as 3B\lgrove (its
+// logons, 4624) and as THREEBEESCO.COM\lgrove (its Kerberos tickets, 4768)
+// with one SID: once JoinAccounts recorded both, either name is the
+// account's one User node, the first name recorded. In another org
+// nothing is joined until its own events join it, its own way.
+func testNodeAccountsJoinedBySID(t *testing.T, s Store) {
+	const sid = "S-1-5-21-308926384-506822093-3341789130-101606"
+	orgA, orgB := vigil.NewID(), vigil.NewID()
+	full := vigil.NodeRef{Type: vigil.NodeUser, Value: `threebeesco\lgrove`}
+	short := vigil.NodeRef{Type: vigil.NodeUser, Value: `3b\lgrove`}
+	before := mustNodes(t, s, orgA, full, short)
+	if before[0] == before[1] {
+		t.Fatalf("two names joined before any SID: %v", before)
+	}
+	join := func(org string, names ...vigil.AccountSID) {
+		t.Helper()
+		if err := s.JoinAccounts(t.Context(), org, names); err != nil {
+			t.Fatalf("JoinAccounts: %v", err)
+		}
+	}
+	join(orgA, vigil.AccountSID{SID: sid, Account: full.Value}, vigil.AccountSID{SID: sid, Account: short.Value})
+	nodes, err := s.UpsertNodes(t.Context(), orgA, []vigil.NodeRef{short, full})
+	if err != nil {
+		t.Fatalf("UpsertNodes: %v", err)
+	}
+	for i, n := range nodes {
+		if n.ID != before[0] || n.Value != full.Value {
+			t.Errorf("org A node %d = %s %q, want the account's node %s %q", i, n.ID, n.Value, before[0], full.Value)
+		}
+	}
+	// A name joined stays joined to its first account.
+	join(orgA, vigil.AccountSID{SID: sid + "0", Account: short.Value}, vigil.AccountSID{SID: sid + "0", Account: `3b\other`})
+	if got := mustNodes(t, s, orgA, short)[0]; got != before[0] {
+		t.Errorf("org A %s after another SID named it: node %s, want %s", short.Value, got, before[0])
+	}
+	b := mustNodes(t, s, orgB, short, full)
+	if b[0] == b[1] || slices.Contains(before, b[0]) || slices.Contains(before, b[1]) {
+		t.Fatalf("org B nodes %v: want two of its own (org A's %v)", b, before)
+	}
+	join(orgB, vigil.AccountSID{SID: sid, Account: short.Value}, vigil.AccountSID{SID: sid, Account: full.Value})
+	if got := mustNodes(t, s, orgB, full, short); got[0] != b[0] || got[1] != b[0] {
+		t.Errorf("org B after its own join: %v, want both %s (its first name, %s)", got, b[0], short.Value)
+	}
+	if got := mustNodes(t, s, orgA, short)[0]; got != before[0] {
+		t.Errorf("org A after org B's join: %s, want %s", got, before[0])
 	}
 }
 
