@@ -71,4 +71,3 @@ var insertSignalsSQL = func() map[int]string {
 	}
 	return out
 }()
-
