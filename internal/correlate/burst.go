@@ -51,11 +51,10 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 		if err := tx.LockDetections(ctx, locks); err != nil {
 			return err
 		}
+		var spilled []*vigil.Detection
 		for _, d := range ds {
 			if r.spilled[d] {
-				if _, err := record(ctx, tx, DetectionKey{d.Detector, d.Key}, d.Signals); err != nil {
-					return err
-				}
+				spilled = append(spilled, d)
 				continue
 			}
 			// A key the store holds nothing of that counts: its signals
@@ -68,6 +67,9 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 			if id != "" {
 				out = append(out, Recorded{ObservationID: id})
 			}
+		}
+		if err := recordSpilled(ctx, tx, spilled); err != nil {
+			return err
 		}
 		if err := rb.flush(ctx, tx, e.now()); err != nil {
 			return err
@@ -207,6 +209,29 @@ func record(ctx context.Context, tx Tx, k DetectionKey, sigs []vigil.Signal) ([]
 		return nil, err
 	}
 	return tx.RecordSignals(ctx, k, batch)
+}
+
+// recordSpilled records the signals of the detections the Tally spilled
+// (routed.spilled: recorded, not evaluated), all at once when tx is a
+// SpillRecorder, except those of a key whose signals name units (counted
+// once with what the store holds: record).
+func recordSpilled(ctx context.Context, tx Tx, ds []*vigil.Detection) error {
+	sr, ok := tx.(SpillRecorder)
+	var batch []KeySignals
+	for _, d := range ds {
+		k := DetectionKey{d.Detector, d.Key}
+		if ok && !slices.ContainsFunc(d.Signals, func(sg vigil.Signal) bool { return sg.Unit != "" }) {
+			batch = append(batch, KeySignals{k, d.Signals})
+			continue
+		}
+		if _, err := record(ctx, tx, k, d.Signals); err != nil {
+			return err
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return sr.RecordSpilled(ctx, batch)
 }
 
 // unitSpan is how far apart the lines of one unit may be: BIND writes a

@@ -41,7 +41,7 @@ type Tally struct {
 
 	mu    sync.Mutex
 	held  int // signals in cold
-	cold  map[coldRef]coldEntry
+	cold  coldKeys
 	codec *heldCodec // the strings and nodes of cold's signals
 	// codecKept is the codec's size after its last rebuild.
 	codecKept int
@@ -69,9 +69,9 @@ type TallyStats struct {
 // sensors and the batches in flight at once stay within it.
 const DefaultLateness = 2 * time.Minute
 
-// DefaultTallyLimit bounds the signals a Tally holds: at most 172 bytes
-// of heap each, for keys of one signal (BenchmarkTallyHeldKeys), about
-// 105 MB in all.
+// DefaultTallyLimit bounds the signals a Tally holds: 154 bytes of heap
+// each, for keys of one signal (BenchmarkTallyHeldKeys), about 92 MB in
+// all, none of it for the collector to scan.
 const DefaultTallyLimit = 600_000
 
 // maxColdSignals promotes a key that holds this many signals within its
@@ -95,51 +95,14 @@ const sweepKeysPerSecond = 100_000
 
 // sweepDue reports whether the sweep is due at now.
 func (t *Tally) sweepDue(now time.Time) bool {
-	every := max(sweepEvery, time.Duration(len(t.cold))*time.Second/sweepKeysPerSecond)
+	every := max(sweepEvery, time.Duration(len(t.cold.one))*time.Second/sweepKeysPerSecond)
 	return now.Sub(t.lastSweep) >= every
 }
 
 type tallyKey struct{ org, detector, key string }
 
-type coldKey struct {
-	sigs []heldSignal       // by time
-	ids  map[heldIdent]bool // the artifacts of sigs, once it holds indexFrom
-	// first is where sigs starts: most keys never hold a second signal,
-	// and one object per key instead of two is less for the collector to
-	// mark.
-	first [1]heldSignal
-}
-
-func newColdKey() *coldKey {
-	c := &coldKey{}
-	c.sigs = c.first[:0]
-	return c
-}
-
-// coldEntry is a cold key's signals and the time of its newest, which
-// the sweep reads from the map itself: following a pointer to each of
-// 600,000 keys every few seconds took 2 % of the worst-case mix's CPU.
-type coldEntry struct {
-	c      *coldKey
-	newest int64 // Unix nanoseconds
-}
-
-// coldRef is a cold key: its (org, detector) pair by number, so that a
-// million keys do not each hold those two strings.
-type coldRef struct {
-	pair uint32
-	key  string
-}
-
-// newest is the time of c's newest signal, Unix nanoseconds.
-func (c *coldKey) newest() int64 {
-	if len(c.sigs) == 0 {
-		return math.MinInt64
-	}
-	return c.sigs[len(c.sigs)-1].at
-}
-
-func (t *Tally) ref(tk tallyKey) coldRef {
+// pair returns the number of tk's (org, detector) pair.
+func (t *Tally) pair(tk tallyKey) uint32 {
 	p := [2]string{tk.org, tk.detector}
 	n, ok := t.pairs[p]
 	if !ok {
@@ -147,12 +110,22 @@ func (t *Tally) ref(tk tallyKey) coldRef {
 		t.pairs[p] = n
 		t.pairNames = append(t.pairNames, p)
 	}
-	return coldRef{n, tk.key}
+	return n
+}
+
+// coldOf returns the ref of tk and its signals, nil when it is not cold
+// (see coldKeys.get).
+func (t *Tally) coldOf(tk tallyKey) (coldRef, *coldKey) {
+	r, ok := t.cold.find(t.pair(tk), tk.key)
+	if !ok {
+		return r, nil
+	}
+	return r, t.cold.get(r)
 }
 
 func (t *Tally) tallyKey(r coldRef) tallyKey {
 	p := t.pairNames[r.pair]
-	return tallyKey{p[0], p[1], r.key}
+	return tallyKey{p[0], p[1], t.cold.key(r)}
 }
 
 // heldIdent tells the artifact of a held signal.
@@ -184,7 +157,7 @@ func NewTally(lateness time.Duration, limit int) *Tally {
 	if limit <= 0 {
 		limit = DefaultTallyLimit
 	}
-	return &Tally{lateness: lateness, limit: limit, cold: map[coldRef]coldEntry{}, codec: newHeldCodec(), pairs: map[[2]string]uint32{}, hot: map[tallyKey]*hotKey{},
+	return &Tally{lateness: lateness, limit: limit, cold: newColdKeys(), codec: newHeldCodec(), pairs: map[[2]string]uint32{}, hot: map[tallyKey]*hotKey{},
 		gone: newGoneKeys(), marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
 }
 
@@ -256,8 +229,7 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		t.marks[m] = max(mark, newest)
 		late := seen && oldest < mark-int64(t.lateness)
 
-		ref := t.ref(tk)
-		c := t.cold[ref].c
+		ref, c := t.coldOf(tk)
 		h := t.hot[tk]
 		if h == nil && c == nil && t.gone.has(tk, t.marks[m], d.Span+t.lateness) {
 			h = &hotKey{newest: newest}
@@ -276,7 +248,7 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 			continue
 		}
 		if c == nil {
-			c = newColdKey()
+			ref, c = t.cold.intern(ref.pair, tk.key), t.cold.fresh()
 		}
 		// Signals past the horizon share no window with any that is not
 		// late: a busy key that never fires (a scanner of a few ports)
@@ -285,17 +257,19 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		fresh, lo, hi := c.add(t.codec, d.Key, d.Signals)
 		t.held += fresh
 		if fresh == 0 {
-			continue // a redelivery: nothing new
+			t.cold.put(ref, c) // a redelivery: nothing new
+			continue
 		}
-		t.cold[ref] = coldEntry{c, c.newest()}
 		if _, _, fire := burstIn(heldList{c.sigs, t.codec.names}, d.Span, d.Met, d.Order, fromNanos(lo), fromNanos(hi)); fire || len(c.sigs) >= maxColdSignals {
 			t.stats.Promoted++
 			t.held -= len(c.sigs)
-			delete(t.cold, ref)
+			t.cold.del(ref)
 			sigs := t.codec.decodeAll(tk.key, c.sigs)
 			t.hot[tk] = &hotKey{newest: max(c.newest(), newest), pending: sigs}
 			out.add(tk, withSignals(d, sigs), true)
+			continue
 		}
+		t.cold.put(ref, c)
 	}
 	if t.sweepDue(now) {
 		t.lastSweep = now
@@ -324,7 +298,8 @@ func (t *Tally) routeEvery(out *routed, org string, d *vigil.Detection) {
 	t.marks[m] = max(mark, newest)
 	late := seen && oldest < mark-int64(t.lateness)
 	h := t.hot[tk]
-	known := h != nil || t.cold[t.ref(tk)].c != nil || t.gone.has(tk, t.marks[m], d.Span+t.lateness)
+	_, c := t.coldOf(tk)
+	known := h != nil || c != nil || t.gone.has(tk, t.marks[m], d.Span+t.lateness)
 	if h == nil {
 		h = &hotKey{newest: newest}
 		t.hot[tk] = h
@@ -357,9 +332,9 @@ func (t *Tally) promote(out *routed, tk tallyKey, ref coldRef, d *vigil.Detectio
 	h := &hotKey{newest: newest}
 	if c != nil {
 		t.held -= len(c.sigs)
-		delete(t.cold, ref)
 		h.newest = max(h.newest, c.newest())
 		h.pending = t.codec.decodeAll(tk.key, c.sigs)
+		t.cold.del(ref)
 	}
 	t.hot[tk] = h
 	out.add(tk, withSignals(d, slices.Concat(h.pending, d.Signals)), h.pending != nil)
@@ -375,21 +350,23 @@ func (t *Tally) spill(out *routed, org string, ds []*vigil.Detection) {
 	for _, d := range ds {
 		templates[d.Detector] = d
 	}
-	for ref, e := range t.cold {
+	var buf [1]heldSignal
+	for ref, e := range t.cold.one {
 		if t.held <= t.limit-t.limit/100 {
 			return
 		}
-		c := e.c
-		tk := t.tallyKey(ref)
-		tmpl := templates[tk.detector]
-		if tk.org != org || tmpl == nil {
+		p := t.pairNames[ref.pair]
+		tmpl := templates[p[1]]
+		if p[0] != org || tmpl == nil {
 			continue
 		}
+		tk := t.tallyKey(ref)
+		held := t.cold.signals(ref, e, &buf)
 		t.stats.Spilled++
-		t.held -= len(c.sigs)
-		delete(t.cold, ref)
-		sigs := t.codec.decodeAll(tk.key, c.sigs)
-		t.hot[tk] = &hotKey{newest: c.newest(), pending: sigs}
+		t.held -= len(held)
+		sigs := t.codec.decodeAll(tk.key, held)
+		t.hot[tk] = &hotKey{newest: held[len(held)-1].at, pending: sigs}
+		t.cold.del(ref)
 		d := *tmpl
 		d.Key, d.Signals = tk.key, sigs
 		out.add(tk, &d, true)
@@ -414,11 +391,12 @@ func (t *Tally) sweep() {
 			horizons[i] = t.marks[p] - int64(span+t.lateness)
 		}
 	}
-	for ref, e := range t.cold {
-		if e.newest < horizons[ref.pair] {
+	for ref, e := range t.cold.one {
+		// e.at is the time of the key's newest signal.
+		if e.at < horizons[ref.pair] {
 			t.stats.Expired++
-			t.held -= len(e.c.sigs)
-			delete(t.cold, ref)
+			t.held -= t.cold.count(ref, e)
+			t.cold.del(ref)
 		}
 	}
 	for tk, h := range t.hot {
@@ -434,11 +412,7 @@ func (t *Tally) sweep() {
 		// Most of the codec's entries serve signals no longer held (and it
 		// doubled since it was last rebuilt, so that signals whose strings
 		// are all distinct do not rebuild it at every sweep).
-		t.codec = t.codec.rebuild(func(yield func([]heldSignal)) {
-			for _, e := range t.cold {
-				yield(e.c.sigs)
-			}
-		})
+		t.codec = t.codec.rebuild(t.cold.each)
 		t.codecKept = t.codec.size()
 	}
 }
@@ -470,43 +444,6 @@ func (r *routed) add(tk tallyKey, d *vigil.Detection, pending bool) {
 	if pending {
 		r.pending = append(r.pending, tk)
 	}
-}
-
-// trim forgets the signals before horizon (Unix nanoseconds) and returns
-// how many it forgot.
-func (c *coldKey) trim(horizon int64) int {
-	i := 0
-	for i < len(c.sigs) && c.sigs[i].at < horizon {
-		if c.ids != nil {
-			delete(c.ids, identOf(c.sigs[i]))
-		}
-		i++
-	}
-	if i > 0 {
-		c.sigs = slices.Delete(c.sigs, 0, i)
-	}
-	return i
-}
-
-// holds reports whether c holds a signal of artifact id.
-func (c *coldKey) holds(id heldIdent) bool {
-	if c.ids != nil {
-		return c.ids[id]
-	}
-	return slices.ContainsFunc(c.sigs, func(h heldSignal) bool { return identOf(h) == id })
-}
-
-// counted reports whether a signal of sg's unit within unitSpan of it
-// counts already.
-func (c *coldKey) counted(sg heldSignal) bool {
-	from := sg.at - int64(unitSpan)
-	i, _ := slices.BinarySearchFunc(c.sigs, from, func(h heldSignal, at int64) int { return cmp.Compare(h.at, at) })
-	for ; i < len(c.sigs) && c.sigs[i].at <= sg.at+int64(unitSpan); i++ {
-		if h := c.sigs[i]; h.unit == sg.unit && h.flags&heldEvidence == 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // add records the signals of sigs not held yet (by artifact), counting
@@ -582,13 +519,12 @@ func (t *Tally) Prune(r vigil.SignalRetention) int {
 	for i, p := range t.pairNames {
 		from[i] = nanos(r.From(p[1]))
 	}
-	for ref, e := range t.cold {
-		i := e.c.trim(from[ref.pair])
+	for ref := range t.cold.one {
+		c := t.cold.get(ref)
+		i := c.trim(from[ref.pair])
 		n += i
 		t.held -= i
-		if len(e.c.sigs) == 0 {
-			delete(t.cold, ref)
-		}
+		t.cold.put(ref, c)
 	}
 	return n
 }
@@ -606,13 +542,14 @@ type Held struct {
 func (t *Tally) Drain() []Held {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	out := make([]Held, 0, len(t.cold))
-	for ref, e := range t.cold {
-		tk, c := t.tallyKey(ref), e.c
-		out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: t.codec.decodeAll(tk.key, c.sigs)})
-		t.hot[tk] = &hotKey{newest: c.newest()}
-		delete(t.cold, ref)
+	out := make([]Held, 0, len(t.cold.one))
+	var buf [1]heldSignal
+	for ref, e := range t.cold.one {
+		tk, sigs := t.tallyKey(ref), t.cold.signals(ref, e, &buf)
+		out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: t.codec.decodeAll(tk.key, sigs)})
+		t.hot[tk] = &hotKey{newest: sigs[len(sigs)-1].at}
 	}
+	t.cold = newColdKeys()
 	t.held = 0
 	t.codec = newHeldCodec()
 	return out

@@ -32,6 +32,9 @@ const (
 	heldEvidence uint8 = 1 << iota
 	heldEngineEvent
 	heldIDString // id holds a codec string's number: the id is no canonical UUID
+	// heldMany marks a cold key's entry whose signals are elsewhere
+	// (coldKeys.many): it holds the time of their newest only.
+	heldMany
 )
 
 // heldID is an artifact id: the bytes of a canonical UUID, or the number

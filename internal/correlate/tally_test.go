@@ -32,8 +32,7 @@ func TestTallyForgetsPastTheHorizon(t *testing.T) {
 		t.Fatalf("tally %+v, %d held; want the key 3 minutes past the horizon forgotten, the other two held", st, held)
 	}
 	// The forgotten key's next signal is no late one: it starts anew.
-	if r := route(det("old", t0.Add(10*time.Minute))); len(r.ds) != 0 || tl.cold[coldRef{tl.pairs[[2]string{"org", "scan"}], "old"}].c == nil ||
-		len(tl.cold[coldRef{tl.pairs[[2]string{"org", "scan"}], "old"}].c.sigs) != 1 {
+	if r := route(det("old", t0.Add(10*time.Minute))); len(r.ds) != 0 || heldOf(tl, "org", "scan", "old") != 1 {
 		t.Fatalf("the forgotten key's next signal: %d for the database, want it held alone", len(r.ds))
 	}
 }
@@ -59,4 +58,14 @@ func TestTallyPruneKeepsLongWindows(t *testing.T) {
 	if n := tl.Prune(keep); n != 1 {
 		t.Fatalf("Prune past the long bound forgot %d, want 1", n)
 	}
+}
+
+// heldOf returns how many signals tl holds in memory of (org, detector,
+// key).
+func heldOf(tl *Tally, org, detector, key string) int {
+	_, c := tl.coldOf(tallyKey{org, detector, key})
+	if c == nil {
+		return 0
+	}
+	return len(c.sigs)
 }

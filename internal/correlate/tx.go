@@ -298,6 +298,19 @@ type IncidentGrowth struct {
 	At          time.Time
 }
 
+// SpillRecorder is a Tx that records the signals of many (detector, key)s
+// at once (RecordSignals of each, returning nothing): the keys a full
+// Tally spills, hundreds a batch on an internet-facing host.
+type SpillRecorder interface {
+	RecordSpilled(ctx context.Context, ks []KeySignals) error
+}
+
+// KeySignals are signals of one (detector, key).
+type KeySignals struct {
+	DetectionKey
+	Signals []vigil.Signal
+}
+
 // DetectionKey names the state of one detector's key: its signals and
 // bursts.
 type DetectionKey struct {

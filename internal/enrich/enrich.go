@@ -22,6 +22,7 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -360,7 +361,11 @@ func (e *Enricher) Submit(org string, results []Result) int {
 		if len(r.pending) == 0 {
 			continue
 		}
-		ref := &artRef{org: org, id: r.ArtifactID, nodes: r.nodes, since: now}
+		// The id is copied: an artifact's strings share the memory of its
+		// whole queue message (queue.decode), which a look-up waiting its
+		// turn under the rate limit, for hours when the queue is full,
+		// would keep alive: hundreds of kilobytes for a 36-byte id.
+		ref := &artRef{org: org, id: strings.Clone(r.ArtifactID), nodes: r.nodes, since: now}
 		for _, l := range r.pending {
 			if !e.lookups.add(ref, l) {
 				e.m.dropped.WithLabelValues(l.provider).Inc()

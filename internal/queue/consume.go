@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -229,7 +230,11 @@ func decode(m jetstream.Msg) (*Message, error) {
 	if env.Org == "" {
 		return nil, errors.New("decode message: no org")
 	}
-	out := &Message{Org: env.Org, Batch: env.Batch, msg: m, Delivered: 1}
+	// The org is copied: what the pipeline keeps of it for long (the
+	// detection state's keys, the look-up queue's) must not keep the
+	// whole message alive, as the strings decoded from it would.
+	org := strings.Clone(env.Org)
+	out := &Message{Org: org, Batch: env.Batch, msg: m, Delivered: 1}
 	if md, err := m.Metadata(); err == nil {
 		out.Delivered = md.NumDelivered
 	}
@@ -239,7 +244,7 @@ func decode(m jetstream.Msg) (*Message, error) {
 		if len(meta) == 0 {
 			meta = json.RawMessage("{}")
 		}
-		out.Artifacts[i] = &vigil.Artifact{ID: a.ID, OrgID: env.Org, Source: a.Source, Raw: a.Raw,
+		out.Artifacts[i] = &vigil.Artifact{ID: a.ID, OrgID: org, Source: a.Source, Raw: a.Raw,
 			Timestamp: time.Unix(0, a.Timestamp).UTC(), CreatedAt: time.Unix(0, a.Created).UTC(), Metadata: meta,
 			TimestampDefaulted: a.Defaulted}
 	}

@@ -187,6 +187,13 @@ func (c *newestCache) shrink() {
 
 // add records signals of k that the table now holds, when k is cached,
 // and reports whether it was.
+// holds reports whether c has an entry of k.
+func (c *newestCache) holds(k signalKey) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.entries[k] != nil
+}
+
 func (c *newestCache) add(k signalKey, sigs []vigil.Signal) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -92,7 +92,8 @@ func detectAll(t *testing.T, s *sqlite.Store, ds ...*vigil.Detection) int {
 // most 25 signals in memory (so keys spill to the database all the
 // time), or the default 600,000 (nothing spills), and a store that
 // records every signal: both record the same
-// observations with the same artifacts.
+// observations with the same artifacts. A third of the addresses are
+// IPv6, longer than the keys the Tally holds inline.
 func TestTallyMatchesTheStore(t *testing.T) {
 	for seed, memory := range []int{25, 0, 25, 0} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -102,7 +103,11 @@ func TestTallyMatchesTheStore(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(seed), 99))
 			var stream []vigil.Signal
 			for i := range 1500 {
-				key := fmt.Sprintf("198.51.100.%d", min(r.IntN(40), r.IntN(40))) // a few busy keys, a tail of quiet ones
+				n := min(r.IntN(40), r.IntN(40)) // a few busy keys, a tail of quiet ones
+				key := fmt.Sprintf("198.51.100.%d", n)
+				if n%3 == 0 {
+					key = fmt.Sprintf("2001:db8:ffff:ffff:ffff:ffff:ffff:%d", n) // longer than the keys held inline
+				}
 				at := time.Duration(i)*700*time.Millisecond - time.Duration(r.IntN(60))*time.Second
 				stream = append(stream, signalAt(t, fmt.Sprintf("a%05d", i), key, at, fmt.Sprint(r.IntN(5)), tallied, plain))
 			}
