@@ -1,0 +1,18 @@
+-- A BRIN index of the artifacts' timestamps: the smallest and largest
+-- timestamp of each range of 128 blocks of a partition (a few pages for
+-- 10 M artifacts). Artifacts are stored about in the order of their
+-- timestamps, so a time window is a few ranges of blocks. A search
+-- within a window ANDs that bitmap with the GIN index's: before, the
+-- planner read every row of the month's partition holding the query's
+-- words and then tested its time (25,000 rows for a phrase over the last
+-- day at 10 M), for lack of a cheap way to skip the blocks outside the
+-- window (the time index, at 333,000 entries a day, costs more than its
+-- estimate of the GIN index's rows, which takes a phrase's words as
+-- independent). A range filled after its summary, or out of order, only
+-- widens it: rows are always tested against the window. autosummarize
+-- has autovacuum summarize each range once the next one starts.
+--
+-- Built here for every partition, holding off writes to each while it
+-- is read once (about 40 s for 10 M artifacts on the project's machine;
+-- docs/operations.md).
+CREATE INDEX artifacts_ts_brin ON artifacts USING brin (ts) WITH (autosummarize = on);
