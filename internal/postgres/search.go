@@ -82,10 +82,12 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		s.searchHook(ctx)
 	}
 
-	// The count and the page in one round trip (one implicit
-	// transaction). A sample of the partitions, when needed, in another:
-	// before them if it chooses the count, else after them if the total
-	// is past exactUpTo, which it then estimates.
+	// The count and the page: in one round trip (one implicit
+	// transaction), or, for a count by the GIN bitmap, the count first
+	// and the page after it, by the keys it found when it found them all.
+	// A sample of the partitions, when needed, in a transaction of its
+	// own: before them if it chooses the count, else after them if the
+	// total is past exactUpTo, which it then estimates.
 	var setup txSetup
 	if d, ok := ctx.Deadline(); ok {
 		// The server stops the statements itself shortly after the
