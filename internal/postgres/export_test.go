@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/vigil-soc/vigil/internal/search"
 )
 
@@ -21,6 +23,10 @@ var CorrelationReads = map[string]string{"open incidents": openIncidentsSQL, "hu
 
 // SetSampleRows sets how many rows an estimated total samples.
 func SetSampleRows(s *Store, n int) { s.sampleRows = n }
+
+// SetNewestRows sets how many of a filter's newest rows a search tests
+// at most.
+func SetNewestRows(s *Store, n int) { s.newestRows = n }
 
 // SetAddressKeys makes the searches of s read addresses as their keys
 // (true) or as the phrases of their parts (false, as before migration
@@ -58,3 +64,34 @@ func BackendPID(ctx context.Context, t testing.TB, s *Store) int {
 	}
 	return pid
 }
+
+// OpenTraced opens the store at url as Open does, telling hook every
+// statement its connections run (batched or not) with its arguments, in
+// the order they run, for tests that replay a search's statements.
+func OpenTraced(ctx context.Context, url string, opt Options, hook func(sql string, args []any)) (*Store, error) {
+	cfg, err := parseConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ConnConfig.Tracer = statementTracer{hook}
+	return open(ctx, cfg, opt)
+}
+
+type statementTracer struct{ hook func(string, []any) }
+
+func (t statementTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	t.hook(d.SQL, d.Args)
+	return ctx
+}
+
+func (statementTracer) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (statementTracer) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	return ctx
+}
+
+func (t statementTracer) TraceBatchQuery(_ context.Context, _ *pgx.Conn, d pgx.TraceBatchQueryData) {
+	t.hook(d.SQL, d.Args)
+}
+
+func (statementTracer) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}

@@ -70,6 +70,9 @@ type Store struct {
 	// sampleRows is how many rows an estimated total samples
 	// (sampleRows; tests make it small).
 	sampleRows int
+	// newestRows is how many of a filter's newest rows a search tests
+	// at most (newestRows; tests make it small).
+	newestRows int
 	// addr: whether searches read addresses as keys (addresses.go).
 	addr addrKeys
 }
@@ -120,7 +123,7 @@ func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error)
 	if searches <= 0 {
 		searches = max(1, int(cfg.MaxConns)/2)
 	}
-	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches), sampleRows: sampleRows}
+	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches), sampleRows: sampleRows, newestRows: newestRows}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -25,8 +25,8 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	return arts, total, err
 }
 
-// newestRows is how many of a filter's newest rows a search tests first
-// for more than exactUpTo matches.
+// newestRows is how many of a filter's newest rows a search tests at
+// most, first, for more than exactUpTo matches.
 const newestRows = 100000
 
 // sampleRows is about how many rows of the partitions a search's window
@@ -82,99 +82,173 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		s.searchHook(ctx)
 	}
 
-	// The count and the page in one round trip (one implicit
-	// transaction), and the estimate, when needed, in a second.
-	b := &pgx.Batch{}
-	timeout := ""
+	// The count and the page: in one round trip (one implicit
+	// transaction), or, for a count by the GIN bitmap, the count first
+	// and the page after it, by the keys it found when it found them all.
+	// A sample of the partitions, when needed, in a transaction of its
+	// own: before them if it chooses the count, else after them if the
+	// total is past exactUpTo, which it then estimates.
+	var setup txSetup
 	if d, ok := ctx.Deadline(); ok {
 		// The server stops the statements itself shortly after the
 		// deadline: pgx gives up on the connection at the deadline, which
 		// the server notices only when it next writes to it.
-		timeout = strconv.FormatInt(max(1, time.Until(d.Add(500*time.Millisecond)).Milliseconds()), 10)
-		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, timeout)
+		setup.timeout = strconv.FormatInt(max(1, time.Until(d.Add(500*time.Millisecond)).Milliseconds()), 10)
 	}
 	upTo := `SELECT COUNT(*) FROM (SELECT 1 FROM artifacts WHERE ` + c.where + ` LIMIT ` + strconv.Itoa(exactUpTo+1) + `) m`
+	count, countArgs := upTo, c.args
+	// smp, when taken before the count, chose it and is the estimate
+	// if the total is more than exactUpTo.
+	var smp *sample
 	newest := false
-	if exactUpTo > 0 && tsq != "" {
-		// Worth it only when the planner's statistics let the newest
-		// rows hold more matches than exactUpTo: else testing them all
-		// first only adds to the count (a term of a few percent of its
-		// source's lines, a phrase in a window).
+	// bitmap: the count up to exactUpTo of a query reads the GIN index's
+	// bitmap of its matches, whatever the planner expects: its estimate of
+	// a word excluded from another, or of two words that are seldom
+	// together, takes them as independent, so that it may expect to find
+	// exactUpTo+1 matches early in the table (or in the time index) where
+	// it must read most of it: 0.8 s for "sshd -failed" in 614,000 rows.
+	bitmap := tsq != "" && exactUpTo > 0
+	switch {
+	case exactUpTo <= 0:
+		count = `SELECT COUNT(*) FROM artifacts WHERE ` + c.where
+	case tsq != "":
+		// The planner's statistics bound the query's share of the
+		// filter's rows from above. Only when they let the newest rows
+		// hold more matches than exactUpTo is it worth a sample, which
+		// says how many they hold: testing the newest rows is then
+		// cheaper than the GIN index's bitmap of every match, which the
+		// count up to exactUpTo builds first (330-540 ms for two
+		// frequent words at 10 M); else, as for a word excluded from a
+		// frequent one (which the planner's statistics cannot bound),
+		// testing them only adds to the count.
 		density, err := densityBound(ctx, conn.Conn(), filter, q, render)
 		if err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
-		newest = density*newestRows > float64(exactUpTo)
-	}
-	switch {
-	case newest:
-		// The matches among the filter's newest rows first: a frequent
-		// term has more than exactUpTo of them, found in the time index
-		// without the bitmap of all its matches that the count up to
-		// exactUpTo builds in the GIN index first (330-540 ms for two
-		// frequent words at 10 M).
-		b.Queue(`SELECT COUNT(*) FILTER (WHERE search @@ $`+strconv.Itoa(len(filter.args)+1)+`::tsquery) FROM (SELECT search FROM artifacts WHERE `+
-			filter.where+` ORDER BY ts DESC, id DESC LIMIT `+strconv.Itoa(newestRows)+`) r`, append(slices.Clone(filter.args), tsq)...)
-	case exactUpTo > 0:
-		b.Queue(upTo, c.args...)
-	default:
-		b.Queue(`SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args...)
+		if density*float64(s.newestRows) <= float64(exactUpTo) {
+			break
+		}
+		if smp, err = takeSample(ctx, conn.Conn(), setup, filter, tsq, f.Range, s.sampleRows); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+		switch {
+		case smp.whole:
+			count, bitmap = `SELECT COUNT(*) FROM artifacts WHERE `+c.where, false
+		case float64(smp.hits)*float64(s.newestRows) > newestMargin*float64(exactUpTo+1)*float64(smp.rows):
+			// The matches among the filter's newest rows, stopping at
+			// the exactUpTo+1st.
+			newest, bitmap = true, false
+			count = `SELECT COUNT(*) FROM (SELECT 1 FROM (SELECT search FROM artifacts WHERE ` + filter.where +
+				` ORDER BY ts DESC, id DESC LIMIT ` + strconv.Itoa(s.newestRows) + `) r WHERE search @@ $` + strconv.Itoa(len(filter.args)+1) +
+				`::tsquery LIMIT ` + strconv.Itoa(exactUpTo+1) + `) m`
+			countArgs = append(slices.Clone(filter.args), tsq)
+		}
 	}
 	cols, scan := artifactCols, scanArtifact
 	if f.Preview {
 		cols, scan = previewCols, scanPreview
 	}
-	b.Queue(`SELECT `+cols+` FROM artifacts WHERE `+c.where+` ORDER BY ts DESC, id DESC`+limit, pageArgs...)
-	out, total, err := func() ([]*vigil.Artifact, int, error) {
-		br := conn.SendBatch(ctx, b)
-		defer br.Close()
-		if timeout != "" {
-			if _, err := br.Exec(); err != nil {
+	page := `SELECT ` + cols + ` FROM artifacts WHERE ` + c.where + ` ORDER BY ts DESC, id DESC` + limit
+	var out []*vigil.Artifact
+	var total int
+	if bitmap {
+		// The count also keeps the keys of the newest offset+limit
+		// matches it found. When they were all the matches (the total is
+		// exact), the page is those, read by key: the page's own
+		// statement would read the matches again (twice the work for a
+		// phrase within a window), or, for a rare word the planner takes
+		// for a frequent one (a lexeme outside its statistics), walk the
+		// time index until it found limit of them (450,000 rows for the
+		// 919 matches of an address at 8.4 M).
+		lim, off := pageArgs[len(pageArgs)-2].(int), f.Page.Offset
+		k := strconv.Itoa(lim + off)
+		var tss []int64
+		var ids []string
+		err = queryWithin(ctx, conn.Conn(), txSetup{timeout: setup.timeout, bitmap: true},
+			`SELECT COUNT(*), (array_agg(ts ORDER BY ts DESC, id DESC))[1:`+k+`], (array_agg(id ORDER BY ts DESC, id DESC))[1:`+k+
+				`] FROM (SELECT ts, id FROM artifacts WHERE `+c.where+` LIMIT `+strconv.Itoa(exactUpTo+1)+`) m`, c.args, &total, &tss, &ids)
+		switch {
+		case err != nil:
+		case total <= exactUpTo:
+			from := min(off, len(ids))
+			out, err = readArtifacts(ctx, conn.Conn(), setup, scan, `SELECT `+cols+` FROM artifacts WHERE org_id = $1 AND (ts, id) IN
+				(SELECT * FROM unnest($2::bigint[], $3::text[])) ORDER BY ts DESC, id DESC`, org, tss[from:], ids[from:])
+		default:
+			out, err = readArtifacts(ctx, conn.Conn(), setup, scan, page, pageArgs...)
+		}
+	} else {
+		// The page and the count in one round trip.
+		b := &pgx.Batch{}
+		setup.queue(b)
+		b.Queue(page, pageArgs...)
+		b.Queue(count, countArgs...)
+		out, total, err = func() ([]*vigil.Artifact, int, error) {
+			br := conn.SendBatch(ctx, b)
+			defer br.Close()
+			if err := setup.read(br); err != nil {
 				return nil, 0, err
 			}
-		}
-		var total int
-		if err := br.QueryRow().Scan(&total); err != nil {
-			return nil, 0, err
-		}
-		rows, err := br.Query()
-		if err != nil {
-			return nil, 0, err
-		}
-		defer rows.Close()
-		out := []*vigil.Artifact{}
-		for rows.Next() {
-			a, err := scan(rows)
+			rows, err := br.Query()
 			if err != nil {
 				return nil, 0, err
 			}
-			out = append(out, a)
-		}
-		return out, total, rows.Err()
-	}()
+			out, err := scanAll(rows, scan)
+			if err != nil {
+				return nil, 0, err
+			}
+			var total int
+			err = br.QueryRow().Scan(&total)
+			return out, total, err
+		}()
+	}
 	if err != nil {
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
 	if newest && total <= exactUpTo {
-		if total, err = countWithin(ctx, conn.Conn(), timeout, upTo, c.args); err != nil {
+		if total, err = countWithin(ctx, conn.Conn(), txSetup{timeout: setup.timeout, bitmap: true}, upTo, c.args); err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 	}
-	if exactUpTo <= 0 || total <= exactUpTo {
+	if exactUpTo <= 0 || total <= exactUpTo || smp != nil && smp.whole {
 		return out, total, false, nil
 	}
-	total, estimated, err := estimateTotal(ctx, conn.Conn(), timeout, c, f.Range, exactUpTo, s.sampleRows)
-	if err != nil {
-		return nil, 0, false, wrap("SearchArtifacts", err)
+	if smp == nil {
+		if smp, err = takeSample(ctx, conn.Conn(), setup, filter, tsq, f.Range, s.sampleRows); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
 	}
-	return out, total, estimated, nil
+	if smp.whole {
+		// Partitions small enough to count.
+		if total, err = countWithin(ctx, conn.Conn(), setup, `SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args); err != nil {
+			return nil, 0, false, wrap("SearchArtifacts", err)
+		}
+		return out, total, false, nil
+	}
+	return out, max(exactUpTo+1, int(math.Round(float64(smp.hits)*100/smp.pct))), true, nil
 }
 
-// estimateTotal estimates how many rows match c, known to be more than
-// exactUpTo, from a sample of about sampleRows rows of the partitions
-// the time window r reaches; when those hold fewer than twice as many, it
-// counts them all instead (estimated false).
-func estimateTotal(ctx context.Context, conn *pgx.Conn, timeout string, c conds, r vigil.TimeRange, exactUpTo, sampleRows int) (int, bool, error) {
+// newestMargin is how many times more matches than exactUpTo a sample
+// must let the newest rows hold for a search to test them first: the
+// newest rows may hold fewer than the partitions' sample says.
+const newestMargin = 1.25
+
+// sample is what a sample of the partitions a search's window reaches
+// holds: rows of the filter, hits among them, and the share of the
+// partitions' rows it read (pct, in percent). whole is true, and nothing
+// sampled, when those partitions hold fewer than twice sampleRows: they
+// are counted instead.
+type sample struct {
+	whole      bool
+	rows, hits int
+	pct        float64
+}
+
+// takeSample samples about sampleRows rows of the partitions the time
+// window r reaches (TABLESAMPLE SYSTEM, whole blocks at random, the same
+// blocks each time while the table is unchanged, so that identical
+// searches give identical totals), counting those of filter and those
+// of them matching tsq (all of them when tsq is empty).
+func takeSample(ctx context.Context, conn *pgx.Conn, setup txSetup, filter conds, tsq string, r vigil.TimeRange, sampleRows int) (*sample, error) {
 	lo, hi := int64(math.MinInt64), int64(math.MaxInt64)
 	if !r.Start.IsZero() {
 		lo = nanos(r.Start)
@@ -194,19 +268,21 @@ func estimateTotal(ctx context.Context, conn *pgx.Conn, timeout string, c conds,
 			(c.relname >= $1 AND c.relname <= $2))`,
 		partitionBound(lom, hasLo, "artifacts_p000000"), partitionBound(him, hasHi, "artifacts_p999999")).Scan(&rows)
 	if err != nil {
-		return 0, false, err
+		return nil, err
 	}
-	pct := 100 * float64(sampleRows) / max(rows, 1)
-	if pct >= 50 {
-		n, err := countWithin(ctx, conn, timeout, `SELECT COUNT(*) FROM artifacts WHERE `+c.where, c.args)
-		return n, false, err
+	smp := &sample{pct: 100 * float64(sampleRows) / max(rows, 1)}
+	if smp.pct >= 50 {
+		smp.whole = true
+		return smp, nil
 	}
-	hits, err := countWithin(ctx, conn, timeout, `SELECT COUNT(*) FROM artifacts TABLESAMPLE SYSTEM (`+
-		strconv.FormatFloat(pct, 'f', 6, 64)+`) REPEATABLE (0) WHERE `+c.where, c.args)
-	if err != nil {
-		return 0, false, err
+	hits, args := `COUNT(*)`, filter.args
+	if tsq != "" {
+		hits = `COUNT(*) FILTER (WHERE search @@ $` + strconv.Itoa(len(filter.args)+1) + `::tsquery)`
+		args = append(slices.Clone(filter.args), tsq)
 	}
-	return max(exactUpTo+1, int(math.Round(float64(hits)*100/pct))), true, nil
+	err = queryWithin(ctx, conn, setup, `SELECT `+hits+`, COUNT(*) FROM artifacts TABLESAMPLE SYSTEM (`+
+		strconv.FormatFloat(smp.pct, 'f', 6, 64)+`) REPEATABLE (0) WHERE `+filter.where, args, &smp.hits, &smp.rows)
+	return smp, err
 }
 
 // partitionBound is the name of month m's partition, or def when the
@@ -218,24 +294,91 @@ func partitionBound(m int, ok bool, def string) string {
 	return partitionName(m)
 }
 
-// countWithin runs the count query with the search's statement timeout
-// (none when empty), in a transaction of its own.
-func countWithin(ctx context.Context, conn *pgx.Conn, timeout, query string, args []any) (int, error) {
-	b := &pgx.Batch{}
-	if timeout != "" {
-		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, timeout)
+// bitmapOnly makes the statements after it in its transaction read
+// artifacts by bitmaps of their indexes only.
+const bitmapOnly = `SELECT set_config('enable_seqscan', 'off', true), set_config('enable_indexscan', 'off', true)`
+
+// txSetup is what a search sets in a transaction before its statements.
+type txSetup struct {
+	timeout string // statement_timeout in milliseconds, if not empty
+	bitmap  bool   // bitmapOnly
+}
+
+// queue queues the statements of t into b.
+func (t txSetup) queue(b *pgx.Batch) {
+	if t.timeout != "" {
+		b.Queue(`SELECT set_config('statement_timeout', $1, true)`, t.timeout)
 	}
+	if t.bitmap {
+		b.Queue(bitmapOnly)
+	}
+}
+
+// read reads the results of the statements of t from br.
+func (t txSetup) read(br pgx.BatchResults) error {
+	for _, on := range []bool{t.timeout != "", t.bitmap} {
+		if !on {
+			continue
+		}
+		if _, err := br.Exec(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readArtifacts reads the artifacts of query, of rows scan reads, in a
+// transaction of its own, set up as setup says.
+func readArtifacts(ctx context.Context, conn *pgx.Conn, setup txSetup, scan func(pgx.Row) (*vigil.Artifact, error), query string, args ...any) ([]*vigil.Artifact, error) {
+	b := &pgx.Batch{}
+	setup.queue(b)
 	b.Queue(query, args...)
 	br := conn.SendBatch(ctx, b)
 	defer br.Close()
-	if timeout != "" {
-		if _, err := br.Exec(); err != nil {
-			return 0, err
-		}
+	if err := setup.read(br); err != nil {
+		return nil, err
 	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, err
+	}
+	return scanAll(rows, scan)
+}
+
+// scanAll reads every row of rows with scan, and closes rows.
+func scanAll(rows pgx.Rows, scan func(pgx.Row) (*vigil.Artifact, error)) ([]*vigil.Artifact, error) {
+	defer rows.Close()
+	out := []*vigil.Artifact{}
+	for rows.Next() {
+		a, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, a)
+	}
+	return out, rows.Err()
+}
+
+// countWithin runs the count query in a transaction of its own, set up
+// as setup says.
+func countWithin(ctx context.Context, conn *pgx.Conn, setup txSetup, query string, args []any) (int, error) {
 	var n int
-	err := br.QueryRow().Scan(&n)
+	err := queryWithin(ctx, conn, setup, query, args, &n)
 	return n, err
+}
+
+// queryWithin runs query, of one row scanned into dest, in a
+// transaction of its own, set up as setup says.
+func queryWithin(ctx context.Context, conn *pgx.Conn, setup txSetup, query string, args []any, dest ...any) error {
+	b := &pgx.Batch{}
+	setup.queue(b)
+	b.Queue(query, args...)
+	br := conn.SendBatch(ctx, b)
+	defer br.Close()
+	if err := setup.read(br); err != nil {
+		return err
+	}
+	return br.QueryRow().Scan(dest...)
 }
 
 // densityBound is at most the share of the filter's rows matching q, by
