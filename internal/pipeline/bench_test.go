@@ -109,15 +109,7 @@ func BenchmarkProcess(b *testing.B) {
 				b.ResetTimer()
 				cpu0 := cpuTime()
 				for b.Loop() {
-					arts := make([]*vigil.Artifact, batch)
-					now := vigil.Now()
-					for i := range arts {
-						a := lines[next%len(lines)]
-						next++
-						a.ID, a.OrgID, a.Timestamp, a.CreatedAt = vigil.NewID(), "org", now, now
-						arts[i] = &a
-					}
-					if err := p.Process(b.Context(), "org", arts); err != nil {
+					if err := p.Process(b.Context(), "org", nextBatch(lines, &next, batch)); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -128,4 +120,18 @@ func BenchmarkProcess(b *testing.B) {
 			})
 		}
 	}
+}
+
+// nextBatch returns the next n of lines, from *next on (round the end),
+// as new artifacts of org "org" stamped now.
+func nextBatch(lines []vigil.Artifact, next *int, n int) []*vigil.Artifact {
+	arts := make([]*vigil.Artifact, n)
+	now := vigil.Now()
+	for i := range arts {
+		a := lines[*next%len(lines)]
+		*next++
+		a.ID, a.OrgID, a.Timestamp, a.CreatedAt = vigil.NewID(), "org", now, now
+		arts[i] = &a
+	}
+	return arts
 }

@@ -57,15 +57,7 @@ func BenchmarkProcessWindows(b *testing.B) {
 			const batch = 1000
 			next := 0
 			process := func() {
-				arts := make([]*vigil.Artifact, batch)
-				now := vigil.Now()
-				for i := range arts {
-					a := lines[next%len(lines)]
-					next++
-					a.ID, a.OrgID, a.Timestamp, a.CreatedAt = vigil.NewID(), "org", now, now
-					arts[i] = &a
-				}
-				if err := p.Process(b.Context(), "org", arts); err != nil {
+				if err := p.Process(b.Context(), "org", nextBatch(lines, &next, batch)); err != nil {
 					b.Fatal(err)
 				}
 			}
