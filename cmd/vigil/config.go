@@ -140,7 +140,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.DurationVar(&c.CorrWindow, "correlation-window", time.Hour, "how long an open incident keeps taking related observations")
 	fs.IntVar(&c.HubLimit, "hub-limit", 25, "open incidents a key node may join before it counts as context only")
 	fs.IntVar(&c.Workers, "workers", 2, "pipeline worker goroutines in this process (serve: 0 runs the API only)")
-	fs.DurationVar(&c.AckWait, "ack-wait", 30*time.Second, "how long a fetched queue message may stay unacknowledged before it is redelivered to another worker")
+	fs.DurationVar(&c.AckWait, "ack-wait", 30*time.Second, "how long a fetched queue message held by a worker that stopped answering (died, cut off) waits before it is redelivered to another; a live worker keeps its messages however long they take")
 	c.MaxQueueBytes, c.MemoryLimit = 1<<30, 384<<20
 	fs.Var(byteSize{&c.MaxQueueBytes}, "max-queue-bytes", "queue size above which ingest answers 429 (bytes, or with a unit: 2GiB, 500MB)")
 	fs.Var(byteSize{&c.MemoryLimit}, "memory-limit", "soft limit of the Go heap (runtime/debug.SetMemoryLimit; GOMEMLIMIT, if set, wins; 0: none): "+

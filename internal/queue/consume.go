@@ -40,54 +40,102 @@ type DeadLetter func(m *Message, cause error)
 type ConsumeOptions struct {
 	// MaxBatch bounds the messages handed to the handler at once.
 	MaxBatch int
-	// Prefetch bounds the messages buffered ahead of the handler.
-	Prefetch int
 	// OnDead is told about every dead-lettered message.
 	OnDead DeadLetter
 }
 
-// Consume feeds messages to h until ctx ends, then drains what was
+// fetchWait is how long one pull for the next message waits on an idle
+// queue: the longest a worker stopping takes to notice, not a delay of
+// any message (one arriving meanwhile is handed over at once).
+var fetchWait = time.Second
+
+// Consume feeds messages to h until ctx ends, then finishes what was
 // already fetched (handled and acknowledged, not dropped) and returns.
 // Messages failed by a transient error are held and retried in place (see
 // handle); other failures are redelivered with a growing delay, and after
 // MaxDeliver deliveries the message is copied to the dead-letter stream
 // and acknowledged.
+//
+// A message is fetched only when the handler is free to take it, and the
+// ones it holds have their ack deadline restarted while it works: a
+// message waiting in a buffer behind a slow batch, or in a batch slower
+// than AckWait (a loaded machine, a store syncing to disk), would be
+// handed to another worker meanwhile and processed twice.
 func (q *Queue) Consume(ctx context.Context, opt ConsumeOptions, h Handler) error {
 	if opt.MaxBatch <= 0 {
 		opt.MaxBatch = 64
 	}
-	if opt.Prefetch <= 0 {
-		// One batch ahead at most: messages waiting in the buffer while a
-		// saturated store works would outlive AckWait and be redelivered,
-		// doing the same work twice.
-		opt.Prefetch = opt.MaxBatch
-	}
-	it, err := q.cons.Messages(jetstream.PullMaxMessages(opt.Prefetch))
-	if err != nil {
-		return fmt.Errorf("queue: consume: %w", err)
-	}
-	go func() {
-		<-ctx.Done()
-		it.Drain() // Next returns what is buffered, then ErrMsgIteratorClosed
-	}()
 	for {
-		first, err := it.Next()
+		raw, err := q.fetch(opt.MaxBatch)
+		if len(raw) > 0 {
+			q.handle(ctx, raw, opt, h)
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
 		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgIteratorClosed) {
+			q.log.Warn("queue: fetch", slog.String("error", err.Error()))
+			// A server gone or electing the consumer's leader answers
+			// at once: pause rather than spin.
+			t := time.NewTimer(fetchWait)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
 				return nil
 			}
-			q.log.Warn("queue: next", slog.String("error", err.Error()))
-			continue
 		}
-		raw := []jetstream.Msg{first}
-		for len(raw) < opt.MaxBatch {
-			m, err := it.Next(jetstream.NextMaxWait(time.Millisecond))
-			if err != nil {
-				break
+	}
+}
+
+// fetch waits up to fetchWait for a message, then takes those waiting
+// behind it, n in all. Every message it returns was delivered and must
+// be handled: none is left in a buffer to outlive its ack deadline.
+func (q *Queue) fetch(n int) ([]jetstream.Msg, error) {
+	first, err := q.cons.Fetch(1, jetstream.FetchMaxWait(fetchWait))
+	if err != nil {
+		return nil, err
+	}
+	var raw []jetstream.Msg
+	for m := range first.Messages() {
+		raw = append(raw, m)
+	}
+	if len(raw) == 0 || n == 1 {
+		return raw, first.Error()
+	}
+	rest, err := q.cons.FetchNoWait(n - 1)
+	if err != nil {
+		return raw, err
+	}
+	for m := range rest.Messages() {
+		raw = append(raw, m)
+	}
+	return raw, rest.Error()
+}
+
+// keepAlive restarts the ack deadline of msgs every third of AckWait
+// until the returned stop is called (which returns once it no longer
+// does).
+func (q *Queue) keepAlive(msgs []*Message) (stop func()) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(max(q.cfg.AckWait/3, 10*time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				for _, m := range msgs {
+					m.msg.InProgress()
+				}
+			case <-done:
+				return
 			}
-			raw = append(raw, m)
 		}
-		q.handle(ctx, raw, opt, h)
+	}()
+	return func() {
+		close(done)
+		<-exited
 	}
 }
 
@@ -112,7 +160,9 @@ func (q *Queue) handle(stop context.Context, raw []jetstream.Msg, opt ConsumeOpt
 	}
 	var since time.Time // of the first transient failure
 	for try := 0; len(msgs) > 0; try++ {
+		alive := q.keepAlive(msgs)
 		errs := h(ctx, msgs)
+		alive()
 		var done []string
 		var held []*Message
 		var cause error

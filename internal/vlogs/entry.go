@@ -20,9 +20,11 @@ import (
 // stream field: the source's stream bucket, streams.go), source and w
 // (the search text) as described in logsql.go; then the id, as i (a
 // UUID written as 32 letters, idLetters) or, for an id that is not a
-// UUID in its canonical form, as id; c, the nanoseconds from the
-// artifact's time to its receipt, when they differ (created, in RFC
-// 3339, in entries written before); and when set ts (the exact time of
+// UUID in its canonical form, as id; r, the milliseconds from the
+// artifact's time to its receipt, when they differ by half a millisecond
+// or more (in entries written before: c, the nanoseconds, or created, in
+// RFC 3339; a receipt time beyond a Duration is still written so); and
+// when set ts (the exact time of
 // a clamped _time), meta, event, enr (JSON), rawpg ("1": the raw line
 // is in PostgreSQL, too long for an entry) and empty ("1": the raw line
 // is empty, which an entry's _msg cannot be). For previews, which
@@ -104,9 +106,14 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 		dst = a.CreatedAt.UTC().AppendFormat(dst, time.RFC3339Nano)
 		dst = append(dst, '"')
 	default:
-		dst = append(dst, `,"`+createdField+`":"`...)
-		dst = strconv.AppendInt(dst, int64(d), 10)
-		dst = append(dst, '"')
+		// To the millisecond: an offset of up to a minute is then a
+		// 16-bit number with few distinct values per block, ≈ 2 bytes
+		// stored where nanoseconds take 6 (values and bloom filter).
+		if ms := int64(d.Round(time.Millisecond) / time.Millisecond); ms != 0 {
+			dst = append(dst, `,"`+receivedField+`":"`...)
+			dst = strconv.AppendInt(dst, ms, 10)
+			dst = append(dst, '"')
+		}
 	}
 	if exact != "" {
 		dst = append(dst, `,"ts":"`...)
@@ -284,7 +291,11 @@ func artifactOf(org string, row map[string]string, previews bool) (*vigil.Artifa
 	if err != nil {
 		return nil, false, fmt.Errorf("entry %s: time: %w", a.ID, err)
 	}
-	switch c, old := row[createdField], row["created"]; {
+	switch r, c, old := row[receivedField], row[createdField], row["created"]; {
+	case r != "":
+		var ms int64
+		ms, err = strconv.ParseInt(r, 10, 64)
+		a.CreatedAt = a.Timestamp.Add(time.Duration(ms) * time.Millisecond)
 	case old != "":
 		a.CreatedAt, err = time.Parse(time.RFC3339Nano, old)
 	case c != "":

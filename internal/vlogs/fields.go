@@ -19,9 +19,14 @@ import (
 // (entries written before, and ids that are not canonical UUIDs).
 const idField = "i"
 
-// createdField holds the nanoseconds from an artifact's time to its
-// receipt (CreatedAt), when they differ.
-const createdField = "c"
+// receivedField holds the milliseconds from an artifact's time to its
+// receipt (CreatedAt), when they differ: the receipt time is kept to the
+// millisecond. createdField held the nanoseconds, in entries written
+// before.
+const (
+	receivedField = "r"
+	createdField  = "c"
+)
 
 // isUUID reports whether s is a UUID as Vigil writes them: lower-case
 // hexadecimal digits in groups of 8, 4, 4, 4 and 12.
