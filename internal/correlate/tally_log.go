@@ -161,14 +161,34 @@ func (l *spillLog) newSeg(records int) (*logSeg, error) {
 		table: make([]uint64, 2*records)}, nil
 }
 
-// seal writes what s buffers: it takes no more records.
+// seal writes what s buffers and closes its file: it takes no more
+// records, and is read (rarely) by opening it again, so that the files
+// open are one a pair, however many orgs spill.
 func (s *logSeg) seal() error {
 	if s.w == nil {
 		return nil
 	}
 	err := s.w.Flush()
 	s.w = nil
+	err = errors.Join(err, s.f.Close())
+	s.f = nil
 	if err != nil {
+		return fmt.Errorf("spill log: %w", err)
+	}
+	return nil
+}
+
+// readAt reads s's file at off into b, as ReadAt does.
+func (s *logSeg) readAt(b []byte, off int64) error {
+	f := s.f
+	if f == nil {
+		var err error
+		if f, err = os.Open(s.path); err != nil {
+			return fmt.Errorf("spill log: %w", err)
+		}
+		defer f.Close()
+	}
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("spill log: %w", err)
 	}
 	return nil
@@ -177,7 +197,12 @@ func (s *logSeg) seal() error {
 // drop closes s and removes its file.
 func (s *logSeg) drop() error {
 	s.w = nil
-	return errors.Join(s.f.Close(), os.Remove(s.path))
+	var err error
+	if s.f != nil {
+		err = s.f.Close()
+		s.f = nil
+	}
+	return errors.Join(err, os.Remove(s.path))
 }
 
 func logEntry(h uint64, off uint32) uint64 { return uint64(uint32(h>>32)|1)<<32 | uint64(off) }
@@ -200,8 +225,8 @@ func (l *spillLog) read(s *logSeg, off int64) ([]byte, error) {
 		}
 	}
 	b := l.rd[:min(logReadAhead, s.size-off)]
-	if _, err := s.f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("spill log: %w", err)
+	if err := s.readAt(b, off); err != nil {
+		return nil, err
 	}
 	if len(b) < 2 {
 		return nil, errors.New("spill log: a record past the end of its file")
@@ -209,8 +234,8 @@ func (l *spillLog) read(s *logSeg, off int64) ([]byte, error) {
 	n := int(binary.LittleEndian.Uint16(b))
 	if n+2 > len(b) {
 		b = l.rd[:n+2]
-		if _, err := s.f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("spill log: %w", err)
+		if err := s.readAt(b, off); err != nil {
+			return nil, err
 		}
 	}
 	return b[2 : n+2], nil
@@ -306,8 +331,8 @@ func (l *spillLog) drain(f func(pair uint32, rec []byte)) error {
 			}
 			if s.live > 0 {
 				b := make([]byte, s.size)
-				if _, err := s.f.ReadAt(b, 0); err != nil && !errors.Is(err, io.EOF) {
-					errs = append(errs, fmt.Errorf("spill log: %w", err))
+				if err := s.readAt(b, 0); err != nil {
+					errs = append(errs, err)
 				}
 				for off := 0; off+2 <= len(b); {
 					n := int(binary.LittleEndian.Uint16(b[off:]))
