@@ -57,11 +57,19 @@ type Tally struct {
 	spans     map[string]time.Duration
 	lastSweep time.Time
 	stats     TallyStats
+	// log holds on disk the cold keys of one signal spilled beyond the
+	// limit (nil: they spill to the store).
+	log *spillLog
+	rec []byte // a record being logged
 }
 
 // TallyStats counts what the Tally did with keys since it was made.
 type TallyStats struct {
 	Promoted, Spilled, Expired, Late int64
+	// Logged counts the keys spilled to the spill log (SpillTo), Unlogged
+	// those read back from it when they came again, LogLost the signals
+	// an I/O error of the log lost.
+	Logged, Unlogged, LogLost int64
 }
 
 // DefaultLateness is how far behind its org and detector's newest signal
@@ -161,6 +169,50 @@ func NewTally(lateness time.Duration, limit int) *Tally {
 		gone: newGoneKeys(), marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
 }
 
+// SpillTo makes the keys of one signal that t spills beyond its limit go
+// to files in dir (removed first, and when t closes), up to logFactor
+// times the limit, instead of the store: see spillLog.
+func (t *Tally) SpillTo(dir string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l, err := newSpillLog(dir, max(logFactor*t.limit, logMin))
+	if err != nil {
+		return err
+	}
+	t.log = l
+	return nil
+}
+
+// logFactor is how many times the Tally's limit its spill log holds (at
+// least logMin): 4.8 M keys by default, 16 bytes of memory each (and
+// about 90 on disk).
+const (
+	logFactor = 8
+	logMin    = 1 << 20
+)
+
+// Close removes the files of t's spill log, if any: call it after Drain.
+func (t *Tally) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.log == nil {
+		return nil
+	}
+	err := t.log.close()
+	t.log = nil
+	return err
+}
+
+// LogHeld is how many keys t's spill log holds.
+func (t *Tally) LogHeld() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.log == nil {
+		return 0
+	}
+	return t.log.live
+}
+
 // Hold records that the store holds signals of (detector, key) of org,
 // the newest at newest (Unix nanoseconds).
 func (t *Tally) Hold(org, detector, key string, newest int64) {
@@ -234,6 +286,12 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		if h == nil && c == nil && t.gone.has(tk, t.marks[m], d.Span+t.lateness) {
 			h = &hotKey{newest: newest}
 			t.hot[tk] = h
+		}
+		if h == nil && c == nil && t.log != nil {
+			if hs, ok := t.unlog(ref.pair, tk.key, t.marks[m]-int64(d.Span+t.lateness)); ok {
+				ref, c = t.cold.intern(ref.pair, tk.key), t.cold.scratchOf(hs)
+				t.held++
+			}
 		}
 		if h != nil {
 			h.newest = max(h.newest, newest)
@@ -355,6 +413,16 @@ func (t *Tally) spill(out *routed, org string, ds []*vigil.Detection) {
 		if t.held <= t.limit-t.limit/100 {
 			return
 		}
+		if e.flags&heldMany == 0 && t.log != nil {
+			key := t.cold.key(ref)
+			t.rec = t.codec.appendRecord(t.rec[:0], key, e)
+			if t.log.put(ref.pair, key, e.at, t.rec) {
+				t.stats.Logged++
+				t.held--
+				t.cold.del(ref)
+				continue
+			}
+		}
 		p := t.pairNames[ref.pair]
 		tmpl := templates[p[1]]
 		if p[0] != org || tmpl == nil {
@@ -397,6 +465,11 @@ func (t *Tally) sweep() {
 			t.stats.Expired++
 			t.held -= t.cold.count(ref, e)
 			t.cold.del(ref)
+		}
+	}
+	if t.log != nil {
+		for i, from := range horizons {
+			t.stats.Expired += int64(t.log.expire(uint32(i), from))
 		}
 	}
 	for tk, h := range t.hot {
@@ -526,7 +599,31 @@ func (t *Tally) Prune(r vigil.SignalRetention) int {
 		t.held -= i
 		t.cold.put(ref, c)
 	}
+	if t.log != nil {
+		for i, f := range from {
+			n += t.log.prune(uint32(i), f)
+		}
+	}
 	return n
+}
+
+// unlog takes the signal of key of pair out of the spill log, false when
+// the log holds none at or after from.
+func (t *Tally) unlog(pair uint32, key string, from int64) (heldSignal, bool) {
+	rec, ok, err := t.log.take(pair, key, from)
+	if err != nil {
+		t.stats.LogLost++
+	}
+	if !ok {
+		return heldSignal{}, false
+	}
+	_, h, err := t.codec.readRecord(rec)
+	if err != nil {
+		t.stats.LogLost++
+		return heldSignal{}, false
+	}
+	t.stats.Unlogged++
+	return h, true
 }
 
 // Held is the signals of one key held in memory.
@@ -548,6 +645,22 @@ func (t *Tally) Drain() []Held {
 		tk, sigs := t.tallyKey(ref), t.cold.signals(ref, e, &buf)
 		out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: t.codec.decodeAll(tk.key, sigs)})
 		t.hot[tk] = &hotKey{newest: sigs[len(sigs)-1].at}
+	}
+	if t.log != nil {
+		err := t.log.drain(func(pair uint32, rec []byte) {
+			key, h, err := t.codec.readRecord(rec)
+			if err != nil {
+				t.stats.LogLost++
+				return
+			}
+			p := t.pairNames[pair]
+			tk := tallyKey{p[0], p[1], key}
+			out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: []vigil.Signal{t.codec.decode(key, h)}})
+			t.hot[tk] = &hotKey{newest: h.at}
+		})
+		if err != nil {
+			t.stats.LogLost++ // some records may be lost
+		}
 	}
 	t.cold = newColdKeys()
 	t.held = 0

@@ -263,9 +263,13 @@ func (s *Store) Tally() *correlate.Tally { return s.tally }
 
 // loadTally returns a Tally of limit signals that knows every key the
 // database holds signals of (those that came near a threshold, and all of
-// them from before signals were counted in memory).
-func loadTally(ctx context.Context, db *sql.DB, limit int) (*correlate.Tally, error) {
+// them from before signals were counted in memory), and that spills its
+// keys of one signal to files in spillDir (correlate.Tally.SpillTo).
+func loadTally(ctx context.Context, db *sql.DB, limit int, spillDir string) (*correlate.Tally, error) {
 	t := correlate.NewTally(0, limit)
+	if err := t.SpillTo(spillDir); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
 	// Served by the table itself, clustered by (org, detector, key, at).
 	rows, err := db.QueryContext(ctx, `SELECT org_id, detector, key, MAX(at) FROM detect_signals GROUP BY org_id, detector, key`)
 	if err != nil {

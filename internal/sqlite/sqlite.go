@@ -202,7 +202,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	c := open("", fmt.Sprintf("busy_timeout(%d)", restartWait.Milliseconds()), "cache_size(-2048)")
 	c.SetMaxOpenConns(1)
 	if opt.DetectionMemory >= 0 {
-		if s.tally, err = loadTally(ctx, w, opt.DetectionMemory); err != nil {
+		if s.tally, err = loadTally(ctx, w, opt.DetectionMemory, abs+"-tally"); err != nil {
 			w.Close()
 			r.Close()
 			search.Close()
@@ -260,7 +260,7 @@ func Migrate(ctx context.Context, path string) ([]string, error) {
 func (s *Store) Close() error {
 	var errs []error
 	if s.tally != nil {
-		errs = append(errs, s.saveTally())
+		errs = append(errs, s.saveTally(), s.tally.Close())
 	}
 	if s.cacheGet.st != nil {
 		errs = append(errs, s.cacheGet.st.Close())

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -140,7 +141,7 @@ func TestTallyMatchesTheStore(t *testing.T) {
 			}
 			st, held, hot := tallied.Tally().Stats()
 			t.Logf("%d detections recorded; tally: %+v, %d signals held, %d hot keys", fired, st, held, hot)
-			if st.Promoted == 0 || held == 0 || (st.Spilled == 0) != (memory == 0) {
+			if st.Promoted == 0 || held == 0 || (st.Spilled+st.Logged == 0) != (memory == 0) || (st.Logged == 0) != (memory == 0) {
 				t.Fatalf("tally %+v, %d held: want keys held, promoted and spilled", st, held)
 			}
 			if a, b := observed(t, tallied), observed(t, plain); !slices.Equal(a, b) {
@@ -171,6 +172,71 @@ func TestTallySpillKeepsTheCount(t *testing.T) {
 	}
 	if got := observed(t, s); len(got) != 1 || !slices.Equal([]string{got[0]}, []string{"203.0.113.9: 5 packets, 5 ports, 09:00:00 to 09:00:05, grown false [s0 s1 s2 s3 s4]"}) {
 		t.Fatalf("observations %q", got)
+	}
+}
+
+// TestTallyLogsKeysOfOneSignal: the keys of one signal a full Tally
+// spills go to its spill log, not the database (whose writer paid a row
+// for each), and count all the same: a logged key's next packets fire
+// with its first, and a restart counts the keys logged when the store
+// closed.
+func TestTallyLogsKeysOfOneSignal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "v.db")
+	s, err := sqlite.Open(t.Context(), path, sqlite.Options{DetectionMemory: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = 300
+	key := func(i int) string { return fmt.Sprintf("198.51.%d.%d", i/250, i%250) }
+	for i := range keys {
+		sg := signalAt(t, fmt.Sprintf("k%04d", i), key(i), time.Duration(i)*10*time.Millisecond, "0", s)
+		detectAll(t, s, scanDetection(key(i), []vigil.Signal{sg}))
+	}
+	inDB := 0
+	if err := s.Correlate(t.Context(), "org", func(tx correlate.Tx) error {
+		for i := range keys {
+			sigs, err := tx.WindowSignals(t.Context(), correlate.DetectionKey{Detector: "scan", Key: key(i)}, 0, tallyBase.Add(time.Hour).UnixNano(), 10)
+			if err != nil {
+				return err
+			}
+			inDB += len(sigs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if inDB != 0 {
+		t.Fatalf("the database holds %d signals of the %d keys of one packet, want none", inDB, keys)
+	}
+	if st, held, _ := s.Tally().Stats(); st.Logged < keys-10 || st.Spilled != 0 || held > 10 {
+		t.Fatalf("tally %+v, %d held: want the keys beyond the limit logged", st, held)
+	}
+	// Four more packets of a key: it fires with its first.
+	var more []vigil.Signal
+	for j := 1; j < 5; j++ {
+		more = append(more, signalAt(t, fmt.Sprintf("k0007-%d", j), key(7), 5*time.Second, fmt.Sprint(j), s))
+	}
+	if n := detectAll(t, s, scanDetection(key(7), more)); n != 1 {
+		t.Fatalf("a logged key's 4 more packets recorded %d observations, want 1", n)
+	}
+	want := "198.51.0.7: 5 packets, 5 ports, 09:00:00 to 09:00:05, grown false [k0007 k0007-1 k0007-2 k0007-3 k0007-4]"
+	if got := observed(t, s); len(got) != 1 || got[0] != want {
+		t.Fatalf("observations %q, want %q", got, want)
+	}
+	// The rest are written when the store closes, and count after it.
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-tally"); !os.IsNotExist(err) {
+		t.Fatalf("the spill log's directory after Close: %v", err)
+	}
+	s = openTallyStore(t, path, 10)
+	more = more[:0]
+	for j := 1; j < 5; j++ {
+		more = append(more, signalAt(t, fmt.Sprintf("k0200-%d", j), key(200), 5*time.Second, fmt.Sprint(j), s))
+	}
+	if n := detectAll(t, s, scanDetection(key(200), more)); n != 1 {
+		t.Fatalf("after the restart, a key's 4 more packets recorded %d observations, want 1 with its first", n)
 	}
 }
 

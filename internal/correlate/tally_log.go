@@ -1,0 +1,508 @@
+package correlate
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// spillLog keeps on disk the cold keys of one signal that a full Tally
+// spills, instead of the store's transaction: on an internet-facing host
+// nearly every key of a port scan or a failed login is a scanning address
+// seen once, held for its span and the lateness (3 to 7 minutes), and at
+// thousands of new addresses a second most of them spill. Writing each to
+// the database cost the single writer a row, its index entries and the
+// WAL's checkpoints, and remembering it afterwards (goneKeys) 37 bytes
+// of heap; here a key costs its record appended to a file (about 90
+// bytes, written a buffer at a time, read back only if the key comes
+// again) and 16 bytes of an index in memory, without pointers.
+//
+// Each (org, detector) pair of the Tally has its own segments, oldest
+// first, the newest taking new records; a segment is one file and an
+// open-addressed table of its records (a hash of the key and the
+// record's offset). A key is in the log at most once: the Tally looks it
+// up (take) before it holds a signal of it, and takes it out when it
+// does. A segment is dropped whole once its newest record is past its
+// pair's horizon; a record past the horizon in a segment still kept is
+// found as absent. Nothing of it outlives the process: a crash loses what
+// it holds, as it loses the signals held in memory (docs/detections.md).
+type spillLog struct {
+	dir   string
+	seed  maphash.Seed
+	pairs []*pairLog // by the Tally's pair number
+	// live is how many records are logged and not taken, limit the most.
+	live, limit int
+	next        uint64 // the number of the next segment's file
+	rd          []byte
+	// err is the first I/O error: the log takes no more records.
+	err error
+}
+
+type pairLog struct {
+	segs []*logSeg // oldest first; the last takes new records
+	made int       // segments made
+	// from is the time before which no record counts (Tally.Prune).
+	from int64
+}
+
+type logSeg struct {
+	path    string
+	f       *os.File
+	w       *bufio.Writer // nil once sealed
+	size    int64         // bytes written, buffered included
+	records int
+	max     int // records it takes: half its table
+	live    int
+	newest  int64 // the time of its newest record
+	// table holds, per record, the high half of its key's hash (with its
+	// lowest bit set) and its offset; 0 is empty, logTomb a record taken.
+	table []uint64
+}
+
+const (
+	// logSegMin is how many records a pair's first segment takes; each
+	// next one takes twice the last, up to logSegMax (a table of 2 MiB).
+	logSegMin = 1 << 12
+	logSegMax = 1 << 17
+	// logRecordMax is the longest record logged; a longer key stays in
+	// memory or spills to the store.
+	logRecordMax = 1 << 10
+	logTomb      = 1
+	// logReadAhead is what one read of a record asks for: most records
+	// are shorter.
+	logReadAhead = 256
+)
+
+// newSpillLog returns an empty log in dir, removing whatever dir held (a
+// crashed process's records, which count no more).
+func newSpillLog(dir string, limit int) (*spillLog, error) {
+	if err := os.RemoveAll(dir); err != nil {
+		return nil, fmt.Errorf("spill log: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("spill log: %w", err)
+	}
+	return &spillLog{dir: dir, seed: maphash.MakeSeed(), limit: limit, rd: make([]byte, logRecordMax+2)}, nil
+}
+
+func (l *spillLog) pair(p uint32) *pairLog {
+	for int(p) >= len(l.pairs) {
+		l.pairs = append(l.pairs, &pairLog{from: math.MinInt64})
+	}
+	return l.pairs[p]
+}
+
+func (l *spillLog) fail(err error) {
+	if l.err == nil {
+		l.err = err
+	}
+}
+
+// put logs rec, the record of key of pair whose signal is at at, and
+// reports whether it did: not when the log is full, failed, or rec is
+// longer than logRecordMax.
+func (l *spillLog) put(pair uint32, key string, at int64, rec []byte) bool {
+	if l.err != nil || l.live >= l.limit || len(rec) > logRecordMax {
+		return false
+	}
+	pl := l.pair(pair)
+	var s *logSeg
+	if n := len(pl.segs); n > 0 && pl.segs[n-1].w != nil {
+		s = pl.segs[n-1]
+	}
+	if s == nil || s.records >= s.max || s.size+int64(len(rec))+2 > math.MaxUint32 {
+		if s != nil {
+			if err := s.seal(); err != nil {
+				l.fail(err)
+				return false
+			}
+		}
+		var err error
+		if s, err = l.newSeg(min(logSegMax, logSegMin<<min(pl.made, 8))); err != nil {
+			l.fail(err)
+			return false
+		}
+		pl.made++
+		pl.segs = append(pl.segs, s)
+	}
+	off := s.size
+	var hdr [2]byte
+	binary.LittleEndian.PutUint16(hdr[:], uint16(len(rec)))
+	s.w.Write(hdr[:])
+	if _, err := s.w.Write(rec); err != nil { // bufio's errors stick: the last write reports the first
+		l.fail(fmt.Errorf("spill log: %w", err))
+		return false
+	}
+	s.size += int64(len(rec)) + 2
+	s.records++
+	s.live++
+	l.live++
+	s.newest = max(s.newest, at)
+	s.insert(l.hash(key), uint32(off))
+	return true
+}
+
+func (l *spillLog) hash(key string) uint64 { return maphash.String(l.seed, key) }
+
+func (l *spillLog) newSeg(records int) (*logSeg, error) {
+	path := filepath.Join(l.dir, fmt.Sprintf("%016x.log", l.next))
+	l.next++
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("spill log: %w", err)
+	}
+	return &logSeg{path: path, f: f, w: bufio.NewWriterSize(f, 64<<10), max: records, newest: math.MinInt64,
+		table: make([]uint64, 2*records)}, nil
+}
+
+// seal writes what s buffers and closes its file: it takes no more
+// records, and is read (rarely) by opening it again, so that the files
+// open are one a pair, however many orgs spill.
+func (s *logSeg) seal() error {
+	if s.w == nil {
+		return nil
+	}
+	err := s.w.Flush()
+	s.w = nil
+	err = errors.Join(err, s.f.Close())
+	s.f = nil
+	if err != nil {
+		return fmt.Errorf("spill log: %w", err)
+	}
+	return nil
+}
+
+// readAt reads s's file at off into b, as ReadAt does.
+func (s *logSeg) readAt(b []byte, off int64) error {
+	f := s.f
+	if f == nil {
+		var err error
+		if f, err = os.Open(s.path); err != nil {
+			return fmt.Errorf("spill log: %w", err)
+		}
+		defer f.Close()
+	}
+	if _, err := f.ReadAt(b, off); err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("spill log: %w", err)
+	}
+	return nil
+}
+
+// drop closes s and removes its file.
+func (s *logSeg) drop() error {
+	s.w = nil
+	var err error
+	if s.f != nil {
+		err = s.f.Close()
+		s.f = nil
+	}
+	return errors.Join(err, os.Remove(s.path))
+}
+
+func logEntry(h uint64, off uint32) uint64 { return uint64(uint32(h>>32)|1)<<32 | uint64(off) }
+
+func (s *logSeg) insert(h uint64, off uint32) {
+	mask := uint64(len(s.table) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		if e := s.table[i]; e == 0 || e == logTomb {
+			s.table[i] = logEntry(h, off)
+			return
+		}
+	}
+}
+
+// read returns the record of s at off, valid until the next read.
+func (l *spillLog) read(s *logSeg, off int64) ([]byte, error) {
+	if s.w != nil && off+logReadAhead > s.size-int64(s.w.Buffered()) && s.w.Buffered() > 0 {
+		if err := s.w.Flush(); err != nil {
+			return nil, fmt.Errorf("spill log: %w", err)
+		}
+	}
+	b := l.rd[:min(logReadAhead, s.size-off)]
+	if err := s.readAt(b, off); err != nil {
+		return nil, err
+	}
+	if len(b) < 2 {
+		return nil, errors.New("spill log: a record past the end of its file")
+	}
+	n := int(binary.LittleEndian.Uint16(b))
+	if n+2 > len(b) {
+		b = l.rd[:n+2]
+		if err := s.readAt(b, off); err != nil {
+			return nil, err
+		}
+	}
+	return b[2 : n+2], nil
+}
+
+// take returns the record of key of pair and forgets it; false when none
+// is logged, or its signal is before from (forgotten). The record is
+// valid until the next call of the log.
+func (l *spillLog) take(pair uint32, key string, from int64) ([]byte, bool, error) {
+	if int(pair) >= len(l.pairs) || l.live == 0 {
+		return nil, false, nil
+	}
+	pl := l.pairs[pair]
+	from = max(from, pl.from)
+	h := l.hash(key)
+	tag := uint64(uint32(h>>32) | 1)
+	for k := len(pl.segs) - 1; k >= 0; k-- {
+		s := pl.segs[k]
+		if s.live == 0 || s.newest < from {
+			continue
+		}
+		mask := uint64(len(s.table) - 1)
+		for i := h & mask; ; i = (i + 1) & mask {
+			e := s.table[i]
+			if e == 0 {
+				break
+			}
+			if e>>32 != tag {
+				continue
+			}
+			rec, err := l.read(s, int64(uint32(e)))
+			if err != nil {
+				l.fail(err)
+				return nil, false, err
+			}
+			if string(recordKey(rec)) != key {
+				continue
+			}
+			s.table[i] = logTomb
+			s.live--
+			l.live--
+			if at := recordAt(rec); at < from {
+				return nil, false, nil
+			}
+			return rec, true, nil
+		}
+	}
+	return nil, false, nil
+}
+
+// expire drops the segments of pair whose newest record is before from,
+// and returns how many records not taken they held.
+func (l *spillLog) expire(pair uint32, from int64) int {
+	if int(pair) >= len(l.pairs) {
+		return 0
+	}
+	pl := l.pairs[pair]
+	n, kept := 0, pl.segs[:0]
+	for _, s := range pl.segs {
+		if s.newest >= from && (s.live > 0 || s.w != nil) {
+			kept = append(kept, s)
+			continue
+		}
+		n += s.live
+		l.live -= s.live
+		if err := s.drop(); err != nil {
+			l.fail(err)
+		}
+	}
+	clear(pl.segs[len(kept):])
+	pl.segs = kept
+	return n
+}
+
+// prune forgets the records of pair before from (Tally.Prune), and
+// returns how many it dropped with their segments.
+func (l *spillLog) prune(pair uint32, from int64) int {
+	if int(pair) >= len(l.pairs) {
+		return 0
+	}
+	l.pairs[pair].from = max(l.pairs[pair].from, from)
+	return l.expire(pair, from)
+}
+
+// drain calls f with every record logged and not taken, with its pair,
+// then drops every segment.
+func (l *spillLog) drain(f func(pair uint32, rec []byte)) error {
+	var errs []error
+	for p, pl := range l.pairs {
+		for _, s := range pl.segs {
+			if err := s.seal(); err != nil {
+				errs = append(errs, err)
+			}
+			if s.live > 0 {
+				b := make([]byte, s.size)
+				if err := s.readAt(b, 0); err != nil {
+					errs = append(errs, err)
+				}
+				for off := 0; off+2 <= len(b); {
+					n := int(binary.LittleEndian.Uint16(b[off:]))
+					if off+2+n > len(b) {
+						break
+					}
+					rec := b[off+2 : off+2+n]
+					if s.holds(l.hash(string(recordKey(rec))), uint32(off)) && recordAt(rec) >= pl.from {
+						f(uint32(p), rec)
+					}
+					off += 2 + n
+				}
+			}
+			if err := s.drop(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		pl.segs = nil
+	}
+	l.live = 0
+	return errors.Join(errs...)
+}
+
+// holds reports whether the record at off, its key's hash h, is in s and
+// not taken.
+func (s *logSeg) holds(h uint64, off uint32) bool {
+	mask := uint64(len(s.table) - 1)
+	want := logEntry(h, off)
+	for i := h & mask; ; i = (i + 1) & mask {
+		switch s.table[i] {
+		case 0:
+			return false
+		case want:
+			return true
+		}
+	}
+}
+
+// close drops every segment and removes the log's directory.
+func (l *spillLog) close() error {
+	var errs []error
+	for _, pl := range l.pairs {
+		for _, s := range pl.segs {
+			errs = append(errs, s.drop())
+		}
+		pl.segs = nil
+	}
+	l.live = 0
+	errs = append(errs, os.RemoveAll(l.dir))
+	return errors.Join(errs...)
+}
+
+// A record is its key, its signal's time, artifact id, count and flags,
+// and its strings written out (the codec's numbers are renumbered while
+// it is on disk): member, unit, the signal's own key, the artifact id
+// when no UUID, and its nodes' templates as the codec's lists are keyed.
+
+// appendRecord appends the record of h, held under key.
+func (c *heldCodec) appendRecord(b []byte, key string, h heldSignal) []byte {
+	b = appendString(b, key)
+	b = binary.LittleEndian.AppendUint64(b, uint64(h.at))
+	b = append(b, h.id[:]...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(h.count))
+	b = append(b, h.flags)
+	b = appendString(b, c.names[h.member])
+	b = appendString(b, c.names[h.unit])
+	b = appendString(b, c.names[h.key])
+	if h.flags&heldIDString != 0 {
+		b = appendString(b, c.names[h.id.number()])
+	}
+	var enc []byte
+	for _, t := range c.tmpls[h.nodes] {
+		enc = appendTemplate(enc, t)
+	}
+	return appendString(b, enc)
+}
+
+func appendString[S string | []byte](b []byte, s S) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// readString returns the string at the start of b and the rest of b.
+func readString(b []byte) ([]byte, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return nil, nil, false
+	}
+	return b[k : k+int(n)], b[k+int(n):], true
+}
+
+// recordKey is the key of a record.
+func recordKey(rec []byte) []byte {
+	k, _, _ := readString(rec)
+	return k
+}
+
+// recordAt is the time of a record's signal.
+func recordAt(rec []byte) int64 {
+	_, b, ok := readString(rec)
+	if !ok || len(b) < 8 {
+		return math.MinInt64
+	}
+	return int64(binary.LittleEndian.Uint64(b))
+}
+
+// strOf is str of a string in bytes.
+func (c *heldCodec) strOf(b []byte) uint32 {
+	if n, ok := c.strs[string(b)]; ok {
+		return n
+	}
+	return c.str(string(b))
+}
+
+// readRecord returns the signal of rec in c's numbers, and its key.
+func (c *heldCodec) readRecord(rec []byte) (string, heldSignal, error) {
+	bad := errors.New("spill log: a record cut short")
+	key, b, ok := readString(rec)
+	if !ok || len(b) < 8+16+4+1 {
+		return "", heldSignal{}, bad
+	}
+	h := heldSignal{at: int64(binary.LittleEndian.Uint64(b))}
+	copy(h.id[:], b[8:24])
+	h.count = int32(binary.LittleEndian.Uint32(b[24:]))
+	h.flags = b[28]
+	b = b[29:]
+	var strs [4][]byte
+	n := 3
+	if h.flags&heldIDString != 0 {
+		n = 4
+	}
+	for i := range n {
+		if strs[i], b, ok = readString(b); !ok {
+			return "", heldSignal{}, bad
+		}
+	}
+	h.member, h.unit, h.key = c.strOf(strs[0]), c.strOf(strs[1]), c.strOf(strs[2])
+	if n == 4 {
+		h.id = stringID(c.strOf(strs[3]))
+	}
+	enc, _, ok := readString(b)
+	if !ok {
+		return "", heldSignal{}, bad
+	}
+	if id, ok := c.lists[string(enc)]; ok {
+		h.nodes = id
+	} else {
+		t, err := parseTemplates(enc)
+		if err != nil {
+			return "", heldSignal{}, err
+		}
+		h.nodes = c.addList(string(enc), t)
+	}
+	return string(key), h, nil
+}
+
+// parseTemplates reads what appendTemplate wrote of each template.
+func parseTemplates(b []byte) ([]nodeTemplate, error) {
+	var out []nodeTemplate
+	for len(b) > 0 {
+		typ, rest, ok := readString(b)
+		if !ok {
+			return nil, errors.New("spill log: a node cut short")
+		}
+		val, rest, ok := readString(rest)
+		if !ok || len(rest) < 2 {
+			return nil, errors.New("spill log: a node cut short")
+		}
+		out = append(out, nodeTemplate{Type: string(typ), Value: string(val), part: rest[0], Key: rest[1] == 1})
+		b = rest[2:]
+	}
+	return out, nil
+}
