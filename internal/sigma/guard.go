@@ -16,16 +16,17 @@ import "strings"
 // TestGuard).
 
 // fieldGuard indexes, for one field, the guarded rules (by their guard
-// numbers) whose guard tests it: by the lower-case value they equal, by
-// the `\name` their value ends with, and all of them (a value that is not
-// a string, which the index cannot rule out). maxExact and maxBase are
-// the lengths of the longest keys: a longer value or name is none of
-// them.
+// numbers) whose guard tests it: by the lower-case value or the integer
+// they equal, by the `\name` their value ends with, those that equal an
+// integer (which a value that is no plain integer may equal as a
+// number: 4688.0), and all of them (a value that is not a string, which
+// the index cannot rule out). maxExact and maxBase are the lengths of
+// the longest keys: a longer value or name is none of them.
 type fieldGuard struct {
 	id                int
 	name              string
 	exact, base       map[string][]int32
-	all               []int32
+	numeric, all      []int32
 	maxExact, maxBase int
 }
 
@@ -72,35 +73,46 @@ func guardOfAll(xs []node) ([]*fieldNode, bool) {
 	return out, len(out) > 0
 }
 
-// patterns counts the patterns of a guard.
+// patterns counts the values of a guard.
 func patterns(g []*fieldNode) int {
 	n := 0
 	for _, f := range g {
-		n += len(f.flat)
+		for _, ms := range f.values {
+			n += len(ms)
+		}
 	}
 	return n
 }
 
 // indexable reports whether the index can tell every string value that f
 // holds for: a plain selection (not negated, no null, no all, no
-// fieldref) whose values are all uncased equalities, or uncased suffixes
+// fieldref) whose values are all uncased equalities, uncased suffixes
 // `\name` holding no other backslash — such a suffix is what follows the
-// value's last backslash, itself included. For a string value, f then
-// holds exactly when its lower-case form equals one of the literals or
-// what follows its last backslash equals one of the suffixes (evalOnce:
-// matchFlat).
+// value's last backslash, itself included — or integers written plainly
+// (`EventID: 4688`, which a value equals only when written alike, unless
+// it is no plain integer itself: numEqual). For a string value, f then
+// holds only when its lower-case form equals one of the literals or
+// integers, what follows its last backslash equals one of the suffixes,
+// or, with integers, it is no plain integer (evalOnce: matchFlat, or
+// anyMatch through matchLower).
 func (f *fieldNode) indexable() bool {
-	if f.raw || f.neq || f.null || f.all || f.refs != nil || len(f.flat) == 0 {
+	if f.raw || f.neq || f.null || f.all || f.refs != nil || len(f.values) == 0 {
 		return false
 	}
-	for _, p := range f.flat {
-		switch {
-		case p.cased:
-			return false
-		case p.kind == patExact:
-		case p.kind == patSuffix && fileSuffix(p.lit):
-		default:
-			return false
+	for _, ms := range f.values {
+		for _, m := range ms {
+			switch m := m.(type) {
+			case *pattern:
+				if m.cased || m.kind != patExact && !(m.kind == patSuffix && fileSuffix(m.lit)) {
+					return false
+				}
+			case numEqual:
+				if !plainInt(m.text) {
+					return false
+				}
+			default:
+				return false
+			}
 		}
 	}
 	return true
@@ -135,13 +147,22 @@ func (s *FieldSet) addGuard(cond node) (int32, []int32) {
 		on = appendOnce(on, i)
 		fg := s.guardFields[i]
 		fg.all = appendOnce(fg.all, num)
-		for _, p := range f.flat {
-			if p.kind == patExact {
-				fg.exact[p.lit] = appendOnce(fg.exact[p.lit], num)
-				fg.maxExact = max(fg.maxExact, len(p.lit))
-			} else {
-				fg.base[p.lit] = appendOnce(fg.base[p.lit], num)
-				fg.maxBase = max(fg.maxBase, len(p.lit))
+		for _, ms := range f.values {
+			for _, m := range ms {
+				switch m := m.(type) {
+				case numEqual:
+					fg.exact[m.text] = appendOnce(fg.exact[m.text], num)
+					fg.maxExact = max(fg.maxExact, len(m.text))
+					fg.numeric = appendOnce(fg.numeric, num)
+				case *pattern:
+					if m.kind == patExact {
+						fg.exact[m.lit] = appendOnce(fg.exact[m.lit], num)
+						fg.maxExact = max(fg.maxExact, len(m.lit))
+					} else {
+						fg.base[m.lit] = appendOnce(fg.base[m.lit], num)
+						fg.maxBase = max(fg.maxBase, len(m.lit))
+					}
+				}
 			}
 		}
 	}
@@ -186,6 +207,9 @@ func (p *Prepared) markField(i int32) {
 	}
 	if len(s) <= fg.maxExact {
 		p.mark(lookupLower(fg.exact, s))
+	}
+	if len(fg.numeric) > 0 && !plainInt(s) {
+		p.mark(fg.numeric)
 	}
 	if j := strings.LastIndexByte(s, '\\'); j >= 0 && len(s)-j <= fg.maxBase {
 		// The last backslash of s is its lower-case form's.
