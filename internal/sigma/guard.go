@@ -4,16 +4,17 @@ import "strings"
 
 // A rule's guard: field selections of which one at least holds whenever
 // its condition does, each of them a plain test of a string that an
-// index finds without running the rule — the value equal to a literal
-// (`OriginalFileName: 'CertUtil.exe'`), or a path ending in a file name
-// (`Image|endswith: '\certutil.exe'`). Most SigmaHQ Windows rules begin
-// so; a Windows process creation is read by some 130 of the starter
-// rules, of which a handful name its image. A Prepared event looks its
-// guarded fields up in the set's index once (candidates) and a rule
-// none of whose guard selections it can meet is no match, without its
-// condition being evaluated. Only MatchPrepared reads guards: the
-// result is MatchInScope's for every event (TestWindowsStarterSet,
-// TestGuard).
+// index finds without running the rule — the value equal to a literal or
+// an integer (`OriginalFileName: 'CertUtil.exe'`, `EventID: 4688`), or a
+// path ending in a file name (`Image|endswith: '\certutil.exe'`). Most
+// SigmaHQ Windows rules begin so; a Windows process creation is read by
+// some 130 of the starter rules, of which a handful name its image. A
+// Prepared event looks a guarded field up in the set's index once, at
+// the first rule whose guard tests it (candidate), and a rule none of
+// whose guard selections it can meet is no match, without its condition
+// being evaluated. Only MatchPrepared reads guards: the result is
+// MatchInScope's for every event (TestWindowsStarterSet, every SigmaHQ
+// Windows rule on every real record both ways; TestModifiers).
 
 // fieldGuard indexes, for one field, the guarded rules (by their guard
 // numbers) whose guard tests it: by the lower-case value or the integer
