@@ -33,6 +33,11 @@ type Compiled struct {
 	filters []*Compiled
 	// Fields are the ECS fields the rule's selections read, in order.
 	Fields []string
+	// guard numbers the rule's guard in set (guard.go), 0 when it has
+	// none; guardOn are the fields it tests, their places in
+	// set.guardFields.
+	guard   int32
+	guardOn []int32
 }
 
 // Sources returns the Vigil sources whose events the rule reads.
@@ -97,6 +102,9 @@ func CompileIn(r *Rule, set *FieldSet) (*Compiled, error) {
 		conds = append(conds, n)
 	}
 	c.cond = orOf(conds)
+	if r.Filter == nil {
+		c.guard, c.guardOn = set.addGuard(c.cond)
+	}
 	return c, nil
 }
 

@@ -18,6 +18,11 @@ type FieldSet struct {
 	// they test (share); memos counts those several rules share.
 	nodes map[string]*fieldNode
 	memos int
+	// guards counts the rules with a guard (guard.go), guardBy and
+	// guardFields index them by the fields their guards test.
+	guards      int32
+	guardBy     map[int]int32
+	guardFields []*fieldGuard
 }
 
 // NewFieldSet returns an empty set.
@@ -78,6 +83,10 @@ type Prepared struct {
 	gramsGen    uint32
 	// memo[i] holds the result of shared node i once its gen is gen.
 	memo []memoSlot
+	// cand[g] is gen when the event may meet guard g, as far as the
+	// guard fields whose fieldGen is gen tell (guard.go).
+	cand     []uint32
+	fieldGen []uint32
 }
 
 type memoSlot struct {
@@ -108,6 +117,8 @@ func (p *Prepared) Reset(ev Event) {
 		// Wrapped: a slot of gen 0 would pass for read.
 		clear(p.slots)
 		clear(p.memo)
+		clear(p.cand)
+		clear(p.fieldGen)
 		p.rawLowerGen, p.gramsGen = 0, 0
 		p.gen = 1
 	}
@@ -116,6 +127,12 @@ func (p *Prepared) Reset(ev Event) {
 	}
 	if n := p.set.memos + 1; len(p.memo) < n {
 		p.memo = append(p.memo, make([]memoSlot, n-len(p.memo))...)
+	}
+	if n := int(p.set.guards) + 1; len(p.cand) < n {
+		p.cand = append(p.cand, make([]uint32, n-len(p.cand))...)
+	}
+	if n := len(p.set.guardFields); len(p.fieldGen) < n {
+		p.fieldGen = append(p.fieldGen, make([]uint32, n-len(p.fieldGen))...)
 	}
 }
 
@@ -241,6 +258,9 @@ func (c *Compiled) InScopePrepared(p *Prepared) bool {
 func (c *Compiled) MatchPrepared(p *Prepared) bool {
 	if c.set != p.set {
 		return c.matchCond(&p.ev)
+	}
+	if c.guard != 0 && !p.candidate(c) {
+		return false // none of its guard's selections holds
 	}
 	in := input{f: p.ev.Fields, p: p}
 	if !c.cond.eval(in) {

@@ -29,7 +29,7 @@ func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx)
 }
 
 func (s *Store) corrTx(tx *wtx, org string) *corrTx {
-	return &corrTx{tx: tx, org: org, newest: s.newest}
+	return &corrTx{tx: tx, org: org, newest: s.newest, grown: &s.grown}
 }
 
 // corrTx is correlate.Tx on a write transaction. Every statement that
@@ -42,6 +42,7 @@ type corrTx struct {
 	tx     *wtx
 	org    string
 	newest *newestCache
+	grown  *grownNodes
 	// events are the event times that roll-ups' findings brought, by
 	// incident, not written yet: the roll-up's refresh writes them once a
 	// batch (UpdateRollup), or widenPending when the transaction's work
@@ -375,6 +376,7 @@ func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, ra
 	if !refs {
 		return nil
 	}
+	t.forgetGrown(o.ID)
 	for _, q := range []string{
 		`DELETE FROM observation_nodes WHERE observation_id = ?1 AND ` + observationOfOrg,
 		`DELETE FROM observation_artifacts WHERE observation_id = ?1 AND ` + observationOfOrg,
@@ -388,6 +390,7 @@ func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, ra
 
 func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
 	// Its nodes and artifacts go with it (ON DELETE CASCADE).
+	t.forgetGrown(id)
 	_, err := t.tx.ExecContext(ctx, `DELETE FROM observations WHERE id = ? AND +org_id = ?`, id, t.org)
 	return err
 }

@@ -82,7 +82,7 @@ func (t *corrTx) GrowIncident(ctx context.Context, g correlate.IncidentGrowth) e
 // brings the same few nodes at every batch, and a look-up of each was the
 // commonest statement of a batch of Sigma matches on Windows events.
 func (t *corrTx) growNodes(ctx context.Context, g correlate.Growth) error {
-	if len(g.NodeIDs) == 0 {
+	if len(g.NodeIDs) == 0 || t.grown.has(g.ObservationID, g.NodeIDs, g.Keys) {
 		return nil
 	}
 	refs := make([][2]any, len(g.NodeIDs))
@@ -99,7 +99,19 @@ func (t *corrTx) growNodes(ctx context.Context, g correlate.Growth) error {
 		FROM json_each(?3) j WHERE `+observationOfOrg+` ORDER BY j.key
 		ON CONFLICT (observation_id, node_id) DO UPDATE SET key = 1 WHERE excluded.key = 1 AND key = 0`,
 		g.ObservationID, t.org, string(list))
+	if err == nil {
+		t.grown.add(g.ObservationID, g.NodeIDs, g.Keys)
+		t.tx.grown = append(t.tx.grown, g.ObservationID)
+	}
 	return err
+}
+
+// forgetGrown drops what grownNodes knows of observation id, now and if
+// the transaction does not commit (a growth before it in the
+// transaction may have taught it).
+func (t *corrTx) forgetGrown(id string) {
+	t.grown.forget([]string{id})
+	t.tx.grown = append(t.tx.grown, id)
 }
 
 // addToIncident adds nodes (a key stays a key) and artifacts to an

@@ -67,10 +67,12 @@ type Store struct {
 	// tally counts detection signals in memory until they may fire: one
 	// process alone writes this database (its data directory's lock).
 	tally *correlate.Tally
-	// newest caches the newest signals of growing bursts; wmu holds
-	// write transactions one at a time from begin to commit, so that it
-	// changes in their order.
+	// newest caches the newest signals of growing bursts, grown the
+	// nodes of growing observations (grownnodes.go); wmu holds write
+	// transactions one at a time from begin to commit, so that they
+	// change in their order.
 	newest *newestCache
+	grown  grownNodes
 	wmu    sync.Mutex
 	// stmts are the writer's prepared statements (tx.go), used by its
 	// transactions under wmu.
@@ -358,8 +360,9 @@ func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 		tx.Rollback()
 	}
 	if err != nil {
-		// What the transaction put in the cache did not happen.
+		// What the transaction put in the caches did not happen.
 		s.newest.forget(tx.cached)
+		s.grown.forget(tx.grown)
 	} else if len(tx.fresh) > 0 {
 		// Still the writer: its connection is free until the next
 		// transaction begins.

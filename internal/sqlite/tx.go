@@ -20,6 +20,8 @@ type wtx struct {
 	// shared cache once it ends.
 	fresh  []string
 	cached []signalKey // the newestCache entries it read or changed
+	// grown are the observations whose grownNodes entries it changed.
+	grown []string
 	// nodes are the ids of the nodes the transaction looked up or
 	// created (upsertNodes): a batch's findings name the same few (the
 	// sensor every alert is against) again and again.

@@ -1,0 +1,243 @@
+package sigma
+
+import "strings"
+
+// A rule's guard: field selections of which one at least holds whenever
+// its condition does, each of them a plain test of a string that an
+// index finds without running the rule — the value equal to a literal or
+// an integer (`OriginalFileName: 'CertUtil.exe'`, `EventID: 4688`), or a
+// path ending in a file name (`Image|endswith: '\certutil.exe'`). Most
+// SigmaHQ Windows rules begin so; a Windows process creation is read by
+// some 130 of the starter rules, of which a handful name its image. A
+// Prepared event looks a guarded field up in the set's index once, at
+// the first rule whose guard tests it (candidate), and a rule none of
+// whose guard selections it can meet is no match, without its condition
+// being evaluated. Only MatchPrepared reads guards: the result is
+// MatchInScope's for every event (TestWindowsStarterSet, every SigmaHQ
+// Windows rule on every real record both ways; TestModifiers).
+
+// fieldGuard indexes, for one field, the guarded rules (by their guard
+// numbers) whose guard tests it: by the lower-case value or the integer
+// they equal, by the `\name` their value ends with, those that equal an
+// integer (which a value that is no plain integer may equal as a
+// number: 4688.0), and all of them (a value that is not a string, which
+// the index cannot rule out). maxExact and maxBase are the lengths of
+// the longest keys: a longer value or name is none of them.
+type fieldGuard struct {
+	id                int
+	name              string
+	exact, base       map[string][]int32
+	numeric, all      []int32
+	maxExact, maxBase int
+}
+
+// guardOf returns field selections of which at least one holds whenever
+// n does (for the string values of its fields), and whether n has such a
+// guard: a selection the index can test is its own guard; an AND, the
+// smallest guard of its terms; an OR (and "1 of", "n of"), the guards of
+// all its terms together.
+func guardOf(n node) ([]*fieldNode, bool) {
+	switch n := n.(type) {
+	case *fieldNode:
+		if n.indexable() {
+			return []*fieldNode{n}, true
+		}
+	case andNode:
+		var best []*fieldNode
+		found := false
+		for _, x := range n {
+			if g, ok := guardOf(x); ok && (!found || patterns(g) < patterns(best)) {
+				best, found = g, true
+			}
+		}
+		return best, found
+	case orNode:
+		return guardOfAll(n)
+	case *atLeast:
+		if n.n >= 1 {
+			return guardOfAll(n.xs)
+		}
+	}
+	return nil, false
+}
+
+// guardOfAll is the guard of an OR of xs: all of theirs.
+func guardOfAll(xs []node) ([]*fieldNode, bool) {
+	var out []*fieldNode
+	for _, x := range xs {
+		g, ok := guardOf(x)
+		if !ok {
+			return nil, false
+		}
+		out = append(out, g...)
+	}
+	return out, len(out) > 0
+}
+
+// patterns counts the values of a guard.
+func patterns(g []*fieldNode) int {
+	n := 0
+	for _, f := range g {
+		for _, ms := range f.values {
+			n += len(ms)
+		}
+	}
+	return n
+}
+
+// indexable reports whether the index can tell every string value that f
+// holds for: a plain selection (not negated, no null, no all, no
+// fieldref) whose values are all uncased equalities, uncased suffixes
+// `\name` holding no other backslash — such a suffix is what follows the
+// value's last backslash, itself included — or integers written plainly
+// (`EventID: 4688`, which a value equals only when written alike, unless
+// it is no plain integer itself: numEqual). For a string value, f then
+// holds only when its lower-case form equals one of the literals or
+// integers, what follows its last backslash equals one of the suffixes,
+// or, with integers, it is no plain integer (evalOnce: matchFlat, or
+// anyMatch through matchLower).
+func (f *fieldNode) indexable() bool {
+	if f.raw || f.neq || f.null || f.all || f.refs != nil || len(f.values) == 0 {
+		return false
+	}
+	for _, ms := range f.values {
+		for _, m := range ms {
+			switch m := m.(type) {
+			case *pattern:
+				if m.cased || m.kind != patExact && !(m.kind == patSuffix && fileSuffix(m.lit)) {
+					return false
+				}
+			case numEqual:
+				if !plainInt(m.text) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// fileSuffix reports whether lit is `\` and a name without a backslash.
+func fileSuffix(lit string) bool {
+	return len(lit) > 1 && lit[0] == '\\' && strings.IndexByte(lit[1:], '\\') < 0
+}
+
+// addGuard indexes the guard of cond, if it has one, and returns its
+// number (0: none) and the fields it tests (their places in
+// s.guardFields).
+func (s *FieldSet) addGuard(cond node) (int32, []int32) {
+	g, ok := guardOf(cond)
+	if !ok {
+		return 0, nil
+	}
+	s.guards++
+	num := s.guards
+	if s.guardBy == nil {
+		s.guardBy = map[int]int32{}
+	}
+	var on []int32
+	for _, f := range g {
+		i, ok := s.guardBy[f.id]
+		if !ok {
+			i = int32(len(s.guardFields))
+			s.guardBy[f.id] = i
+			s.guardFields = append(s.guardFields, &fieldGuard{id: f.id, name: f.field, exact: map[string][]int32{}, base: map[string][]int32{}})
+		}
+		on = appendOnce(on, i)
+		fg := s.guardFields[i]
+		fg.all = appendOnce(fg.all, num)
+		for _, ms := range f.values {
+			for _, m := range ms {
+				switch m := m.(type) {
+				case numEqual:
+					fg.exact[m.text] = appendOnce(fg.exact[m.text], num)
+					fg.maxExact = max(fg.maxExact, len(m.text))
+					fg.numeric = appendOnce(fg.numeric, num)
+				case *pattern:
+					if m.kind == patExact {
+						fg.exact[m.lit] = appendOnce(fg.exact[m.lit], num)
+						fg.maxExact = max(fg.maxExact, len(m.lit))
+					} else {
+						fg.base[m.lit] = appendOnce(fg.base[m.lit], num)
+						fg.maxBase = max(fg.maxBase, len(m.lit))
+					}
+				}
+			}
+		}
+	}
+	return num, on
+}
+
+func appendOnce(list []int32, n int32) []int32 {
+	for _, x := range list {
+		if x == n {
+			return list
+		}
+	}
+	return append(list, n)
+}
+
+// candidate reports whether the event p is bound to may meet c's guard:
+// whether one of its selections holds for it, as the index tells. The
+// fields of the guard are looked up in the index once per event, at the
+// first rule whose guard tests them.
+func (p *Prepared) candidate(c *Compiled) bool {
+	for _, i := range c.guardOn {
+		if p.fieldGen[i] != p.gen {
+			p.markField(i)
+		}
+	}
+	return p.cand[c.guard] == p.gen
+}
+
+// markField marks the guards that the event's value of guard field i
+// may meet.
+func (p *Prepared) markField(i int32) {
+	p.fieldGen[i] = p.gen
+	fg := p.set.guardFields[i]
+	v, ok := p.value(fg.id, fg.name)
+	if !ok || v == nil {
+		return // no selection of it holds (none is of null: indexable)
+	}
+	s, isString := v.(string)
+	if !isString {
+		p.mark(fg.all)
+		return
+	}
+	if len(s) <= fg.maxExact {
+		p.mark(lookupLower(fg.exact, s))
+	}
+	if len(fg.numeric) > 0 && !plainInt(s) {
+		p.mark(fg.numeric)
+	}
+	if j := strings.LastIndexByte(s, '\\'); j >= 0 && len(s)-j <= fg.maxBase {
+		// The last backslash of s is its lower-case form's.
+		p.mark(lookupLower(fg.base, s[j:]))
+	}
+}
+
+func (p *Prepared) mark(guards []int32) {
+	for _, g := range guards {
+		p.cand[g] = p.gen
+	}
+}
+
+// lookupLower returns m's entry for the ASCII lower-case form of s,
+// without making it a string.
+func lookupLower(m map[string][]int32, s string) []int32 {
+	var buf [128]byte
+	if len(s) > len(buf) {
+		return m[lowerASCII(s)]
+	}
+	b := buf[:len(s)]
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		b[i] = c
+	}
+	return m[string(b)]
+}
