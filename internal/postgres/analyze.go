@@ -1,0 +1,108 @@
+package postgres
+
+import (
+	"context"
+	"math"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Autovacuum analyzes each partition of artifacts as it grows, never the
+// partitioned table itself, whose statistics (those of its partitions
+// together) the planner reads for every search across them: without
+// them it takes each search's words and source for a default share of
+// the rows and plans as for a few, which took seconds a search at 10 M
+// artifacts until someone ran ANALYZE artifacts by hand. So the store
+// analyzes it after large loads itself: once this process has stored
+// analyzeCheckRows rows since it last looked, it compares the rows the
+// partitions hold now with those the last ANALYZE of artifacts counted
+// (by whichever process), and analyzes it again when they differ by
+// more than analyzeFraction of them and at least analyzeMinRows, much as
+// autovacuum treats any other table (its default share is a tenth; a
+// fifth here, each ANALYZE of the whole sampling every partition).
+const (
+	analyzeCheckRows = 10000
+	analyzeMinRows   = 10000
+	analyzeFraction  = 0.2
+	// analyzeLockKey makes one process analyze at a time; the others
+	// skip it.
+	analyzeLockKey = 0x76696769_6c000003
+)
+
+// analyzeState is what the store knows of its own stores since it last
+// looked at the statistics of artifacts.
+type analyzeState struct {
+	// stored: rows stored since the last look.
+	stored int
+	// since: rows stored since this process last analyzed artifacts (or
+	// opened the store), counted here: the server's count of the
+	// partitions' rows lags its commits by a second or more.
+	since float64
+	// counted: rows the last ANALYZE by this process counted, for a
+	// server (before 14) that keeps no count of a partitioned table's
+	// rows; -1 for none.
+	counted float64
+}
+
+// stored notes n rows stored, and analyzes artifacts when they make its
+// statistics stale. Its errors are not the store's: the rows are stored,
+// and the next look tries again.
+func (s *Store) stored(ctx context.Context, n int) {
+	s.mu.Lock()
+	s.analyze.stored += n
+	s.analyze.since += float64(n)
+	look := s.analyze.stored >= analyzeCheckRows
+	if look {
+		s.analyze.stored = 0
+	}
+	s.mu.Unlock()
+	if look {
+		_, _ = s.analyzeIfStale(ctx)
+	}
+}
+
+// analyzeIfStale analyzes artifacts when its statistics are missing or
+// stale (see analyzeFraction), and reports whether it did.
+func (s *Store) analyzeIfStale(ctx context.Context) (bool, error) {
+	// reltuples of a partitioned table: what its last ANALYZE counted
+	// (-1: never analyzed; 0 before PostgreSQL 14, which does not keep
+	// it). n_live_tup of each partition: its rows, as the server's
+	// statistics have counted the commits of every process.
+	var counted, now float64
+	err := s.pool.QueryRow(ctx, `SELECT p.reltuples, COALESCE(SUM(st.n_live_tup), 0)
+		FROM pg_class p LEFT JOIN pg_inherits i ON i.inhparent = p.oid
+		LEFT JOIN pg_stat_user_tables st ON st.relid = i.inhrelid
+		WHERE p.oid = 'artifacts'::regclass GROUP BY p.reltuples`).Scan(&counted, &now)
+	if err != nil {
+		return false, wrap("analyze artifacts", err)
+	}
+	s.mu.Lock()
+	if counted <= 0 && s.analyze.counted >= 0 {
+		counted = s.analyze.counted
+	}
+	counted = max(counted, 0)
+	// The change since: by every process as the server counts it, or at
+	// least this process's own.
+	changed := max(math.Abs(now-counted), s.analyze.since)
+	s.mu.Unlock()
+	if changed < max(analyzeMinRows, analyzeFraction*counted) {
+		return false, nil
+	}
+	done := false
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `SELECT pg_try_advisory_xact_lock($1)`, int64(analyzeLockKey)).Scan(&done); err != nil || !done {
+			return err
+		}
+		_, err := tx.Exec(ctx, `ANALYZE artifacts`)
+		return err
+	})
+	if err != nil {
+		return false, wrap("analyze artifacts", err)
+	}
+	if done {
+		s.mu.Lock()
+		s.analyze.counted, s.analyze.since = max(now, counted+changed), 0
+		s.mu.Unlock()
+	}
+	return done, nil
+}
