@@ -298,6 +298,26 @@ func TestSearchPlans(t *testing.T) {
 		}
 	})
 
+	// Two frequent words (kernel lines of TCP, 72 % of lines), counted up
+	// to 1,000: the sample leaves no doubt that they are more, so the
+	// search reads its page and its sample only. Before, it counted
+	// them too, up to the 1,001st match among the newest rows (or, in
+	// the GIN index, every match of the partition holding it: at 10 M,
+	// hundreds of milliseconds for "failed password").
+	t.Run("two frequent words", func(t *testing.T) {
+		const upTo = 1000
+		f := vigil.ArtifactFilter{Query: "kernel tcp", Page: vigil.Page{Limit: 50}}
+		stmts, total, estimated := traceSearch(t, dbURL, "o1", f, upTo, nil)
+		want := exact(f)
+		if !estimated || total < want*7/10 || total > want*13/10 {
+			t.Errorf("total %d (estimated %v), want an estimate near %d", total, estimated, want)
+		}
+		w := replay(t, dbURL, stmts)
+		if read := w.heapRows - w.sampleRows; read > 4*50 {
+			t.Errorf("the search read %.0f rows besides its sample's %.0f, for a page of 50:\n%s", read, w.sampleRows, strings.Join(w.plans, "\n"))
+		}
+	})
+
 	// A term within a source, where it is seldom: "kernel" is on nearly
 	// every firewall line and on 0.7 % of the auth lines. The search
 	// reads the matches within the source only (the source inside the
