@@ -236,27 +236,25 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 }
 
 // A sample leaves no doubt that a query's total is past exactUpTo, and
-// the search counts none of its matches, when it holds at least
-// beyondHits of them and its estimate is at least beyondFactor times
-// exactUpTo+1. The count up to exactUpTo+1 of two frequent words read
-// the GIN index's postings of both, every match of the partition that
-// held its last (at 10 M artifacts, hundreds of milliseconds for "failed
-// password", a sixth of the lines), or the newest rows until it had
-// found them, to tell what a sample of 20,000 rows already told: a
-// total of 1.7 M, two hundred times the bound. A sample of blocks (SYSTEM)
-// overestimates when matches crowd a few blocks, but a fourfold error
-// over a hundred matches would need them crowded into a few blocks that
-// the sample happened to draw, never the case of the matches a frequent
-// query's total is made of.
-const (
-	beyondHits   = 100
-	beyondFactor = 4
-)
-
-// beyond reports whether the sample leaves no doubt that the total is
-// past exactUpTo (beyondHits).
+// the search counts none of its matches, when the blocks of the sample
+// holding matches are too many for a total of at most exactUpTo. Such a
+// total lies in at most exactUpTo blocks, and TABLESAMPLE SYSTEM draws
+// each block on its own with the same chance (pct/100), so the sample's
+// blocks holding matches are then a binomial count of mean at most
+// mu = exactUpTo·pct/100: beyond is at least mu + 6√mu + 10 of them, a
+// chance below one in a million of saying so wrongly, however the
+// matches crowd their blocks (which counting matches, not blocks, could
+// not tell). The count up to exactUpTo+1 of two frequent words read the
+// GIN index's postings of both, or the newest rows until it had found
+// them, to tell what a sample of 20,000 rows already told: at 10 M
+// artifacts, 1.6 M matches of "failed password" against a bound of
+// 10,000.
 func (smp *sample) beyond(exactUpTo int) bool {
-	return !smp.whole && smp.hits >= beyondHits && float64(smp.hits)*100/smp.pct >= beyondFactor*float64(exactUpTo+1)
+	if smp.whole {
+		return false
+	}
+	mu := float64(exactUpTo) * smp.pct / 100
+	return float64(smp.hitBlocks) >= mu+6*math.Sqrt(mu)+10 && float64(smp.hits)*100/smp.pct > float64(exactUpTo)
 }
 
 // newestMargin is how many times more matches than exactUpTo a sample
@@ -272,7 +270,9 @@ const newestMargin = 1.25
 type sample struct {
 	whole      bool
 	rows, hits int
-	pct        float64
+	// hitBlocks: the blocks of the sample holding hits.
+	hitBlocks int
+	pct       float64
 }
 
 // takeSample samples about sampleRows rows of the partitions the time
@@ -307,13 +307,14 @@ func takeSample(ctx context.Context, conn *pgx.Conn, setup txSetup, filter conds
 		smp.whole = true
 		return smp, nil
 	}
-	hits, args := `COUNT(*)`, filter.args
+	hits, hitBlocks, args := `COUNT(*)`, `COUNT(DISTINCT (tableoid, (ctid::text::point)[0]))`, filter.args
 	if tsq != "" {
-		hits = `COUNT(*) FILTER (WHERE search @@ $` + strconv.Itoa(len(filter.args)+1) + `::tsquery)`
+		match := ` FILTER (WHERE search @@ $` + strconv.Itoa(len(filter.args)+1) + `::tsquery)`
+		hits, hitBlocks = hits+match, hitBlocks+match
 		args = append(slices.Clone(filter.args), tsq)
 	}
-	err = queryWithin(ctx, conn, setup, `SELECT `+hits+`, COUNT(*) FROM artifacts TABLESAMPLE SYSTEM (`+
-		strconv.FormatFloat(smp.pct, 'f', 6, 64)+`) REPEATABLE (0) WHERE `+filter.where, args, &smp.hits, &smp.rows)
+	err = queryWithin(ctx, conn, setup, `SELECT `+hits+`, `+hitBlocks+`, COUNT(*) FROM artifacts TABLESAMPLE SYSTEM (`+
+		strconv.FormatFloat(smp.pct, 'f', 6, 64)+`) REPEATABLE (0) WHERE `+filter.where, args, &smp.hits, &smp.hitBlocks, &smp.rows)
 	return smp, err
 }
 
