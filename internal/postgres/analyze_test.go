@@ -22,6 +22,9 @@ func TestAnalyzesAfterLoads(t *testing.T) {
 	ctx := t.Context()
 	dbURL := freshDB(t)
 	s := mustOpen(t, dbURL, postgres.Options{})
+	// 10,000 rows stand for the 100,000 that a deployment analyzes
+	// after at least, to keep the test short.
+	postgres.SetAnalyzeMinRows(s, 10000)
 	conn := mustConn(t, dbURL)
 	end := time.Date(2026, 3, 31, 0, 0, 0, 0, time.UTC)
 	arts := planArtifacts(t, end)[:24000]

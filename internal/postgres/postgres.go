@@ -78,6 +78,9 @@ type Store struct {
 	// analyze: the rows stored since the statistics of artifacts were
 	// last looked at (analyze.go), under mu.
 	analyze analyzeState
+	// analyzeMin is the fewest rows stored that may make the statistics
+	// of artifacts stale (analyzeMinRows; tests make it small).
+	analyzeMin int
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -127,7 +130,7 @@ func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error)
 		searches = max(1, int(cfg.MaxConns)/2)
 	}
 	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches), sampleRows: sampleRows, newestRows: newestRows,
-		analyze: analyzeState{counted: -1}}
+		analyze: analyzeState{counted: -1}, analyzeMin: analyzeMinRows}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
