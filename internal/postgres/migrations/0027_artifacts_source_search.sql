@@ -29,5 +29,7 @@ CREATE SCHEMA IF NOT EXISTS vigil_extensions;
 CREATE EXTENSION IF NOT EXISTS btree_gin SCHEMA vigil_extensions;
 SELECT set_config('maintenance_work_mem', '256MB', true)
     WHERE pg_size_bytes(current_setting('maintenance_work_mem')) < pg_size_bytes('256MB');
-CREATE INDEX artifacts_source_search ON artifacts USING gin (source, search);
-DROP INDEX artifacts_search;
+-- IF NOT EXISTS: an index built beforehand (or by this migration under
+-- another number) is kept as it is.
+CREATE INDEX IF NOT EXISTS artifacts_source_search ON artifacts USING gin (source, search);
+DROP INDEX IF EXISTS artifacts_search;
