@@ -341,9 +341,9 @@ const bitmapOnly = `SELECT set_config('enable_seqscan', 'off', true), set_config
 // transaction. A bitmap of a query's matches larger than work_mem goes
 // lossy, a bit per block instead of per row, and every row of such a
 // block is then read and tested again: at PostgreSQL's default of 4 MB,
-// past about 70,000 blocks (a word on 1 % of 10 M artifacts), so that
-// "udp" within the firewall over a day tested 300,000 rows for its 1,000
-// matches. 64 MB keeps a bitmap exact up to about a million blocks; a
+// past about 70,000 blocks (a word on 1 % of 10 M artifacts, whose
+// blocks hold a dozen rows each). 64 MB keeps a bitmap exact up to
+// about a million blocks; a
 // search holds it while it runs, and searches at once are bounded
 // (Options.MaxSearches).
 const searchWorkMem = `SELECT set_config('work_mem', GREATEST(pg_size_bytes(current_setting('work_mem')), 64 << 20) / 1024 || 'kB', true)`
