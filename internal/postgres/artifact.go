@@ -52,14 +52,23 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if err := s.ensurePartitions(ctx, months); err != nil {
 		return wrap("InsertArtifacts", err)
 	}
-	return wrap("InsertArtifacts", s.tx(ctx, func(tx pgx.Tx) error {
+	stored := 0
+	err := s.tx(ctx, func(tx pgx.Tx) error {
+		stored = 0
 		for _, c := range chunks {
-			if _, err := tx.Exec(ctx, insertArtifactsSQL, org, c.ids, c.sources, c.raws, c.tss, c.metas, c.created, c.events, c.vectors, c.enrichments); err != nil {
+			tag, err := tx.Exec(ctx, insertArtifactsSQL, org, c.ids, c.sources, c.raws, c.tss, c.metas, c.created, c.events, c.vectors, c.enrichments)
+			if err != nil {
 				return err
 			}
+			stored += int(tag.RowsAffected())
 		}
 		return nil
-	}))
+	})
+	if err != nil {
+		return wrap("InsertArtifacts", err)
+	}
+	s.stored(ctx, stored)
+	return nil
 }
 
 // artifactColumns is a chunk of artifacts as the columns of their rows.

@@ -23,7 +23,7 @@ func (s *Store) CopyArtifacts(ctx context.Context, org string, arts []*vigil.Art
 	if err := s.ensurePartitions(ctx, months); err != nil {
 		return wrap("CopyArtifacts", err)
 	}
-	return wrap("CopyArtifacts", s.tx(ctx, func(tx pgx.Tx) error {
+	err := s.tx(ctx, func(tx pgx.Tx) error {
 		for _, c := range chunks {
 			ids := pgx.CopyFromSlice(len(c.ids), func(i int) ([]any, error) {
 				return []any{c.ids[i], org, c.tss[i]}, nil
@@ -39,7 +39,12 @@ func (s *Store) CopyArtifacts(ctx context.Context, org string, arts []*vigil.Art
 			}
 		}
 		return nil
-	}))
+	})
+	if err != nil {
+		return wrap("CopyArtifacts", err)
+	}
+	s.stored(ctx, len(arts))
+	return nil
 }
 
 var artifactColumnNames = []string{"id", "org_id", "source", "raw", "ts", "metadata", "created_at", "event", "search", "enrichment"}

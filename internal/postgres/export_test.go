@@ -24,6 +24,10 @@ var CorrelationReads = map[string]string{"open incidents": openIncidentsSQL, "hu
 // SetSampleRows sets how many rows an estimated total samples.
 func SetSampleRows(s *Store, n int) { s.sampleRows = n }
 
+// SetAnalyzeMinRows sets the fewest rows stored that may make the
+// statistics of artifacts stale.
+func SetAnalyzeMinRows(s *Store, n int) { s.analyzeMin = n }
+
 // SetNewestRows sets how many of a filter's newest rows a search tests
 // at most.
 func SetNewestRows(s *Store, n int) { s.newestRows = n }

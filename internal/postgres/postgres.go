@@ -75,6 +75,12 @@ type Store struct {
 	newestRows int
 	// addr: whether searches read addresses as keys (addresses.go).
 	addr addrKeys
+	// analyze: the rows stored since the statistics of artifacts were
+	// last looked at (analyze.go), under mu.
+	analyze analyzeState
+	// analyzeMin is the fewest rows stored that may make the statistics
+	// of artifacts stale (analyzeMinRows; tests make it small).
+	analyzeMin int
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -123,7 +129,8 @@ func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error)
 	if searches <= 0 {
 		searches = max(1, int(cfg.MaxConns)/2)
 	}
-	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches), sampleRows: sampleRows, newestRows: newestRows}
+	s := &Store{pool: pool, months: map[int]bool{}, searches: make(chan struct{}, searches), sampleRows: sampleRows, newestRows: newestRows,
+		analyze: analyzeState{counted: -1}, analyzeMin: analyzeMinRows}
 	if s.applied, err = s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
