@@ -2,6 +2,7 @@ package correlate
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"time"
 
@@ -62,12 +63,7 @@ func (rb *rollupBatch) grew(incident string, nodeIDs []string, keys map[string]b
 // new observation joining or merging incidents, a rise in risk) runs
 // after it: only growths wait for the batch's end.
 func (rb *rollupBatch) flushGrowths(ctx context.Context, tx Tx) error {
-	ids := make([]string, 0, len(rb.growing))
-	for id := range rb.growing {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
+	for _, id := range slices.Sorted(maps.Keys(rb.growing)) {
 		p := rb.growing[id]
 		if err := tx.GrowIncident(ctx, IncidentGrowth{IncidentID: id, NodeIDs: p.nodes, Keys: p.keys, ArtifactIDs: p.artifacts, At: p.at}); err != nil {
 			return err
