@@ -125,10 +125,7 @@ func TestAddressQueryPlans(t *testing.T) {
 func TestAddressBackfill(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "vigil.db")
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	arts := datasetLines(t, s, "o1", t0)
 	// As an older build leaves the store.
@@ -142,9 +139,7 @@ func TestAddressBackfill(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sqlite.SetAddressBackfillBatch(1000)()
-	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	compressed, err := sqlite.QueryStrings(ctx, s, `SELECT COUNT(*) FROM artifacts WHERE typeof(raw) = 'blob'`)
 	if err != nil || compressed[0] == "0" {

@@ -1,7 +1,6 @@
 package sqlite_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
@@ -13,12 +12,8 @@ import (
 // they kept event times gets, from the migration, the event times
 // correlation keeps as it goes.
 func TestEventTimesMigration(t *testing.T) {
-	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "vigil.db")
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	check := storetest.EventTimesBackfill(t, s)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -31,10 +26,7 @@ func TestEventTimesMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	s, err = sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	check(t, s)
 }

@@ -204,10 +204,7 @@ func TestSourceFilterTotals(t *testing.T) {
 func TestCountsKeptExact(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/vigil.db"
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	arts := twoSources(t, s, "o1", 300, t0)
 	if err := s.InsertArtifacts(ctx, "o1", arts[100:200]); err != nil { // stored already
@@ -240,9 +237,7 @@ func TestCountsKeptExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	built, err := sqlite.QueryStrings(ctx, s, `SELECT org_id || ' ' || source || ' ' || bucket || ' ' || n FROM artifact_counts ORDER BY 1`)
 	if err != nil {

@@ -43,10 +43,7 @@ func windowsArtifacts(t *testing.T, org string, t0 time.Time) []*vigil.Artifact 
 func TestWindowsSearchText(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "vigil.db")
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	old := windowsArtifacts(t, "o1", t0)
 	// As a build before migration 0035 stores them, and leaves the store.
@@ -62,9 +59,7 @@ func TestWindowsSearchText(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	t1 := old[len(old)-1].Timestamp.Add(time.Hour)
 	fresh := windowsArtifacts(t, "o1", t1)

@@ -125,19 +125,14 @@ func hasAnyPrefix(tok string, prefixes []string) bool {
 func TestSourcePostingsMigration(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/vigil.db"
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	arts := twoSources(t, s, "o1", 300, t0)
 	other := twoSources(t, s, "o2", 50, t0)
 	oldIndex(t, s)
 	s.Close()
 	defer sqlite.SetReindexBatch(7)()
-	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	count := func(match string) int {
 		t.Helper()
@@ -219,10 +214,7 @@ func oldIndex(t *testing.T, s *sqlite.Store) {
 func TestSourcePostingsResume(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/vigil.db"
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	arts := twoSources(t, s, "o1", 300, t0)
 	oldIndex(t, s)
@@ -255,9 +247,7 @@ func TestSourcePostingsResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if s, err = sqlite.Open(ctx, path, sqlite.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	for _, c := range []struct{ query, source, word, not string }{
 		{"udp", "firewall", "udp", ""},

@@ -62,10 +62,7 @@ func spans(t *testing.T, path string) []span {
 func TestSpansMigration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "vigil.db")
-	s, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openAt(t, path)
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	for _, org := range []string{"o1", "o2"} {
 		arts := spanArtifacts(org, 120, t0)
@@ -90,10 +87,7 @@ func TestSpansMigration(t *testing.T) {
 	}
 	db.Close()
 
-	s, err = sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = openAt(t, path)
 	defer s.Close()
 	if got := spans(t, path); !reflect.DeepEqual(got, kept) || len(got) == 0 {
 		t.Fatalf("spans after the migration:\n%v\nkept by InsertArtifacts:\n%v", got, kept)

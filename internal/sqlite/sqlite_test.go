@@ -25,6 +25,17 @@ func open(t testing.TB) *sqlite.Store {
 	return s
 }
 
+// openAt opens the store at path, failing the test if it cannot; the
+// caller closes it (tests that close and reopen one file use it).
+func openAt(t testing.TB, path string) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+	if err != nil {
+		t.Fatalf("sqlite.Open %s: %v", path, err)
+	}
+	return s
+}
+
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) storetest.Store { return open(t) })
 }
