@@ -225,28 +225,49 @@ func publishError(err error) error {
 // chunk encodes arts into messages of at most maxChunk bytes each.
 func (q *Queue) chunk(org, batch string, arts []*vigil.Artifact) [][]byte {
 	var out [][]byte
-	env := envelope{Org: org, Batch: batch}
-	size := 0
-	flush := func() {
-		if len(env.Artifacts) == 0 {
-			return
+	for _, part := range chunks(arts, q.maxChunk) {
+		// One allocation a message: its lines once, with room for their
+		// escapes and every artifact's other members.
+		raw := 0
+		for _, a := range part {
+			raw += len(a.Raw) + len(a.Metadata)
 		}
-		b, _ := json.Marshal(env)
+		b, ok := appendEnvelope(make([]byte, 0, raw+raw/8+len(part)*160+len(org)+len(batch)+64), org, batch, part)
+		if !ok {
+			b = marshalChunk(org, batch, part)
+		}
 		out = append(out, b)
-		env.Artifacts = env.Artifacts[:0]
-		size = 0
 	}
-	for _, a := range arts {
+	return out
+}
+
+// chunks splits arts into the parts of messages of at most limit bytes.
+func chunks(arts []*vigil.Artifact, limit int) [][]*vigil.Artifact {
+	var out [][]*vigil.Artifact
+	from, size := 0, 0
+	for i, a := range arts {
 		// A raw line is at most 1 MiB; JSON escaping can at worst grow it
 		// sixfold, so a single artifact may need a message of its own.
 		est := len(a.Raw)*2 + len(a.Metadata) + 200
-		if size > 0 && size+est > q.maxChunk {
-			flush()
+		if size > 0 && size+est > limit {
+			out, from, size = append(out, arts[from:i]), i, 0
 		}
-		env.Artifacts = append(env.Artifacts, artifact{ID: a.ID, Source: a.Source, Raw: a.Raw,
-			Timestamp: a.Timestamp.UnixNano(), Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata, Defaulted: a.TimestampDefaulted})
 		size += est
 	}
-	flush()
+	if from < len(arts) {
+		out = append(out, arts[from:])
+	}
 	return out
+}
+
+// marshalChunk is json.Marshal's message of arts, which appendEnvelope
+// writes unless an artifact's metadata is no JSON.
+func marshalChunk(org, batch string, arts []*vigil.Artifact) []byte {
+	env := envelope{Org: org, Batch: batch}
+	for _, a := range arts {
+		env.Artifacts = append(env.Artifacts, artifact{ID: a.ID, Source: a.Source, Raw: a.Raw,
+			Timestamp: a.Timestamp.UnixNano(), Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata, Defaulted: a.TimestampDefaulted})
+	}
+	b, _ := json.Marshal(env)
+	return b
 }
