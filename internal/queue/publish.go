@@ -224,29 +224,33 @@ func publishError(err error) error {
 	return &vigil.Error{Code: vigil.EUNAVAILABLE, Message: "ingest queue unavailable", Err: err}
 }
 
-// chunk encodes arts into messages of at most maxChunk bytes each.
+// chunk encodes arts into messages of at most maxChunk bytes each, each
+// written into an array made once for it.
 func (q *Queue) chunk(org, batch string, arts []*vigil.Artifact) [][]byte {
 	var out [][]byte
-	var msg []byte // the message being written, nil when it has no artifact
-	size := 0
-	for _, a := range arts {
-		// A raw line is at most 1 MiB; JSON escaping can at worst grow it
-		// sixfold, so a single artifact may need a message of its own.
-		est := len(a.Raw)*2 + len(a.RawJSON) + len(a.Metadata) + 200
-		if msg != nil && size+est > q.maxChunk {
-			out = append(out, append(msg, "]}"...))
-			msg, size = nil, 0
+	for start := 0; start < len(arts); {
+		end, size, room := start, 0, len(org)+len(batch)+64
+		for ; end < len(arts); end++ {
+			a := arts[end]
+			// A raw line is at most 1 MiB; JSON escaping can at worst
+			// grow it sixfold, so a single artifact may need a message
+			// of its own.
+			est := len(a.Raw)*2 + len(a.RawJSON) + len(a.Metadata) + 200
+			if end > start && size+est > q.maxChunk {
+				break
+			}
+			size += est
+			room += len(a.RawJSON) + len(a.Raw) + len(a.Raw)/8 + len(a.ID) + len(a.Source) + len(a.Metadata) + 100
 		}
-		if msg == nil {
-			msg = appendEnvelopeStart(make([]byte, 0, min(q.maxChunk, 256)), org, batch)
-		} else {
-			msg = append(msg, ',')
+		msg := appendEnvelopeStart(make([]byte, 0, room), org, batch)
+		for i := start; i < end; i++ {
+			if i > start {
+				msg = append(msg, ',')
+			}
+			msg = appendArtifact(msg, arts[i])
 		}
-		msg = appendArtifact(msg, a)
-		size += est
-	}
-	if msg != nil {
 		out = append(out, append(msg, "]}"...))
+		start = end
 	}
 	return out
 }
