@@ -159,7 +159,7 @@ func (c *config) flagsAddr(fs *flag.FlagSet, addr, usage string) {
 	fs.BoolVar(&c.DetectionOff, "no-detection", false, "turn detection, correlation and classification off in this process's workers "+
 		"(artifacts are stored, parsed and enriched only; to measure what detection costs)")
 	fs.IntVar(&c.DetectMemory, "detect-memory", 0, "embedded SQLite: detection signals counted in memory until their key may fire, so that keys that never fire cost no database writes "+
-		"(0: 600000, under 200 bytes each; beyond it, keys of one signal go to files in vigil.db-tally/, 8 times as many at most; -1: record every signal in the database)")
+		"(0: 100000, under 200 bytes each; beyond it, keys of one signal go to files in vigil.db-tally/, 48 times as many at most, 16 bytes of memory each; -1: record every signal in the database)")
 	fs.IntVar(&c.QueueReplicas, "queue-replicas", 1, "replicas of the queue streams on a NATS cluster (3 for R3)")
 	fs.StringVar(&c.QueueName, "queue-name", queue.DefaultName, "namespace of the queue's streams, subjects and consumer on NATS: deployments sharing one NATS need one each "+
 		"(1 to 32 letters, digits, - or _; the default keeps the names VIGIL_ARTIFACTS etc.)")

@@ -78,9 +78,13 @@ type TallyStats struct {
 const DefaultLateness = 2 * time.Minute
 
 // DefaultTallyLimit bounds the signals a Tally holds: 154 bytes of heap
-// each, for keys of one signal (BenchmarkTallyHeldKeys), about 92 MB in
-// all, none of it for the collector to scan.
-const DefaultTallyLimit = 600_000
+// each, for keys of one signal (BenchmarkTallyHeldKeys), about 15 MB in
+// all, none of it for the collector to scan. Beyond it keys of one
+// signal go to the spill log at 16 bytes each and about the same CPU
+// (BenchmarkDetectNewKeys): 600,000 held took 92 MB of a heap that the
+// memory limit (384 MiB) bounds, and the collector ran the more often
+// for it (docs/benchmarks.md, issue 34).
+const DefaultTallyLimit = 100_000
 
 // maxColdSignals promotes a key that holds this many signals within its
 // horizon, whatever its windows count, so that no one key takes the
@@ -187,7 +191,7 @@ func (t *Tally) SpillTo(dir string) error {
 // least logMin): 4.8 M keys by default, 16 bytes of memory each (and
 // about 90 on disk).
 const (
-	logFactor = 8
+	logFactor = 48
 	logMin    = 1 << 20
 )
 

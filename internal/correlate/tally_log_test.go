@@ -185,3 +185,30 @@ func BenchmarkTallyLoggedKeys(b *testing.B) {
 		}
 	}
 }
+
+// TestDefaultTallyBound: a Tally of the default bound holds 100,000
+// signals and logs the keys of one signal beyond it, none going to the
+// store; its log takes 4.8 M keys, as before the bound was lowered (from
+// 600,000, which held all 250,000 keys here in memory).
+func TestDefaultTallyBound(t *testing.T) {
+	tl := NewTally(0, 0)
+	if err := tl.SpillTo(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	defer tl.Close()
+	const keys = 250_000
+	for i := range keys {
+		key := fmt.Sprintf("11.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+		at := t0.Add(time.Duration(i) * time.Microsecond) // all within one horizon
+		if r := tl.route("org", []*vigil.Detection{logScan(key, logSignal(key, i, at, "22"))}, at); len(r.ds) != 0 {
+			t.Fatalf("key %d: %d detections for the store, want none", i, len(r.ds))
+		}
+	}
+	st, held, _ := tl.Stats()
+	if held > 100_000 || st.Logged < keys-100_000 || st.Spilled != 0 || st.Expired != 0 {
+		t.Fatalf("tally %+v, %d held: want at most 100,000 held and the rest logged", st, held)
+	}
+	if tl.log.limit != 4_800_000 {
+		t.Fatalf("the log takes %d keys, want 4,800,000", tl.log.limit)
+	}
+}

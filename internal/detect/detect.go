@@ -8,7 +8,6 @@ package detect
 
 import (
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -131,11 +130,8 @@ func (e *Engine) Detections(evs []*Event) []*vigil.Detection { return e.Screened
 // Screened is Detections over the signals that screen admits (all of
 // them when screen is nil), each judged before it is grouped.
 func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
-	type pending struct {
-		sig vigil.Signal
-		ctx any
-	}
 	var out, late []*vigil.Detection
+	var g grouper
 	scoped := e.scopedSignals(evs)
 	for i, d := range e.detectors {
 		w := d.Window()
@@ -147,8 +143,7 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 		if isScoped {
 			n = len(hits)
 		}
-		var groups map[string][]pending
-		var keys []string
+		g.reset()
 		for j := 0; j < n; j++ {
 			var ev *Event
 			var sigs []vigil.Signal
@@ -172,33 +167,20 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 				if screen != nil && !screen.Admit(d.Name(), ev, &sg) {
 					continue
 				}
-				if groups == nil {
-					groups = map[string][]pending{}
-				}
-				if _, ok := groups[sg.Key]; !ok {
-					keys = append(keys, sg.Key)
-				}
-				groups[sg.Key] = append(groups[sg.Key], pending{sg, ctx})
+				g.add(sg, ctx)
 			}
 		}
-		for _, key := range keys {
-			g := groups[key]
-			sort.SliceStable(g, func(i, j int) bool { return g[i].sig.At.Before(g[j].sig.At) })
-			sigs := make([]vigil.Signal, len(g))
-			for i, p := range g {
-				sigs[i] = p.sig
-			}
-			at := 0
+		g.group(func(key string, sigs []vigil.Signal, ctxs []any) {
 			for _, chunk := range split(sigs, w) {
 				det := &vigil.Detection{Detector: d.Name(), Key: key, Span: w.Span, MinCount: w.MinCount,
 					MinDistinct: w.MinDistinct, OrDistinct: w.OrDistinct, Order: w.Order, Requires: w.Requires, Signals: chunk, Describe: d.Describe}
 				var ctx any
-				for _, p := range g[at : at+len(chunk)] {
-					if p.ctx != nil {
-						ctx = p.ctx
+				for _, c := range ctxs[:len(chunk)] {
+					if c != nil {
+						ctx = c
 					}
 				}
-				at += len(chunk)
+				ctxs = ctxs[len(chunk):]
 				if cd != nil && ctx != nil {
 					det.Describe = func(key string, w vigil.WindowState) vigil.Finding { return cd.DescribeContext(key, ctx, w) }
 				}
@@ -210,7 +192,7 @@ func (e *Engine) Screened(evs []*Event, screen Screen) []*vigil.Detection {
 					out = append(out, det)
 				}
 			}
-		}
+		})
 	}
 	return append(out, late...)
 }
@@ -289,8 +271,11 @@ func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
 //   - at the signal where the batch's own signals first meet the window's
 //     thresholds, so that the store fires there, on the right window.
 func split(sigs []vigil.Signal, w Window) [][]vigil.Signal {
-	if len(sigs) == 0 {
+	switch len(sigs) {
+	case 0:
 		return nil
+	case 1: // what the loop below gives one signal, without its maps
+		return [][]vigil.Signal{sigs}
 	}
 	var out [][]vigil.Signal
 	start := 0

@@ -91,7 +91,7 @@ func detectAll(t *testing.T, s *sqlite.Store, ds ...*vigil.Detection) int {
 // out of order within a batch and between batches (within the lateness),
 // a fifth of the batches delivered twice, through a store that holds at
 // most 25 signals in memory (so keys spill to the database all the
-// time), or the default 600,000 (nothing spills), and a store that
+// time), or the default 100,000 (nothing spills), and a store that
 // records every signal: both record the same
 // observations with the same artifacts. A third of the addresses are
 // IPv6, longer than the keys the Tally holds inline.
