@@ -1,10 +1,17 @@
 package vlogs
 
 import (
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/postgres"
+	"github.com/vigil-soc/vigil/internal/postgres/pgtest"
 	"github.com/vigil-soc/vigil/internal/vlogs/vltest"
 )
 
@@ -53,5 +60,115 @@ func TestEstimateSkipsShortRanges(t *testing.T) {
 	f := vigil.ArtifactFilter{Query: "failed password", Range: vigil.TimeRange{Start: from.Add(-time.Hour), End: from.Add(time.Hour)}}
 	if _, total, est, err := s.SearchArtifactsEstimated(t.Context(), org, f, 10); err != nil || total != 200 || est {
 		t.Fatalf("within two hours: total %d estimated %v, %v; want 200 exactly", total, est, err)
+	}
+}
+
+// TestTotalsCountedNewestFirst: the dataset lines spread over 40 days
+// that end three days ago, and one more stamped an hour ahead, so that
+// the newest hour and day hold no sample to estimate from. A total
+// above the bound is then known from the bound's newest matches and
+// flagged, an estimate above the bound; a total at or below the bound
+// is exact and unflagged (counted over every window, the future
+// included); the same search twice gives the same total. On the code
+// before, which counted every match when the sample gave no estimate,
+// the total above the bound was exact and unflagged.
+func TestTotalsCountedNewestFirst(t *testing.T) {
+	s := openOn(t, vltest.Shared(t))
+	org := vigil.NewID()
+	raws := datasetRaws(t)
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(raws), func(i, j int) { raws[i], raws[j] = raws[j], raws[i] })
+	now := time.Now()
+	from := now.Add(-43 * 24 * time.Hour)
+	step := 40 * 24 * time.Hour / time.Duration(len(raws))
+	arts := make([]*vigil.Artifact, 0, len(raws)+1)
+	for i, raw := range raws {
+		ts := from.Add(time.Duration(i) * step)
+		arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), Source: "datasets", Raw: raw, Timestamp: ts, CreatedAt: ts})
+	}
+	for _, raw := range raws {
+		if strings.Contains(strings.ToLower(raw), "sshd") {
+			ts := now.Add(time.Hour)
+			arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), Source: "datasets", Raw: raw, Timestamp: ts, CreatedAt: ts})
+			break
+		}
+	}
+	if err := s.InsertArtifacts(t.Context(), org, arts); err != nil {
+		t.Fatal(err)
+	}
+	f := vigil.ArtifactFilter{Query: "sshd", Page: vigil.Page{Limit: 5}}
+	_, exact, _, err := s.SearchArtifactsEstimated(t.Context(), org, f, 0)
+	if err != nil || exact < 100 {
+		t.Fatalf("exact total %d, %v: want the datasets' sshd lines", exact, err)
+	}
+	for _, bound := range []int{exact, exact + 1, exact - 1, exact / 10} {
+		for range 2 {
+			page, total, est, err := s.SearchArtifactsEstimated(t.Context(), org, f, bound)
+			if err != nil || len(page) != 5 {
+				t.Fatalf("bound %d: %d on the page, %v", bound, len(page), err)
+			}
+			if bound >= exact && (total != exact || est) {
+				t.Fatalf("bound %d: total %d estimated %v; want %d exactly", bound, total, est, exact)
+			}
+			if bound < exact && (total <= bound || !est) {
+				t.Fatalf("bound %d: total %d estimated %v; want an estimate above the bound (%d matches)", bound, total, est, exact)
+			}
+			if bound == exact/10 {
+				t.Logf("bound %d: estimated %d for %d matches", bound, total, exact)
+			}
+		}
+	}
+}
+
+// TestCountStopsAtTheBound: when the recent windows give no estimate
+// (here, a front whose sample windows hold nothing and whose windows
+// all hold more matches than asked for), every count of the query's
+// matches asks VictoriaLogs to stop at the bound's next match (| limit),
+// the newest window is counted first, and the total is flagged, above
+// the bound. The code before counted every match of the range (a count
+// with no limit), whatever the store held.
+func TestCountStopsAtTheBound(t *testing.T) {
+	var sent []string
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.ParseForm()
+		q := r.Form.Get("query")
+		sent = append(sent, q)
+		switch {
+		case strings.Contains(q, "count() if"):
+			fmt.Fprintln(w, `{"n":"0","m":"0"}`) // no sample
+		case strings.Contains(q, "stats count"):
+			n := "10000000" // every entry of the window or range
+			if i := strings.Index(q, "| limit "); i >= 0 {
+				n = strings.Fields(q[i+len("| limit "):])[0] // as many matches as asked for
+			}
+			fmt.Fprintf(w, "{\"n\":%q}\n", n)
+		}
+	}))
+	defer front.Close()
+	pg, err := postgres.Open(t.Context(), pgtest.FreshDB(t), postgres.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := ParseURLs(front.URL, front.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(pg, cl)
+	defer s.Close()
+	_, total, est, err := s.SearchArtifactsEstimated(t.Context(), vigil.NewID(), vigil.ArtifactFilter{Query: "udp", Source: "firewall"}, 10000)
+	if err != nil || !est || total <= 10000 {
+		t.Fatalf("total %d estimated %v, %v; want an estimate above 10,000", total, est, err)
+	}
+	counts := 0
+	for _, q := range sent {
+		if !strings.Contains(q, "stats count") || !strings.Contains(q, `"udp"`) || strings.Contains(q, "count() if") {
+			continue
+		}
+		counts++
+		if !strings.Contains(q, "| limit 10001 |") || !strings.Contains(q, "_time:>=") {
+			t.Errorf("a count of the matches not stopped at 10,001 in the newest window: %s", q)
+		}
+	}
+	if counts != 1 {
+		t.Errorf("%d counts of the matches, want 1 (the newest hour holds 10,001): %q", counts, sent)
 	}
 }

@@ -270,8 +270,9 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // SearchArtifactsEstimated is SearchArtifacts with the total of a query
 // counted exactly up to exactUpTo matches only: beyond, it may be
-// estimated from a recent window (estimate.go). exactUpTo ≤ 0 counts
-// every total exactly.
+// estimated (estimate.go: from a recent window, or from the newest
+// exactUpTo+1 matches, which is all a count then reads). exactUpTo ≤ 0
+// counts every total exactly.
 func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
@@ -302,13 +303,13 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if err != nil {
 		return nil, 0, false, err
 	}
-	total, estimated := 0, false
+	total, estimated, counted := 0, false, false
 	if exactUpTo > 0 && len(q.Any) > 0 {
-		if total, estimated, err = s.estimateTotal(ctx, t, base, qf, f.Range, exactUpTo, time.Now()); err != nil {
+		if total, estimated, counted, err = s.boundedTotal(ctx, t, base, qf, filter, f.Range, exactUpTo, time.Now()); err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 	}
-	if !estimated {
+	if !counted {
 		err = s.c.query(ctx, t, filter+" | stats count() n", func(row map[string]string) error {
 			_, err := fmt.Sscan(row["n"], &total)
 			return err
