@@ -172,3 +172,49 @@ func TestCountStopsAtTheBound(t *testing.T) {
 		t.Errorf("%d counts of the matches, want 1 (the newest hour holds 10,001): %q", counts, sent)
 	}
 }
+
+// TestSkewedSampleNeverFlagsASmallTotal: the newest hour holds 100
+// dataset lines of sshd and nothing else, three days before it 200 lines
+// without the word: the sample (the newest hour's share of matches,
+// times the entries in range) says about 300, three times the matches.
+// A total of no more than the bound is exact and unflagged whatever the
+// sample says. The code before flagged the sample's estimate whenever it
+// was above twice the bound.
+func TestSkewedSampleNeverFlagsASmallTotal(t *testing.T) {
+	s := openOn(t, vltest.Shared(t))
+	org := vigil.NewID()
+	var with, without []string
+	for _, raw := range datasetRaws(t) {
+		if strings.Contains(strings.ToLower(raw), "sshd") {
+			with = append(with, raw)
+		} else {
+			without = append(without, raw)
+		}
+	}
+	if len(with) < 100 || len(without) < 200 {
+		t.Fatalf("%d lines with sshd, %d without", len(with), len(without))
+	}
+	now := time.Now()
+	hour := now.Truncate(time.Hour).Add(-50 * time.Minute) // within the newest whole hour
+	var arts []*vigil.Artifact
+	add := func(raw string, ts time.Time) {
+		arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), Source: "datasets", Raw: raw, Timestamp: ts, CreatedAt: ts})
+	}
+	for i, raw := range with[:100] {
+		add(raw, hour.Add(time.Duration(i)*10*time.Second))
+	}
+	for i, raw := range without[:200] {
+		add(raw, now.Add(-72*time.Hour+time.Duration(i)*time.Second))
+	}
+	if err := s.InsertArtifacts(t.Context(), org, arts); err != nil {
+		t.Fatal(err)
+	}
+	f := vigil.ArtifactFilter{Query: "sshd", Page: vigil.Page{Limit: 5}}
+	_, exact, _, err := s.SearchArtifactsEstimated(t.Context(), org, f, 0)
+	if err != nil || exact < 90 {
+		t.Fatalf("exact total %d, %v", exact, err)
+	}
+	if _, total, est, err := s.SearchArtifactsEstimated(t.Context(), org, f, exact); err != nil || total != exact || est {
+		t.Fatalf("bound %d: total %d estimated %v, %v; want %d exactly", exact, total, est, err, exact)
+	}
+}
