@@ -56,6 +56,10 @@ type Store struct {
 	// entry has its address keys) once read.
 	keysFrom atomic.Pointer[time.Time]
 
+	// sampleSize is about how many entries the sample of a total
+	// reads (estimate.go): sampleSize, less in tests.
+	sampleSize int
+
 	// dies, when set (tests), is asked after each write reached
 	// VictoriaLogs: true makes InsertArtifacts end there as a process
 	// killed at that point would, its claims left to expire.
@@ -73,7 +77,7 @@ var _ vigil.ArtifactEstimator = (*Store)(nil)
 
 // New returns the store over pg and c.
 func New(pg *postgres.Store, c *Cluster) *Store {
-	return &Store{Store: pg, c: c, Lease: 2 * writeTimeout}
+	return &Store{Store: pg, c: c, Lease: 2 * writeTimeout, sampleSize: sampleSize}
 }
 
 // Cluster returns the VictoriaLogs cluster (its health for /readyz).
