@@ -112,6 +112,16 @@ func (s *Store) boundedTotal(ctx context.Context, t Tenant, base, qf, filter str
 		return est, true, true, nil
 	}
 	want := exactUpTo + 1
+	if est <= exactUpTo/2 {
+		// Few matches, as the sample says: one count of the whole
+		// range, not one per window (7 queries: 15-30 ms more of the
+		// nodes' CPU for a word in no entry at 20 M); the windows only
+		// if it finds more than the bound after all.
+		n, err := s.countWith(ctx, t, filter+" | limit "+strconv.Itoa(want), "count(_time)")
+		if err != nil || n < want {
+			return n, false, true, err
+		}
+	}
 	n, from, err := s.countNewest(ctx, t, filter, r, end, want)
 	if err != nil || n < want {
 		return n, false, true, err
