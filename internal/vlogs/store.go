@@ -274,9 +274,10 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // SearchArtifactsEstimated is SearchArtifacts with the total of a query
 // counted exactly up to exactUpTo matches only: beyond, it may be
-// estimated (estimate.go: from a recent window, or from the newest
-// exactUpTo+1 matches, which is all a count then reads). exactUpTo ≤ 0
-// counts every total exactly.
+// estimated above it (estimate.go: from a sample across the range, once
+// the sample shows beyond doubt that there are more, or the count,
+// newest first, has found exactUpTo+1). exactUpTo ≤ 0 counts every total
+// exactly.
 func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
