@@ -31,7 +31,9 @@ import (
 //     the bound would, as PostgreSQL's sample does) and lie in at least
 //     half the windows (not one burst), the total is the sample's share
 //     of matches times the range's entries, flagged. The sample reads
-//     about sampleSize entries whatever the store holds.
+//     about sampleSize entries whatever the store holds; when it says
+//     more than the bound but not beyond doubt, a sample four times as
+//     large is read in its place.
 //  2. Else the matches counted newest first, in windows back from the
 //     start of the current hour (or the range's end) (newestWindows: the
 //     hour, then four times as far each time, then the rest), each count
@@ -103,11 +105,20 @@ func (s *Store) boundedTotal(ctx context.Context, t Tenant, base, qf, filter str
 	if err != nil || all <= s.sampleSize {
 		return 0, false, false, err // counting them all reads no more than a sample
 	}
-	smp, err := s.sample(ctx, t, base, qf, all)
+	smp, err := s.sample(ctx, t, base, qf, all, s.sampleSize)
 	if err != nil {
 		return 0, false, false, err
 	}
 	est := smp.estimate(all)
+	if !smp.beyond(exactUpTo, all) && est > exactUpTo && all > 4*s.sampleSize {
+		// Above the bound but not beyond doubt: a sample four times as
+		// large (≈ 4 times the cost, where counting to the bound's next
+		// match read 0.8-1.9 s at 20-40 M) decides more of them.
+		if smp, err = s.sample(ctx, t, base, qf, all, 4*s.sampleSize); err != nil {
+			return 0, false, false, err
+		}
+		est = smp.estimate(all)
+	}
 	if smp.beyond(exactUpTo, all) {
 		return est, true, true, nil
 	}
@@ -238,9 +249,9 @@ func (smp sample) beyond(exactUpTo, all int) bool {
 	return float64(m) >= mu+6*math.Sqrt(mu)+10 && hit >= sampleSlices/2
 }
 
-// sample reads the sample of step 1 of the entries of base (all of
-// them) for the matches of qf.
-func (s *Store) sample(ctx context.Context, t Tenant, base, qf string, all int) (sample, error) {
+// sample reads a sample of step 1, of about size of the entries of base
+// (all of them), for the matches of qf.
+func (s *Store) sample(ctx context.Context, t Tenant, base, qf string, all, size int) (sample, error) {
 	var lo, hi time.Time
 	err := s.c.query(ctx, t, base+" | stats min(_time) lo, max(_time) hi", func(row map[string]string) error {
 		var err error
@@ -259,7 +270,7 @@ func (s *Store) sample(ctx context.Context, t Tenant, base, qf string, all int) 
 	// while nothing older, nor in a later hour, arrives.
 	lo, hi = lo.Truncate(time.Hour), hi.Truncate(time.Hour).Add(time.Hour)
 	step := hi.Sub(lo) / sampleSlices
-	width := max(time.Duration(float64(step)*float64(s.sampleSize)/float64(all)), time.Millisecond)
+	width := max(time.Duration(float64(step)*float64(size)/float64(all)), time.Millisecond)
 	windows := make([]string, sampleSlices)
 	for i := range sampleSlices {
 		from := lo.Add(step*time.Duration(i) + (step-width)/2)
