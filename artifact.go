@@ -2,6 +2,7 @@ package vigil
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"time"
 	"unicode/utf8"
@@ -21,6 +22,14 @@ type Artifact struct {
 	// TimestampDefaulted is true when the sender gave no timestamp; the
 	// event time parsed from Raw then replaces the server time.
 	TimestampDefaulted bool `json:"-"`
+
+	// RawJSON, when set, is the raw line as the JSON string literal the
+	// client sent it in (quotes included; valid UTF-8 without an unpaired
+	// surrogate escape, so that it decodes to the line exactly), and Raw
+	// is empty until DecodeRaw: the API sets it so that the queue carries
+	// the line as it came, not decoded and escaped again (a Windows
+	// event, a JSON document, escapes about 160 characters of 1,100).
+	RawJSON []byte `json:"-"`
 
 	// Event holds the normalized (ECS) fields once parsed; null before.
 	Event json.RawMessage `json:"event"`
@@ -104,4 +113,17 @@ var (
 // ValidTimestamp reports whether t is in the range artifacts may have.
 func ValidTimestamp(t time.Time) bool {
 	return !t.Before(minTimestamp) && t.Before(maxTimestamp)
+}
+
+// DecodeRaw sets Raw from RawJSON, if set, and clears RawJSON.
+func (a *Artifact) DecodeRaw() error {
+	if a.RawJSON == nil {
+		return nil
+	}
+	var raw string
+	if err := json.Unmarshal(a.RawJSON, &raw); err != nil {
+		return fmt.Errorf("artifact %s: raw: %w", a.ID, err)
+	}
+	a.Raw, a.RawJSON = raw, nil
+	return nil
 }

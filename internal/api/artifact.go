@@ -112,9 +112,24 @@ func parseArtifact(item []byte, now time.Time) (*vigil.Artifact, []string, *vigi
 	if issue != nil {
 		return nil, nil, issue
 	}
-	raw, issue := str("raw", vals[1])
-	if issue != nil {
-		return nil, nil, issue
+	// The raw line is kept as its literal when that decodes to it as
+	// sent (Artifact.RawJSON): the queue carries it so, and the worker
+	// decodes it once.
+	var raw *string
+	var rawJSON []byte
+	rawLen := 0
+	if v := vals[1]; len(v) > 0 && v[0] == '"' {
+		if n, ok := plainLiteral(v); ok {
+			rawJSON, rawLen, raw = v, n, new(string)
+		}
+	}
+	if rawJSON == nil {
+		if raw, issue = str("raw", vals[1]); issue != nil {
+			return nil, nil, issue
+		}
+		if raw != nil {
+			rawLen = len(*raw)
+		}
 	}
 	ts, issue := str("timestamp", vals[2])
 	if issue != nil {
@@ -129,10 +144,10 @@ func parseArtifact(item []byte, now time.Time) (*vigil.Artifact, []string, *vigi
 	if raw == nil {
 		return nil, nil, &vigil.FieldIssue{Field: "raw", Issue: "is required"}
 	}
-	if len(*raw) == 0 || len(*raw) > vigil.MaxRawBytes {
+	if rawLen == 0 || rawLen > vigil.MaxRawBytes {
 		return nil, nil, &vigil.FieldIssue{Field: "raw", Issue: "must be 1 byte to 1 MiB"}
 	}
-	a := &vigil.Artifact{ID: vigil.NewID(), Source: *source, Raw: *raw, Timestamp: now, TimestampDefaulted: true,
+	a := &vigil.Artifact{ID: vigil.NewID(), Source: *source, Raw: *raw, RawJSON: rawJSON, Timestamp: now, TimestampDefaulted: true,
 		CreatedAt: now, Metadata: json.RawMessage("{}")}
 	if ts != nil {
 		t, err := time.Parse(time.RFC3339Nano, *ts)

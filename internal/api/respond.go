@@ -105,7 +105,7 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	if issue := checkKeys(body, shapeOf(reflect.TypeOf(dst))); issue != nil {
 		return vigil.Invalid(*issue)
 	}
-	if f, ok := dst.(fastDecoder); ok && json.Valid(body) && f.decodeFast(body) {
+	if f, ok := dst.(fastDecoder); ok && validJSON(body) && f.decodeFast(body) {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

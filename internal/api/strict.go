@@ -512,6 +512,31 @@ func jsonText(lit []byte) (s string, altered, ok bool) {
 	return string(out), altered, true
 }
 
+// plainLiteral reports whether a string literal (quotes included) of
+// valid JSON decodes to its text unaltered — valid UTF-8 and no unpaired
+// UTF-16 surrogate escape, which jsonText would replace — and returns the
+// length of that text.
+func plainLiteral(lit []byte) (int, bool) {
+	in := lit[1 : len(lit)-1]
+	if !utf8.Valid(in) {
+		return 0, false
+	}
+	var scratch [8]byte
+	n := 0
+	for {
+		k := bytes.IndexByte(in, '\\')
+		if k < 0 {
+			return n + len(in), true
+		}
+		out, e, lone, ok := parse.AppendJSONEscape(scratch[:0], in[k:])
+		if !ok || lone {
+			return 0, false
+		}
+		n += k + len(out)
+		in = in[k+e:]
+	}
+}
+
 // validUTF8 returns b with each byte that is not part of valid UTF-8
 // replaced by U+FFFD, as encoding/json replaces them in strings.
 func validUTF8(b []byte) []byte {

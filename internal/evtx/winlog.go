@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/vigil-soc/vigil/internal/jsontext"
 )
 
 // Winlogbeat renders a record as the document Winlogbeat sends for it:
@@ -79,7 +80,7 @@ func (r *Record) Winlogbeat() ([]byte, error) {
 			if i > 0 {
 				w.b = append(w.b, ',')
 			}
-			w.b = appendJSONString(w.b, k)
+			w.b = jsontext.AppendString(w.b, k)
 		}
 		w.b = append(w.b, ']')
 	}
@@ -213,7 +214,7 @@ func (w *jsonWriter) key(k string) {
 		w.b = append(w.b, ',')
 	}
 	w.first = false
-	w.b = appendJSONString(w.b, k)
+	w.b = jsontext.AppendString(w.b, k)
 	w.b = append(w.b, ':')
 }
 
@@ -231,56 +232,12 @@ func (w *jsonWriter) str(k, v string) {
 
 func (w *jsonWriter) strAlways(k, v string) {
 	w.key(k)
-	w.b = appendJSONString(w.b, v)
+	w.b = jsontext.AppendString(w.b, v)
 }
 
 func (w *jsonWriter) num(k string, v uint64) {
 	w.key(k)
 	w.b = strconv.AppendUint(w.b, v, 10)
-}
-
-// appendJSONString appends s as a JSON string; bytes that are not UTF-8
-// become U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
-		if c < utf8.RuneSelf {
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 var levels = map[string]string{

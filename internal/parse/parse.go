@@ -80,7 +80,9 @@ func Known(source string) bool { _, ok := parsers[source]; return ok }
 
 // Parse parses raw as a line of source. It never fails: a line that no
 // parser understands yields Parsed false and whatever the generic parser
-// could take from it.
+// could take from it. It never writes into raw, which may be the bytes of
+// a string (the pipeline passes its artifacts' lines uncopied), and the
+// event keeps no part of it: its strings are copies.
 //
 // No field name or value of the event holds a NUL character: each is
 // replaced by U+FFFD. Fields become node values, descriptions and keys,

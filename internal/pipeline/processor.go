@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+	"unsafe"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
@@ -287,7 +288,9 @@ func (p *Processor) parseOne(a *vigil.Artifact) (ev parse.Event) {
 			a.Event, ev = nil, nil
 		}
 	}()
-	res := p.parse(a.Source, []byte(a.Raw), a.Timestamp)
+	// The line's own bytes, not a copy (1.5 µs of a Windows event's
+	// 1,100): parsers only read their input (parse.Parse).
+	res := p.parse(a.Source, unsafe.Slice(unsafe.StringData(a.Raw), len(a.Raw)), a.Timestamp)
 	if a.TimestampDefaulted {
 		a.Timestamp = res.TimeOr(a.Timestamp)
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
 )
@@ -151,6 +152,108 @@ func BenchmarkDecodeEnvelope(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestChunkAsMarshal: the messages chunk writes without reflection read
+// (json.Unmarshal) as the envelopes json.Marshal wrote before, raw lines
+// given as text or as the literal a client sent (RawJSON) alike, invalid
+// UTF-8 replaced by U+FFFD as Marshal replaces it.
+func TestChunkAsMarshal(t *testing.T) {
+	arts := datasetArtifacts(t)
+	for _, r := range []string{"a\x00b\x01\t\n\"\\", "<script>&amp;</script>", "héllo 😀 \u2028 \ufffd", "", "caf\xe9 \xff"} {
+		arts = append(arts, &vigil.Artifact{ID: vigil.NewID(), Source: "odd\xe9", Raw: r, Timestamp: time.Unix(0, -5),
+			Metadata: json.RawMessage(` { "a" : [ 1 , "\u00e9" ] } `)})
+	}
+	var literal []*vigil.Artifact // the same lines as the API hands them over
+	for _, a := range arts {
+		c := *a
+		if utf8.ValidString(a.Raw) {
+			c.RawJSON, _ = json.Marshal(a.Raw)
+			c.Raw = ""
+		}
+		literal = append(literal, &c)
+	}
+	want := envelope{Org: "org-\xe9", Batch: "batch-1"}
+	for _, a := range arts {
+		want.Artifacts = append(want.Artifacts, artifact{ID: a.ID, Source: a.Source, Raw: a.Raw, Timestamp: a.Timestamp.UnixNano(),
+			Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata, Defaulted: a.TimestampDefaulted})
+	}
+	b, err := json.Marshal(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = envelope{} // not into the artifacts' metadata
+	if err := json.Unmarshal(b, &want); err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range [][]*vigil.Artifact{arts, literal} {
+		msgs := (&Queue{maxChunk: 256 << 10}).chunk(want.Org, want.Batch, in)
+		if len(msgs) < 2 {
+			t.Fatalf("%d messages", len(msgs))
+		}
+		var got envelope
+		for _, m := range msgs {
+			var env envelope
+			if err := json.Unmarshal(m, &env); err != nil {
+				se, _ := err.(*json.SyntaxError)
+				t.Fatalf("%v: %q", err, m[max(0, int(se.Offset)-200):min(int(se.Offset)+20, len(m))])
+			}
+			got.Org, got.Batch = env.Org, env.Batch
+			got.Artifacts = append(got.Artifacts, env.Artifacts...)
+		}
+		if !reflect.DeepEqual(got, want) {
+			for i := range min(len(got.Artifacts), len(want.Artifacts)) {
+				if !reflect.DeepEqual(got.Artifacts[i], want.Artifacts[i]) {
+					t.Fatalf("artifact %d read as\n%+v\nMarshal's\n%+v", i, got.Artifacts[i], want.Artifacts[i])
+				}
+			}
+			t.Fatalf("read %d artifacts of %s/%s, Marshal's %d of %s/%s", len(got.Artifacts), got.Org, got.Batch,
+				len(want.Artifacts), want.Org, want.Batch)
+		}
+	}
+}
+
+// BenchmarkChunk writes the messages of the real lines: raw lines as
+// text, as the API's literals (RawJSON), and with json.Marshal as chunk
+// did before.
+func BenchmarkChunk(b *testing.B) {
+	arts := datasetArtifacts(b)
+	literal := make([]*vigil.Artifact, len(arts))
+	size := 0
+	for i, a := range arts {
+		c := *a
+		c.RawJSON, _ = json.Marshal(a.Raw)
+		c.Raw = ""
+		literal[i] = &c
+		size += len(a.Raw)
+	}
+	q := &Queue{maxChunk: 1 << 20}
+	marshal := func(arts []*vigil.Artifact) {
+		env := envelope{Org: "org-1", Batch: "batch-1"}
+		for _, a := range arts {
+			env.Artifacts = append(env.Artifacts, artifact{ID: a.ID, Source: a.Source, Raw: a.Raw, Timestamp: a.Timestamp.UnixNano(),
+				Created: a.CreatedAt.UnixNano(), Metadata: a.Metadata, Defaulted: a.TimestampDefaulted})
+		}
+		if _, err := json.Marshal(env); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		run  func()
+	}{
+		{"text", func() { q.chunk("org-1", "batch-1", arts) }},
+		{"literal", func() { q.chunk("org-1", "batch-1", literal) }},
+		{"json.Marshal", func() { marshal(arts) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				c.run()
 			}
 		})
 	}

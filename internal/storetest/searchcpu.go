@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -46,7 +47,7 @@ type Probe struct {
 const probeTimeout = 60 * time.Second
 
 // SearchCPU times the search classes of vigil bench on s (org "bench",
-// as vigil bench --fill leaves it): the wall time and the CPU time of
+// as vigil bench --fill leaves it, or $VIGIL_PROBE_ORG): the wall time and the CPU time of
 // each search, median of $VIGIL_PROBE_N (5), for figures that a loaded
 // machine disturbs less than wall-clock latencies (docs/benchmarks.md).
 // Only the classes named in $VIGIL_PROBE_ONLY, comma-separated, if set;
@@ -56,7 +57,7 @@ const probeTimeout = 60 * time.Second
 // probeTimeout is logged; the other classes are timed either way.
 func SearchCPU(t *testing.T, s ProbeStore, p Probe) {
 	ctx := context.Background()
-	org := "bench"
+	org := cmp.Or(os.Getenv("VIGIL_PROBE_ORG"), "bench")
 	newest, _, err := s.SearchArtifacts(ctx, org, vigil.ArtifactFilter{Page: vigil.Page{Limit: 1}})
 	if err != nil || len(newest) == 0 {
 		t.Fatalf("the newest artifact of org %q: %v", org, err)

@@ -17,16 +17,19 @@ import (
 // offset+limit matches, by _time alone, say the span of times the page
 // lies in and how many matches are newer than it; then the matches in
 // that span only are sorted by (_time, ts, id) and the page cut from
-// them. The first query looks at the newest day, then week, first
-// (newestTimes).
+// them. The first query looks at the newest hour, then day, then week,
+// first (newestTimes).
 
 // pageWindows are the spans, ending now (and open towards the future),
 // in which newestTimes looks for a page's matches before it looks at all
 // of them: VictoriaLogs reads every match to keep the newest n, so a
 // term that is rare but spread over the whole store (a word within one
 // source, 2,477 matches in 0.9 M entries: 438 ms of CPU) costs as much
-// as its count, where the newest day alone holds the page (23 ms).
-var pageWindows = []time.Duration{24 * time.Hour, 7 * 24 * time.Hour}
+// as its count, where the newest day alone holds the page (23 ms). The
+// hour first: a frequent term's matches of a day are as many as the
+// store holds in a day (3.3 M entries a day at 100 M over 30 days), of an
+// hour 24 times fewer.
+var pageWindows = []time.Duration{time.Hour, 24 * time.Hour, 7 * 24 * time.Hour}
 
 // newestTimes returns the _time of the newest n entries matching filter,
 // newest first: from the narrowest window ending at now that holds n of

@@ -56,6 +56,10 @@ type Store struct {
 	// entry has its address keys) once read.
 	keysFrom atomic.Pointer[time.Time]
 
+	// sampleSize is about how many entries the sample of a total
+	// reads (estimate.go): sampleSize, less in tests.
+	sampleSize int
+
 	// dies, when set (tests), is asked after each write reached
 	// VictoriaLogs: true makes InsertArtifacts end there as a process
 	// killed at that point would, its claims left to expire.
@@ -73,7 +77,7 @@ var _ vigil.ArtifactEstimator = (*Store)(nil)
 
 // New returns the store over pg and c.
 func New(pg *postgres.Store, c *Cluster) *Store {
-	return &Store{Store: pg, c: c, Lease: 2 * writeTimeout}
+	return &Store{Store: pg, c: c, Lease: 2 * writeTimeout, sampleSize: sampleSize}
 }
 
 // Cluster returns the VictoriaLogs cluster (its health for /readyz).
@@ -270,8 +274,10 @@ func (s *Store) SearchArtifacts(ctx context.Context, org string, f vigil.Artifac
 
 // SearchArtifactsEstimated is SearchArtifacts with the total of a query
 // counted exactly up to exactUpTo matches only: beyond, it may be
-// estimated from a recent window (estimate.go). exactUpTo ≤ 0 counts
-// every total exactly.
+// estimated above it (estimate.go: from a sample across the range, once
+// the sample shows beyond doubt that there are more, or the count,
+// newest first, has found exactUpTo+1). exactUpTo ≤ 0 counts every total
+// exactly.
 func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigil.ArtifactFilter, exactUpTo int) ([]*vigil.Artifact, int, bool, error) {
 	q, err := search.Parse(f.Query)
 	if err != nil {
@@ -302,13 +308,13 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 	if err != nil {
 		return nil, 0, false, err
 	}
-	total, estimated := 0, false
+	total, estimated, counted := 0, false, false
 	if exactUpTo > 0 && len(q.Any) > 0 {
-		if total, estimated, err = s.estimateTotal(ctx, t, base, qf, f.Range, exactUpTo, time.Now()); err != nil {
+		if total, estimated, counted, err = s.boundedTotal(ctx, t, base, qf, filter, f.Range, exactUpTo, time.Now()); err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 	}
-	if !estimated {
+	if !counted {
 		err = s.c.query(ctx, t, filter+" | stats count() n", func(row map[string]string) error {
 			_, err := fmt.Sscan(row["n"], &total)
 			return err
