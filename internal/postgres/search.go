@@ -168,21 +168,32 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		// phrase within a window), or, for a rare word the planner takes
 		// for a frequent one (a lexeme outside its statistics), walk the
 		// time index until it found limit of them (450,000 rows for the
-		// 919 matches of an address at 8.4 M).
+		// 919 matches of an address at 8.4 M). When they were not, the
+		// page is read newest window of time first (pageByWindows), the
+		// first window as long as the density of the matches found says
+		// holds twice the page, none starting before the offset+limit-th
+		// newest of them.
 		lim, off := pageArgs[len(pageArgs)-2].(int), f.Page.Offset
 		k := strconv.Itoa(lim + off)
 		var tss []int64
 		var ids []string
+		var fd found
 		err = queryWithin(ctx, conn.Conn(), txSetup{timeout: setup.timeout, bitmap: true},
-			`SELECT COUNT(*), (array_agg(ts ORDER BY ts DESC, id DESC))[1:`+k+`], (array_agg(id ORDER BY ts DESC, id DESC))[1:`+k+
-				`] FROM (SELECT ts, id FROM artifacts WHERE `+c.where+` LIMIT `+strconv.Itoa(exactUpTo+1)+`) m`, c.args, &total, &tss, &ids)
+			`SELECT COUNT(*), COALESCE(MIN(ts), 0), COALESCE(MAX(ts), 0), (array_agg(ts ORDER BY ts DESC, id DESC))[1:`+k+
+				`], (array_agg(id ORDER BY ts DESC, id DESC))[1:`+k+`] FROM (SELECT ts, id FROM artifacts WHERE `+c.where+
+				` LIMIT `+strconv.Itoa(exactUpTo+1)+`) m`, c.args, &total, &fd.oldest, &fd.newest, &tss, &ids)
 		switch {
 		case err != nil:
 		case total <= exactUpTo:
 			from := min(off, len(ids))
 			out, err = readArtifacts(ctx, conn.Conn(), setup, scan, `SELECT `+cols+` FROM artifacts WHERE org_id = $1 AND (ts, id) IN
 				(SELECT * FROM unnest($2::bigint[], $3::text[])) ORDER BY ts DESC, id DESC`, org, tss[from:], ids[from:])
+		case len(tss) >= lim+off:
+			// More than exactUpTo: the page newest window first.
+			fd.n, fd.bound = total, tss[lim+off-1]
+			out, err = pageByWindows(ctx, conn.Conn(), setup, scan, cols, c, filter, f.Page, fd)
 		default:
+			// A page past the matches the count found.
 			out, err = readArtifacts(ctx, conn.Conn(), setup, scan, page, pageArgs...)
 		}
 	} else {
