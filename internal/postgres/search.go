@@ -188,13 +188,17 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 			from := min(off, len(ids))
 			out, err = readArtifacts(ctx, conn.Conn(), setup, scan, `SELECT `+cols+` FROM artifacts WHERE org_id = $1 AND (ts, id) IN
 				(SELECT * FROM unnest($2::bigint[], $3::text[])) ORDER BY ts DESC, id DESC`, org, tss[from:], ids[from:])
-		case len(tss) >= lim+off:
-			// More than exactUpTo: the page newest window first.
-			fd.n, fd.bound = total, tss[lim+off-1]
-			out, err = pageByWindows(ctx, conn.Conn(), setup, scan, cols, c, filter, f.Page, fd)
 		default:
-			// A page past the matches the count found.
-			out, err = readArtifacts(ctx, conn.Conn(), setup, scan, page, pageArgs...)
+			// More than exactUpTo: the page newest window first, if the
+			// matches are sparse, and within the matches the count found.
+			done := false
+			if len(tss) >= lim+off {
+				fd.n, fd.bound = total, tss[lim+off-1]
+				out, done, err = pageByWindows(ctx, conn.Conn(), setup, scan, cols, c, filter, f.Page, fd)
+			}
+			if err == nil && !done {
+				out, err = readArtifacts(ctx, conn.Conn(), setup, scan, page, pageArgs...)
+			}
 		}
 	} else {
 		// The page and the count in one round trip.
