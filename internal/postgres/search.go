@@ -135,7 +135,9 @@ func (s *Store) SearchArtifactsEstimated(ctx context.Context, org string, f vigi
 		if err != nil {
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
-		if density*rows <= float64(countAllUpTo*exactUpTo) {
+		// (A query of exclusions only has no such bound: its density is
+		// the 0 of no alternative.)
+		if len(q.Any) > 0 && density*rows <= float64(countAllUpTo*exactUpTo) {
 			countUpTo = countAllUpTo * exactUpTo
 		}
 		if density*float64(s.newestRows) <= float64(exactUpTo) {
