@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"math"
+	"sync"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -47,22 +49,77 @@ type analyzeState struct {
 	counted float64
 }
 
-// stored notes n rows stored, and analyzes artifacts when they make its
-// statistics stale. Its errors are not the store's: the rows are stored,
-// and the next look tries again.
-func (s *Store) stored(ctx context.Context, n int) {
+// upkeepTimeout bounds one pass of the store's upkeep (summarize and
+// analyzeIfStale): an ANALYZE waiting for a lock another session holds
+// gives up then, and the next look tries again.
+const upkeepTimeout = 5 * time.Minute
+
+// upkeep is the store's background upkeep of artifacts: at most one
+// goroutine runs a pass at a time, and a look asked for while it runs
+// makes it run one more pass after, however many were asked for.
+type upkeep struct {
+	// ctx is cancelled by Close; wg counts the running goroutine.
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	// running and again, under Store.mu: a goroutine runs; another
+	// pass is asked for.
+	running, again bool
+}
+
+// stored notes n rows stored, and, once they may make the statistics of
+// artifacts stale, has them looked at in the background (startUpkeep):
+// an ANALYZE took 0.6 s at 10 M artifacts, which the inserting call,
+// the pipeline's batch, waited for. Its errors are not the store's: the
+// rows are stored, and the next look tries again.
+func (s *Store) stored(n int) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.analyze.stored += n
 	s.analyze.since += float64(n)
-	look := s.analyze.stored >= analyzeCheckRows
-	if look {
-		s.analyze.stored = 0
+	if s.analyze.stored < analyzeCheckRows {
+		return
 	}
+	s.analyze.stored = 0
+	s.startUpkeep()
+}
+
+// startUpkeep starts a pass of upkeep, or asks the running one for
+// another; s.mu is held.
+func (s *Store) startUpkeep() {
+	u := &s.upkeep
+	switch {
+	case u.ctx.Err() != nil:
+		// Closed.
+	case u.running:
+		u.again = true
+	default:
+		u.running = true
+		u.wg.Go(func() {
+			for {
+				ctx, cancel := context.WithTimeout(u.ctx, upkeepTimeout)
+				_ = s.summarize(ctx)
+				_, _ = s.analyzeIfStale(ctx)
+				cancel()
+				s.mu.Lock()
+				if !u.again || u.ctx.Err() != nil {
+					u.running, u.again = false, false
+					s.mu.Unlock()
+					return
+				}
+				u.again = false
+				s.mu.Unlock()
+			}
+		})
+	}
+}
+
+// stopUpkeep cancels the upkeep running and waits for it to end.
+func (s *Store) stopUpkeep() {
+	s.mu.Lock()
+	s.upkeep.cancel()
 	s.mu.Unlock()
-	if look {
-		_ = s.summarize(ctx)
-		_, _ = s.analyzeIfStale(ctx)
-	}
+	s.upkeep.wg.Wait()
 }
 
 // summarize summarizes the ranges of blocks of artifacts that its BRIN

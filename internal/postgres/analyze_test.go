@@ -45,6 +45,7 @@ func TestAnalyzesAfterLoads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	postgres.WaitUpkeep(s)
 	var inherited int
 	if err := conn.QueryRow(ctx, `SELECT COUNT(*) FROM pg_stats WHERE tablename = 'artifacts' AND inherited`).Scan(&inherited); err != nil {
 		t.Fatal(err)
@@ -72,5 +73,63 @@ func TestAnalyzesAfterLoads(t *testing.T) {
 	}
 	if got := plan[0].Plan.Rows; inherited == 0 || got < 0.8*float64(firewall) || got > 1.25*float64(firewall) {
 		t.Errorf("after storing %d artifacts: %d statistics of artifacts as a whole; the planner expects %.0f firewall rows of %d", len(arts), inherited, got, firewall)
+	}
+}
+
+// TestUpkeepBesideTheBatch: the store's upkeep of artifacts (its
+// ANALYZE, its BRIN summaries) runs beside the batches whose rows ask
+// for it, not in them: a batch returns while an ANALYZE waits for a
+// lock another session holds, and the ANALYZE is done once it has the
+// lock. Before, InsertArtifacts ran it before returning: the pipeline's
+// batch waited for it (0.6 s at 10 M artifacts), and here for as long as
+// the lock was held.
+func TestUpkeepBesideTheBatch(t *testing.T) {
+	requirePostgres(t)
+	ctx := t.Context()
+	dbURL := freshDB(t)
+	s := mustOpen(t, dbURL, postgres.Options{})
+	postgres.SetAnalyzeMinRows(s, 10000)
+	arts := planArtifacts(t, time.Date(2026, 3, 31, 0, 0, 0, 0, time.UTC))[:14000]
+	// The first rows create the month's partition, which the lock below
+	// would hold off.
+	if err := s.InsertArtifacts(ctx, "o1", arts[:2000]); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := mustConn(t, dbURL).Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// ANALYZE takes this lock of each table it reads, and waits for it.
+	if _, err := lock.Exec(ctx, `LOCK TABLE artifacts IN SHARE UPDATE EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		for i := 2000; i < len(arts); i += 3000 {
+			if err := s.InsertArtifacts(ctx, "o1", arts[i:min(i+3000, len(arts))]); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("storing 12,000 artifacts took more than a minute while an ANALYZE of artifacts waited for a lock")
+	}
+	if err := lock.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	postgres.WaitUpkeep(s)
+	var inherited int
+	if err := mustConn(t, dbURL).QueryRow(ctx, `SELECT COUNT(*) FROM pg_stats WHERE tablename = 'artifacts' AND inherited`).Scan(&inherited); err != nil {
+		t.Fatal(err)
+	}
+	if inherited == 0 {
+		t.Error("no statistics of artifacts as a whole after storing 14,000 artifacts and the lock released")
 	}
 }

@@ -67,7 +67,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	if err != nil {
 		return wrap("InsertArtifacts", err)
 	}
-	s.stored(ctx, stored)
+	s.stored(stored)
 	return nil
 }
 

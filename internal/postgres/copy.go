@@ -43,7 +43,7 @@ func (s *Store) CopyArtifacts(ctx context.Context, org string, arts []*vigil.Art
 	if err != nil {
 		return wrap("CopyArtifacts", err)
 	}
-	s.stored(ctx, len(arts))
+	s.stored(len(arts))
 	return nil
 }
 

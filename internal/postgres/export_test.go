@@ -28,6 +28,10 @@ func SetSampleRows(s *Store, n int) { s.sampleRows = n }
 // statistics of artifacts stale.
 func SetAnalyzeMinRows(s *Store, n int) { s.analyzeMin = n }
 
+// WaitUpkeep waits for the store's upkeep of artifacts running, if any,
+// to end (no rows may be stored meanwhile).
+func WaitUpkeep(s *Store) { s.upkeep.wg.Wait() }
+
 // SetNewestRows sets how many of a filter's newest rows a search tests
 // at most.
 func SetNewestRows(s *Store, n int) { s.newestRows = n }

@@ -81,6 +81,8 @@ type Store struct {
 	// analyzeMin is the fewest rows stored that may make the statistics
 	// of artifacts stale (analyzeMinRows; tests make it small).
 	analyzeMin int
+	// upkeep: the background upkeep of artifacts (analyze.go).
+	upkeep upkeep
 }
 
 var _ vigil.Store = (*Store)(nil)
@@ -142,6 +144,7 @@ func open(ctx context.Context, cfg *pgxpool.Config, opt Options) (*Store, error)
 		s.addr.ready.Store(true)
 	}
 	s.addr.checked.Store(time.Now().UnixNano())
+	s.upkeep.ctx, s.upkeep.cancel = context.WithCancel(context.Background())
 	return s, nil
 }
 
@@ -156,8 +159,10 @@ func Migrate(ctx context.Context, url string) ([]string, error) {
 	return s.applied, s.Close()
 }
 
-// Close closes the pool, waiting for connections in use to be returned.
+// Close stops the store's upkeep (waiting for its statements to end)
+// and closes the pool, waiting for connections in use to be returned.
 func (s *Store) Close() error {
+	s.stopUpkeep()
 	s.pool.Close()
 	return nil
 }
