@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/client"
 )
 
@@ -18,13 +20,18 @@ import (
 // the bench took the estimate and reported its own artifacts as missing
 // or duplicated. The server here answers GET /v1/artifacts by that rule
 // over a set of timestamps: exact up to bound, else 1.3 times the count,
-// flagged.
+// flagged; 2,345 of them stamped at one instant are counted by pages.
 func TestCountRangeExact(t *testing.T) {
 	const bound = 100
 	t0 := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
 	var stamps []time.Time
 	for i := range 1234 {
 		stamps = append(stamps, t0.Add(time.Duration(i*i%5000)*time.Millisecond*37))
+	}
+	// A batch stamped at one instant, more than bound: no halving
+	// makes its total exact.
+	for range 2345 {
+		stamps = append(stamps, t0.Add(30*time.Minute))
 	}
 	var requests atomic.Int64
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -41,7 +48,12 @@ func TestCountRangeExact(t *testing.T) {
 				n++
 			}
 		}
-		page := client.ArtifactPage{Total: n, Limit: 1}
+		limit, _ := strconv.Atoi(r.URL.Query().Get("limit"))
+		offset, _ := strconv.Atoi(r.URL.Query().Get("offset"))
+		page := client.ArtifactPage{Total: n, Limit: limit, Offset: offset}
+		for i := offset; i < min(n, offset+limit); i++ {
+			page.Artifacts = append(page.Artifacts, vigil.Artifact{ID: strconv.Itoa(i)})
+		}
 		if n > bound {
 			page.Total, page.TotalEstimated = n*13/10, true
 		}
@@ -56,7 +68,7 @@ func TestCountRangeExact(t *testing.T) {
 	if got != int64(len(stamps)) {
 		t.Fatalf("counted %d, want %d (in %d requests)", got, len(stamps), requests.Load())
 	}
-	if n := requests.Load(); n > int64(2*len(stamps)/bound*4) {
+	if n := requests.Load(); n > int64(2*1234/bound*4+2*maxCountDepth+2345/1000+1) {
 		t.Errorf("%d requests for %d artifacts in ranges of at most %d", n, len(stamps), bound)
 	}
 }

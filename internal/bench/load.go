@@ -163,16 +163,22 @@ func (b *bench) total(ctx context.Context) (int64, error) {
 // a range whose total the server estimates (PostgreSQL and VictoriaLogs
 // estimate a list within a time range beyond 10,000 matches; the bench's
 // run then reported its own artifacts as missing or duplicated) is counted
-// as its two halves, each again until it is exact or depth reaches
-// maxCountDepth (1,024 ranges at most: 10 M artifacts in ranges of 10,000).
+// as its two halves, each again until it is exact; a range still
+// estimated after maxCountDepth halvings (1,024 ranges at most) is counted
+// by its pages.
 func (b *bench) countRange(ctx context.Context, start, end time.Time, depth int) (int64, error) {
 	p, err := b.api.Artifacts(ctx, client.ArtifactQuery{Limit: 1, Start: start, End: end})
 	if err != nil {
 		return 0, err
 	}
 	mid := start.Add(end.Sub(start) / 2)
-	if !p.TotalEstimated || depth >= maxCountDepth || !mid.After(start) {
+	switch {
+	case !p.TotalEstimated:
 		return int64(p.Total), nil
+	case depth >= maxCountDepth || !mid.After(start):
+		// Too many artifacts of nearly one time (a batch stamped
+		// at once) to split: their pages, counted.
+		return b.countPages(ctx, start, end)
 	}
 	older, err := b.countRange(ctx, start, mid, depth+1)
 	if err != nil {
@@ -184,6 +190,23 @@ func (b *bench) countRange(ctx context.Context, start, end time.Time, depth int)
 
 // maxCountDepth bounds how often countRange halves a range.
 const maxCountDepth = 10
+
+// countPages counts the artifacts stamped in [start, end) by reading
+// their pages, as many as the API gives at once.
+func (b *bench) countPages(ctx context.Context, start, end time.Time) (int64, error) {
+	const limit = 1000 // the API's largest page
+	var n int64
+	for offset := 0; ; offset += limit {
+		p, err := b.api.Artifacts(ctx, client.ArtifactQuery{Start: start, End: end, Limit: limit, Offset: offset})
+		if err != nil {
+			return 0, err
+		}
+		n += int64(len(p.Artifacts))
+		if len(p.Artifacts) < limit {
+			return n, nil
+		}
+	}
+}
 
 // waitSearchable waits until the org's total reaches want or timeout
 // passes; it returns the last total and the time it was read.
