@@ -18,8 +18,6 @@ type grouper struct {
 	keys    []string
 	pending []keyed // in the order given
 	byKey   []keyed // pending grouped by key
-	sigs    []vigil.Signal
-	ctxs    []any
 	starts  []int32 // by key number, where its signals start in byKey; one more at the end
 }
 
