@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/jsontext"
 	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/search"
 )
@@ -60,7 +61,7 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 	dst = append(dst, `","`+streamField+`":"`...)
 	dst = appendStream(dst, a.Source)
 	dst = append(dst, `","source":`...)
-	dst = appendString(dst, a.Source)
+	dst = jsontext.AppendString(dst, a.Source)
 	dst = append(dst, `,"`+searchField+`":"`...)
 	dst = appendTokens(dst, parse.SearchText(a.Raw))
 	dst = append(dst, '"')
@@ -97,7 +98,7 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 		dst = append(dst, '"')
 	} else {
 		dst = append(dst, `,"id":`...)
-		dst = appendString(dst, a.ID)
+		dst = jsontext.AppendString(dst, a.ID)
 	}
 	switch d := a.CreatedAt.Round(0).Sub(a.Timestamp.Round(0)); d {
 	case 0:
@@ -122,19 +123,19 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 	}
 	if meta != nil {
 		dst = append(dst, `,"meta":`...)
-		dst = appendString(dst, string(meta))
+		dst = jsontext.AppendString(dst, string(meta))
 	}
 	if event != nil {
 		dst = append(dst, `,"event":`...)
-		dst = appendString(dst, string(event))
+		dst = jsontext.AppendString(dst, string(event))
 	}
 	if enr != nil {
 		dst = append(dst, `,"enr":`...)
-		dst = appendString(dst, string(enr))
+		dst = jsontext.AppendString(dst, string(enr))
 	}
 	if len(a.Raw) > vigil.PreviewRawBytes {
 		dst = append(dst, `,"p":`...)
-		dst = appendString(dst, vigil.TrimPartialRune(a.Raw[:vigil.PreviewRawBytes]))
+		dst = jsontext.AppendString(dst, vigil.TrimPartialRune(a.Raw[:vigil.PreviewRawBytes]))
 		dst = append(dst, `,"n":"`...)
 		dst = strconv.AppendInt(dst, int64(len(a.Raw)), 10)
 		dst = append(dst, '"')
@@ -156,7 +157,7 @@ func entry(dst []byte, a *vigil.Artifact) ([]byte, bool) {
 		dst = append(dst, `,"rawpg":"1"`...)
 	}
 	dst = append(dst, `,"_msg":`...)
-	dst = appendString(dst, msg)
+	dst = jsontext.AppendString(dst, msg)
 	return append(dst, '}'), inPG
 }
 
@@ -222,51 +223,6 @@ func appendTokens(dst []byte, raw string) []byte {
 		flush(len(raw))
 	}
 	return dst
-}
-
-// appendString appends s to dst as a JSON string, as encoding/json
-// writes it but for <, > and & (left as they are): invalid UTF-8 as
-// U+FFFD.
-func appendString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }
 
 func isNull(j json.RawMessage) bool {
