@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 // MaxBodyBytes bounds every request body (413 above it), so that what one
@@ -105,7 +106,7 @@ func decode(w http.ResponseWriter, r *http.Request, dst any) error {
 	if issue := checkKeys(body, shapeOf(reflect.TypeOf(dst))); issue != nil {
 		return vigil.Invalid(*issue)
 	}
-	if f, ok := dst.(fastDecoder); ok && validJSON(body) && f.decodeFast(body) {
+	if f, ok := dst.(fastDecoder); ok && parse.ValidJSON(body) && f.decodeFast(body) {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

@@ -1,4 +1,4 @@
-package api
+package parse
 
 import (
 	"encoding/json"
@@ -13,14 +13,14 @@ var validSeeds = []string{`{}`, `[]`, ` {"a" : [1, -0.5e+3, true, false, null, "
 	`1.5E-7`, `"\x"`, `"\u12g4"`, "\"a\x01\"", "\"caf\xe9\"", `{"a":1,}`, `[1,]`, `{"a"}`, `{1:2}`, `tru`, `nulll`, `"`, ``,
 	` `, `[1 2]`, `{"a":1 "b":2}`, `-01`, `0.0e0`, `[[[]]]`, `{"a":{"b":[{}]}}`, "\t\n\r 3 \t"}
 
-// FuzzValidJSON: validJSON says what json.Valid says, whatever the bytes.
+// FuzzValidJSON: ValidJSON says what json.Valid says, whatever the bytes.
 func FuzzValidJSON(f *testing.F) {
 	for _, s := range validSeeds {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if got, want := validJSON(b), json.Valid(b); got != want {
-			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		if got, want := ValidJSON(b), json.Valid(b); got != want {
+			t.Fatalf("ValidJSON(%q) = %v, json.Valid %v", b, got, want)
 		}
 	})
 }
@@ -44,31 +44,8 @@ func TestValidJSON(t *testing.T) {
 		cases = append(cases, string(b), string(b[:len(b)/2]))
 	}
 	for _, c := range cases {
-		if got, want := validJSON([]byte(c)), json.Valid([]byte(c)); got != want {
-			t.Errorf("validJSON(%.80q…) = %v, json.Valid %v", c, got, want)
+		if got, want := ValidJSON([]byte(c)), json.Valid([]byte(c)); got != want {
+			t.Errorf("ValidJSON(%.80q…) = %v, json.Valid %v", c, got, want)
 		}
 	}
-}
-
-// FuzzPlainLiteral: a literal plainLiteral takes decodes, as jsonText
-// decodes it, unaltered and to the length it gives; one it refuses is one
-// jsonText alters.
-func FuzzPlainLiteral(f *testing.F) {
-	for _, s := range []string{`"plain"`, `"a\"b\\c\/d\b\f\n\r\t"`, `"\u00e9\ud83d\ude00"`, `"\ud800"`, `"\udc00x"`, `"\ud800\u0041"`,
-		"\"caf\xe9\"", `"\ufffd"`, `"\u0000"`, `""`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, lit []byte) {
-		if len(lit) < 2 || lit[0] != '"' || !json.Valid(lit) {
-			return
-		}
-		text, altered, ok := jsonText(lit)
-		if !ok {
-			t.Fatalf("jsonText refused %q", lit)
-		}
-		n, plain := plainLiteral(lit)
-		if plain == altered || plain && n != len(text) {
-			t.Fatalf("plainLiteral(%q) = %d, %v; jsonText %q, altered %v", lit, n, plain, text, altered)
-		}
-	})
 }
