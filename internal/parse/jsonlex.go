@@ -24,6 +24,10 @@ type jsonLexer struct {
 	b   []byte
 	i   int
 	bad bool
+	// high reports that the last string stringBytes read holds a byte
+	// of 0x80 or more as written (not by an escape): only then can it be
+	// invalid UTF-8 (str).
+	high bool
 }
 
 // jsonMaxDepth bounds nesting, as encoding/json does, so that a hostile
@@ -145,26 +149,42 @@ func (l *jsonLexer) elem(n *int) bool {
 // stringBytes reads a string whose opening quote is next. The result
 // aliases the input when the string holds no escape.
 func (l *jsonLexer) stringBytes() ([]byte, bool) {
+	l.high = false
 	if l.i >= len(l.b) || l.b[l.i] != '"' {
 		l.fail()
 		return nil, false
 	}
+	b := l.b
 	start := l.i + 1
-	for j := start; j < len(l.b); j++ {
-		switch c := l.b[j]; {
+	for j := start; j < len(b); j++ {
+		c := b[j]
+		if strPlain[c] {
+			continue
+		}
+		switch {
 		case c == '"':
 			l.i = j + 1
-			return l.b[start:j], true
+			return b[start:j], true
 		case c == '\\':
 			return l.unescape(start, j)
 		case c < 0x20:
 			l.fail()
 			return nil, false
 		}
+		l.high = true
 	}
 	l.fail()
 	return nil, false
 }
+
+// strPlain marks the bytes that a string holds as they are and that are
+// ASCII: not a quote, a backslash, a control or a byte of 0x80 or more.
+var strPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // unescape decodes a string from start, whose first escape is at j.
 func (l *jsonLexer) unescape(start, j int) ([]byte, bool) {
@@ -174,6 +194,10 @@ func (l *jsonLexer) unescape(start, j int) ([]byte, bool) {
 	for j < len(b) {
 		c := b[j]
 		switch {
+		case strPlain[c]:
+			out = append(out, c)
+			j++
+			continue
 		case c == '"':
 			l.i = j + 1
 			return out, true
@@ -181,6 +205,7 @@ func (l *jsonLexer) unescape(start, j int) ([]byte, bool) {
 			l.fail()
 			return nil, false
 		case c != '\\':
+			l.high = true
 			out = append(out, c)
 			j++
 			continue
@@ -265,6 +290,7 @@ func hex4(b []byte) (rune, bool) {
 // unescaped); for any other kind of value it skips it and returns nil.
 func (l *jsonLexer) raw() []byte {
 	if l.peek() != '"' {
+		l.high = false
 		l.skip()
 		return nil
 	}
@@ -274,7 +300,11 @@ func (l *jsonLexer) raw() []byte {
 
 // str is raw as a string, valid UTF-8.
 func (l *jsonLexer) str() string {
-	return jsonString(l.raw())
+	b := l.raw()
+	if !l.high {
+		return string(b) // ASCII, or UTF-8 by escapes: valid
+	}
+	return jsonString(b)
 }
 
 // jsonString converts decoded string bytes, replacing invalid UTF-8.

@@ -2,10 +2,12 @@ package parse
 
 import (
 	"bytes"
+	"maps"
 	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -217,30 +219,63 @@ func (l *jsonLexer) members(fn func(name []byte) bool) {
 // dataKeys holds the event field names of data items met so far
 // ("winlog.event_data.TargetUserName"), so that the names Windows events
 // repeat are made once, not once per event; bounded, as names are the
-// sender's.
+// sender's. A name is looked up without a lock: the names met are read
+// from a map no one writes (known), and a new one is added under the lock
+// to new, which is merged into a new known map once it holds a quarter
+// as many (so that a sender's stream of new names costs its copies once
+// over, amortized).
 var dataKeys = struct {
-	sync.RWMutex
-	m map[string]map[string][2]string // kind → name → the name, the field name
-}{m: map[string]map[string][2]string{"event_data": {}, "user_data": {}}}
+	known atomic.Pointer[map[dataKeyName][2]string] // read without the lock
+	sync.Mutex
+	new   map[dataKeyName][2]string // met since known was made
+	total int                       // in known and new
+}{new: map[dataKeyName][2]string{}}
+
+// dataKeyName is a data item's name and whether it is of user_data.
+type dataKeyName struct {
+	name string
+	user bool
+}
 
 const maxDataKeys = 1 << 14
 
 // dataKey returns a data item's name and its field name, both shared by
 // every event that has the item.
 func dataKey(kind string, name []byte) (string, string) {
-	dataKeys.RLock()
-	v, ok := dataKeys.m[kind][string(name)]
-	dataKeys.RUnlock()
-	if ok {
+	user := kind == "user_data"
+	if m := dataKeys.known.Load(); m != nil {
+		if v, ok := (*m)[dataKeyName{string(name), user}]; ok {
+			return v[0], v[1]
+		}
+	}
+	dataKeys.Lock()
+	defer dataKeys.Unlock()
+	if v, ok := dataKeys.new[dataKeyName{string(name), user}]; ok {
 		return v[0], v[1]
 	}
 	short := string(name)
 	full := "winlog." + kind + "." + short
-	dataKeys.Lock()
-	if m := dataKeys.m[kind]; len(m) < maxDataKeys {
-		m[short] = [2]string{short, full}
+	if dataKeys.total >= maxDataKeys {
+		return short, full
 	}
-	dataKeys.Unlock()
+	if m := dataKeys.known.Load(); m != nil {
+		// Another goroutine may have merged it in since the lookup above.
+		if v, ok := (*m)[dataKeyName{short, user}]; ok {
+			return v[0], v[1]
+		}
+	}
+	dataKeys.new[dataKeyName{short, user}] = [2]string{short, full}
+	dataKeys.total++
+	known := dataKeys.known.Load()
+	if known == nil || len(dataKeys.new) >= max(len(*known)/4, 8) {
+		merged := make(map[dataKeyName][2]string, dataKeys.total)
+		if known != nil {
+			maps.Copy(merged, *known)
+		}
+		maps.Copy(merged, dataKeys.new)
+		dataKeys.known.Store(&merged)
+		clear(dataKeys.new)
+	}
 	return short, full
 }
 
