@@ -50,12 +50,23 @@ func TestJSONLexerStrings(t *testing.T) {
 		{`"a\/b"`, "a/b"},
 		{`"caf\u00e9"`, "café"},
 		{`"\ud83d\ude00"`, "😀"},
-		{`"\ud83d x"`, "\uFFFD x"}, // lone surrogate
-		{"\"\xff\"", "\uFFFD"},     // invalid UTF-8
+		{`"\ud83d x"`, "\uFFFD x"},      // lone surrogate
+		{"\"\xff\"", "\uFFFD"},          // invalid UTF-8
+		{"\"a\\n\xffb\"", "a\n\uFFFDb"}, // invalid UTF-8 after an escape
+		{"\"\\u00e9\xc3\"", "é\uFFFD"},  // an escape's UTF-8, then a cut sequence
+		{"\"caf\xc3\xa9\"", "café"},     // valid UTF-8 as it is
+		{"[\"\xff\",\"a\"]", "a"},       // a string after one with invalid UTF-8
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			l := jsonLexer{b: []byte(tt.in)}
+			if l.peek() == '[' {
+				l.array()
+				n := 0
+				l.elem(&n)
+				l.skip()
+				l.elem(&n)
+			}
 			if got := l.str(); got != tt.want || l.bad {
 				t.Errorf("str = %q (bad %v), want %q", got, l.bad, tt.want)
 			}
