@@ -210,6 +210,13 @@ func (l *jsonLexer) unescape(start, j int) ([]byte, bool) {
 			j++
 			continue
 		}
+		if j+1 < len(b) {
+			if e := shortEscape[b[j+1]]; e != 0 {
+				out = append(out, e)
+				j += 2
+				continue
+			}
+		}
 		var ok bool
 		var n int
 		if out, n, _, ok = AppendJSONEscape(out, b[j:]); !ok {

@@ -112,6 +112,19 @@ func literalAt(b []byte) string {
 	return ""
 }
 
+// strAsIs marks the bytes a JSON string holds as they are: not a quote,
+// a backslash or a control character.
+var strAsIs = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// shortEscape is the byte each escape of one letter stands for (\n: a
+// newline), 0 for the others (\u) and for no escape.
+var shortEscape = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
 // AppendJSONString decodes the JSON string that in starts with (in[0] is
 // its opening quote) onto out, as encoding/json decodes it but keeping
 // invalid UTF-8 as it is, and returns the extended out and how many bytes
@@ -124,7 +137,7 @@ func AppendJSONString(out, in []byte) (res []byte, n int, ok bool) {
 	j := 1
 	for j < len(in) {
 		k := j // a run of plain bytes at once
-		for k < len(in) && in[k] != '"' && in[k] != '\\' && in[k] >= 0x20 {
+		for k < len(in) && strAsIs[in[k]] {
 			k++
 		}
 		out = append(out, in[j:k]...)
@@ -133,6 +146,15 @@ func AppendJSONString(out, in []byte) (res []byte, n int, ok bool) {
 			return out, 0, false
 		case in[k] == '"':
 			return out, k + 1, true
+		}
+		// A backslash: the escapes of one letter without a call (a
+		// Windows event inside a JSON string has one at every quote).
+		if k+1 < len(in) {
+			if c := shortEscape[in[k+1]]; c != 0 {
+				out = append(out, c)
+				j = k + 2
+				continue
+			}
 		}
 		var e int
 		if out, e, _, ok = AppendJSONEscape(out, in[k:]); !ok {
