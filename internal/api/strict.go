@@ -528,6 +528,15 @@ func plainLiteral(lit []byte) (int, bool) {
 		if k < 0 {
 			return n + len(in), true
 		}
+		if k+1 < len(in) {
+			switch in[k+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				// \n, \" and the like: one byte, never altered.
+				n += k + 1
+				in = in[k+2:]
+				continue
+			}
+		}
 		out, e, lone, ok := parse.AppendJSONEscape(scratch[:0], in[k:])
 		if !ok || lone {
 			return 0, false
