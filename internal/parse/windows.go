@@ -349,11 +349,24 @@ func (ev Event) setWindowsUser(prefix, name, domain string) {
 	} else if u, d, ok := strings.Cut(name, "@"); ok && u != "" && d != "" {
 		name, domain = u, d
 	}
-	ev.set(prefix+".name", name)
+	kName, kDomain := userFields(prefix)
+	ev.set(kName, name)
 	domain = strings.TrimSpace(domain)
 	if domain != "" && domain != "-" {
-		ev[prefix+".domain"] = domain
+		ev[kDomain] = domain
 	}
+}
+
+// userFields returns prefix.name and prefix.domain, the prefixes the
+// parser uses without making them again (a string made for every event).
+func userFields(prefix string) (name, domain string) {
+	switch prefix {
+	case "user":
+		return "user.name", "user.domain"
+	case "user.target":
+		return "user.target.name", "user.target.domain"
+	}
+	return prefix + ".name", prefix + ".domain"
 }
 
 // WindowsAccount is the account a Windows user field names, as one User
@@ -462,31 +475,52 @@ func (ev Event) setWindowsPID(k, v string) {
 // setProcess sets prefix.executable, .name (its file name), and the
 // command line.
 func (ev Event) setProcess(prefix, exe, cmdline string) {
+	var kExe, kName, kCmd string
+	switch prefix {
+	case "process":
+		kExe, kName, kCmd = "process.executable", "process.name", "process.command_line"
+	case "process.parent":
+		kExe, kName, kCmd = "process.parent.executable", "process.parent.name", "process.parent.command_line"
+	default:
+		kExe, kName, kCmd = prefix+".executable", prefix+".name", prefix+".command_line"
+	}
 	exe = strings.TrimSpace(exe)
 	if exe != "" && exe != "-" {
-		ev[prefix+".executable"] = exe
-		ev[prefix+".name"] = exe[strings.LastIndexAny(exe, `\/`)+1:]
+		ev[kExe] = exe
+		ev[kName] = exe[strings.LastIndexAny(exe, `\/`)+1:]
 	}
-	ev.set(prefix+".command_line", capString(cmdline))
+	ev.set(kCmd, capString(cmdline))
 }
 
 // setHashes reads Sysmon's "SHA1=…,MD5=…,SHA256=…,IMPHASH=…" into
 // prefix.hash.sha1, .md5, .sha256 and prefix.pe.imphash.
 func (ev Event) setHashes(prefix, v string) {
-	for _, kv := range strings.Split(v, ",") {
+	keys := [4]string{"file.hash.md5", "file.hash.sha1", "file.hash.sha256", "file.pe.imphash"}
+	switch prefix {
+	case "file":
+	case "process":
+		keys = [4]string{"process.hash.md5", "process.hash.sha1", "process.hash.sha256", "process.pe.imphash"}
+	default:
+		keys = [4]string{prefix + ".hash.md5", prefix + ".hash.sha1", prefix + ".hash.sha256", prefix + ".pe.imphash"}
+	}
+	for kv := range strings.SplitSeq(v, ",") {
 		k, h, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		if !ok || h == "" {
 			continue
 		}
+		i := -1
 		switch strings.ToUpper(k) {
 		case "MD5":
-			ev[prefix+".hash.md5"] = strings.ToLower(h)
+			i = 0
 		case "SHA1":
-			ev[prefix+".hash.sha1"] = strings.ToLower(h)
+			i = 1
 		case "SHA256":
-			ev[prefix+".hash.sha256"] = strings.ToLower(h)
+			i = 2
 		case "IMPHASH":
-			ev[prefix+".pe.imphash"] = strings.ToLower(h)
+			i = 3
+		}
+		if i >= 0 {
+			ev[keys[i]] = strings.ToLower(h)
 		}
 	}
 }
