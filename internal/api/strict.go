@@ -259,26 +259,30 @@ func formatPath(p []pathElem) string {
 // str steps over the string literal at w.i and returns it, quotes
 // included.
 func (w *walker) str() ([]byte, bool) {
+	b := w.b
 	start := w.i
-	j := w.i + 1
-	for {
-		k := bytes.IndexByte(w.b[j:], '"')
-		if k < 0 {
-			return nil, false
-		}
-		j += k
-		// The quote ends the string unless an odd run of backslashes
-		// escapes it.
-		n := 0
-		for p := j - 1; p > start && w.b[p] == '\\'; p-- {
-			n++
-		}
-		j++
-		if n%2 == 0 {
-			w.i = j
-			return w.b[start:j], true
+	j := start + 1
+	k := bytes.IndexByte(b[j:], '"')
+	if k < 0 {
+		return nil, false
+	}
+	if bytes.IndexByte(b[j:j+k], '\\') < 0 {
+		// No escape before the first quote: it ends the string.
+		w.i = j + k + 1
+		return b[start:w.i], true
+	}
+	// Escapes (a JSON document as a string has one at each of its
+	// quotes): byte by byte, each backslash taking the byte after it.
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			w.i = j + 1
+			return b[start:w.i], true
 		}
 	}
+	return nil, false
 }
 
 // value walks one value of shape s; check is false inside an opaque value,
