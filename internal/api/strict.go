@@ -525,19 +525,24 @@ func plainLiteral(lit []byte) (int, bool) {
 	if !utf8.Valid(in) {
 		return 0, false
 	}
+	k := bytes.IndexByte(in, '\\')
+	if k < 0 {
+		return len(in), true
+	}
+	// Escapes (a JSON document as a string has one at each of its quotes
+	// and backslashes): byte by byte from the first.
 	var scratch [8]byte
-	n := 0
-	for {
-		k := bytes.IndexByte(in, '\\')
-		if k < 0 {
-			return n + len(in), true
+	n := len(in)
+	for ; k < len(in); k++ {
+		if in[k] != '\\' {
+			continue
 		}
 		if k+1 < len(in) {
 			switch in[k+1] {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				// \n, \" and the like: one byte, never altered.
-				n += k + 1
-				in = in[k+2:]
+				n--
+				k++
 				continue
 			}
 		}
@@ -545,9 +550,10 @@ func plainLiteral(lit []byte) (int, bool) {
 		if !ok || lone {
 			return 0, false
 		}
-		n += k + len(out)
-		in = in[k+e:]
+		n -= e - len(out)
+		k += e - 1
 	}
+	return n, true
 }
 
 // validUTF8 returns b with each byte that is not part of valid UTF-8

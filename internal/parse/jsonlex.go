@@ -545,7 +545,11 @@ func (l *jsonLexer) memberName() bool {
 func (l *jsonLexer) stringBytesSkip() {
 	b := l.b
 	for j := l.i + 1; j < len(b); j++ {
-		switch c := b[j]; {
+		c := b[j]
+		if strAsIs[c] {
+			continue
+		}
+		switch {
 		case c == '"':
 			l.i = j + 1
 			return
