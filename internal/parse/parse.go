@@ -7,6 +7,7 @@ package parse
 import (
 	"bytes"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,35 +167,36 @@ func withoutNUL(ev Event) Event {
 
 // Fields of an event that name nodes, by node type.
 var nodeFields = []struct {
-	field string
-	typ   string
+	field  string
+	typ    string
+	domain string // of a User node's field: the account's domain
 }{
-	{"source.ip", vigil.NodeIP},
-	{"destination.ip", vigil.NodeIP},
-	{"client.ip", vigil.NodeIP},
-	{"server.ip", vigil.NodeIP},
-	{"related.ip", vigil.NodeIP},
-	{"dns.resolved_ip", vigil.NodeIP},
-	{"source.domain", vigil.NodeDomain},
-	{"destination.domain", vigil.NodeDomain},
-	{"dns.question.name", vigil.NodeDomain},
-	{"url.domain", vigil.NodeDomain},
-	{"tls.client.server_name", vigil.NodeDomain},
-	{"host.name", vigil.NodeHost},
-	{"host.hostname", vigil.NodeHost},
-	{"related.hosts", vigil.NodeHost},
-	{"user.name", vigil.NodeUser},
-	{"user.target.name", vigil.NodeUser},
-	{"url.full", vigil.NodeURL},
-	{"url.original", vigil.NodeURL},
-	{"file.hash.md5", vigil.NodeHash},
-	{"file.hash.sha1", vigil.NodeHash},
-	{"file.hash.sha256", vigil.NodeHash},
-	{"process.hash.md5", vigil.NodeHash},
-	{"process.hash.sha1", vigil.NodeHash},
-	{"process.hash.sha256", vigil.NodeHash},
-	{"tls.server.ja3s", vigil.NodeHash},
-	{"tls.client.ja3", vigil.NodeHash},
+	{field: "source.ip", typ: vigil.NodeIP},
+	{field: "destination.ip", typ: vigil.NodeIP},
+	{field: "client.ip", typ: vigil.NodeIP},
+	{field: "server.ip", typ: vigil.NodeIP},
+	{field: "related.ip", typ: vigil.NodeIP},
+	{field: "dns.resolved_ip", typ: vigil.NodeIP},
+	{field: "source.domain", typ: vigil.NodeDomain},
+	{field: "destination.domain", typ: vigil.NodeDomain},
+	{field: "dns.question.name", typ: vigil.NodeDomain},
+	{field: "url.domain", typ: vigil.NodeDomain},
+	{field: "tls.client.server_name", typ: vigil.NodeDomain},
+	{field: "host.name", typ: vigil.NodeHost},
+	{field: "host.hostname", typ: vigil.NodeHost},
+	{field: "related.hosts", typ: vigil.NodeHost},
+	{field: "user.name", typ: vigil.NodeUser, domain: "user.domain"},
+	{field: "user.target.name", typ: vigil.NodeUser, domain: "user.target.domain"},
+	{field: "url.full", typ: vigil.NodeURL},
+	{field: "url.original", typ: vigil.NodeURL},
+	{field: "file.hash.md5", typ: vigil.NodeHash},
+	{field: "file.hash.sha1", typ: vigil.NodeHash},
+	{field: "file.hash.sha256", typ: vigil.NodeHash},
+	{field: "process.hash.md5", typ: vigil.NodeHash},
+	{field: "process.hash.sha1", typ: vigil.NodeHash},
+	{field: "process.hash.sha256", typ: vigil.NodeHash},
+	{field: "tls.server.ja3s", typ: vigil.NodeHash},
+	{field: "tls.client.ja3", typ: vigil.NodeHash},
 }
 
 // Nodes returns the entities named by ev, deduplicated, in field order,
@@ -204,26 +206,25 @@ var nodeFields = []struct {
 // (key or context) are decided by detectors; here every node is context.
 func Nodes(ev Event) []vigil.NodeRef {
 	var out []vigil.NodeRef
-	seen := map[[2]string]bool{}
 	add := func(typ, v string) {
 		typ, v = NodeOf(typ, v)
 		if v == "" {
 			return
 		}
-		k := [2]string{typ, v}
-		if seen[k] {
+		// An event names a few nodes: a look through them costs less
+		// than a set.
+		if slices.Contains(out, vigil.NodeRef{Type: typ, Value: v}) {
 			return
 		}
-		seen[k] = true
 		out = append(out, vigil.NodeRef{Type: typ, Value: v})
 	}
 	for _, nf := range nodeFields {
 		switch v := ev[nf.field].(type) {
 		case string:
-			if nf.typ == vigil.NodeUser {
+			if nf.domain != "" {
 				// A Windows account: DOMAIN\user, one node whatever form
 				// the event gave (WindowsAccount).
-				if d, ok := ev[strings.TrimSuffix(nf.field, ".name")+".domain"].(string); ok {
+				if d, ok := ev[nf.domain].(string); ok {
 					v = WindowsAccount(v, d)
 				}
 			}
