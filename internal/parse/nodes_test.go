@@ -2,6 +2,7 @@ package parse
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -118,5 +119,40 @@ func TestNodesOfDatasets(t *testing.T) {
 			f.Close()
 			t.Logf("%s: %d Domain nodes", filepath.Base(file), domains)
 		}
+	}
+}
+
+// TestNodesManyValues: an event whose array names thousands of nodes
+// (related.ip of a _bulk document), each twice, gives each once, in the
+// array's order, past the few Nodes looks through without a set.
+func TestNodesManyValues(t *testing.T) {
+	var ips []string
+	for i := range 10000 {
+		ips = append(ips, fmt.Sprintf("10.%d.%d.1", i/256, i%256))
+	}
+	ev := Event{"related.ip": append(slices.Clone(ips), ips...), "source.ip": ips[20]}
+	got := Nodes(ev)
+	if len(got) != len(ips) {
+		t.Fatalf("%d nodes, want %d", len(got), len(ips))
+	}
+	if got[0].Value != ips[20] {
+		t.Fatalf("first node %v, want source.ip %s", got[0], ips[20])
+	}
+	want := append([]string{ips[20]}, slices.Delete(slices.Clone(ips), 20, 21)...)
+	for i, n := range got {
+		if n.Type != vigil.NodeIP || n.Value != want[i] {
+			t.Fatalf("node %d is %v, want IP %s", i, n, want[i])
+		}
+	}
+}
+
+func BenchmarkNodesManyValues(b *testing.B) {
+	var ips []string
+	for i := range 10000 {
+		ips = append(ips, fmt.Sprintf("10.%d.%d.1", i/256, i%256))
+	}
+	ev := Event{"related.ip": ips}
+	for b.Loop() {
+		Nodes(ev)
 	}
 }

@@ -199,6 +199,10 @@ var nodeFields = []struct {
 	{field: "tls.client.ja3", typ: vigil.NodeHash},
 }
 
+// nodesScanned is how many nodes Nodes looks through for a repeat
+// before it keeps a set of them.
+const nodesScanned = 16
+
 // Nodes returns the entities named by ev, deduplicated, in field order,
 // each typed by what its value is (see NodeOf): an address is an IP node
 // whichever field holds it (an HTTP Host header, a TLS server name, a
@@ -206,17 +210,32 @@ var nodeFields = []struct {
 // (key or context) are decided by detectors; here every node is context.
 func Nodes(ev Event) []vigil.NodeRef {
 	var out []vigil.NodeRef
+	var seen map[vigil.NodeRef]bool // once out is past nodesScanned
 	add := func(typ, v string) {
 		typ, v = NodeOf(typ, v)
 		if v == "" {
 			return
 		}
+		n := vigil.NodeRef{Type: typ, Value: v}
 		// An event names a few nodes: a look through them costs less
-		// than a set.
-		if slices.Contains(out, vigil.NodeRef{Type: typ, Value: v}) {
+		// than a set. An array of thousands (related.ip of a _bulk
+		// document) gets a set, so that the look stays linear.
+		switch {
+		case seen != nil:
+			if seen[n] {
+				return
+			}
+			seen[n] = true
+		case slices.Contains(out, n):
 			return
+		case len(out) == nodesScanned:
+			seen = make(map[vigil.NodeRef]bool, 2*nodesScanned)
+			for _, o := range out {
+				seen[o] = true
+			}
+			seen[n] = true
 		}
-		out = append(out, vigil.NodeRef{Type: typ, Value: v})
+		out = append(out, n)
 	}
 	for _, nf := range nodeFields {
 		switch v := ev[nf.field].(type) {
