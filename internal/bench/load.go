@@ -262,8 +262,8 @@ func (b *bench) scrape(ctx context.Context) (client.Metrics, error) {
 
 // sample is one scrape of the sampler.
 type sample struct {
-	at                          time.Time
-	rss, heap, queue, processed float64
+	at                               time.Time
+	rss, heap, queue, processed, cpu float64
 }
 
 type sampler struct {
@@ -283,7 +283,8 @@ func (b *bench) startSampler(ctx context.Context) *sampler {
 				out = append(out, sample{at: time.Now(), rss: m.Sum("process_resident_memory_bytes"),
 					heap:      m.Sum("go_memstats_heap_inuse_bytes"),
 					queue:     m.Sum("vigil_queue_depth"),
-					processed: m.Sum("vigil_artifacts_parsed_total") + m.Sum("vigil_artifacts_unparsed_total")})
+					processed: m.Sum("vigil_artifacts_parsed_total") + m.Sum("vigil_artifacts_unparsed_total"),
+					cpu:       m.Sum("process_cpu_seconds_total")})
 			}
 		}
 		take()
@@ -312,7 +313,7 @@ func buildSeries(st *ingestStats, samples []sample, t0, end time.Time) []Second 
 	n := int(end.Sub(t0)/time.Second) + 1
 	out := make([]Second, n)
 	for i := range out {
-		out[i] = Second{Second: i, AckP99Ms: -1, Processed: -1, QueueDepth: -1, RSSBytes: -1}
+		out[i] = Second{Second: i, AckP99Ms: -1, Processed: -1, QueueDepth: -1, RSSBytes: -1, HeapBytes: -1, CPUSeconds: -1}
 		if s := st.seconds[i]; s != nil {
 			out[i].Accepted, out[i].Throttled, out[i].Errors = s.Accepted, s.Throttled, s.Errors
 			if len(s.lats) > 0 {
@@ -325,11 +326,12 @@ func buildSeries(st *ingestStats, samples []sample, t0, end time.Time) []Second 
 		if i < 0 || i >= n {
 			continue
 		}
-		out[i].RSSBytes, out[i].QueueDepth = s.rss, s.queue
+		out[i].RSSBytes, out[i].QueueDepth, out[i].HeapBytes = s.rss, s.queue, s.heap
 		if k > 0 {
 			dt := s.at.Sub(samples[k-1].at).Seconds()
 			if dt > 0 {
 				out[i].Processed = (s.processed - samples[k-1].processed) / dt
+				out[i].CPUSeconds = (s.cpu - samples[k-1].cpu) / dt
 			}
 		}
 	}

@@ -186,6 +186,10 @@ type Second struct {
 	Processed  float64 `json:"processed"`
 	QueueDepth float64 `json:"queue_depth"`
 	RSSBytes   float64 `json:"rss_bytes"`
+	// HeapBytes is the server's Go heap in use, CPUSeconds the CPU time
+	// of its process in that second (-1: not scraped).
+	HeapBytes  float64 `json:"heap_inuse_bytes"`
+	CPUSeconds float64 `json:"cpu_seconds"`
 	lats       []float64
 }
 
@@ -244,7 +248,7 @@ func writeFile(path string, fn func(io.Writer) error) error {
 }
 
 func (b *bench) writeCSV(w io.Writer) error {
-	fmt.Fprintln(w, "second,accepted_per_s,ack_p99_ms,http_429,errors,processed_per_s,queue_depth,rss_mib")
+	fmt.Fprintln(w, "second,accepted_per_s,ack_p99_ms,http_429,errors,processed_per_s,queue_depth,rss_mib,heap_inuse_mib,cpu_s")
 	// opt writes v/scale rounded to digits decimals; "" for a missing value (< 0).
 	opt := func(v, scale float64, digits int) string {
 		if v < 0 {
@@ -253,8 +257,9 @@ func (b *bench) writeCSV(w io.Writer) error {
 		return strconv.FormatFloat(v/scale, 'f', digits, 64)
 	}
 	for _, s := range b.rep.Series {
-		_, err := fmt.Fprintf(w, "%d,%d,%s,%d,%d,%s,%s,%s\n", s.Second, s.Accepted, opt(s.AckP99Ms, 1, 1),
-			s.Throttled, s.Errors, opt(s.Processed, 1, 0), opt(s.QueueDepth, 1, 0), opt(s.RSSBytes, 1<<20, 1))
+		_, err := fmt.Fprintf(w, "%d,%d,%s,%d,%d,%s,%s,%s,%s,%s\n", s.Second, s.Accepted, opt(s.AckP99Ms, 1, 1),
+			s.Throttled, s.Errors, opt(s.Processed, 1, 0), opt(s.QueueDepth, 1, 0), opt(s.RSSBytes, 1<<20, 1),
+			opt(s.HeapBytes, 1<<20, 1), opt(s.CPUSeconds, 1, 3))
 		if err != nil {
 			return err
 		}
@@ -323,6 +328,9 @@ func (b *bench) writeText(w io.Writer) {
 		p("  end-to-end      %.0f artifacts/s (accepted / first POST → all searchable)", l.E2ERate)
 		if f := l.Flat; f != nil {
 			p("  flat            first five minutes %.0f/s acked, last five %.0f/s: %.1f %%", f.FirstFiveRate, f.LastFiveRate, 100*f.Ratio)
+			if f.PerCPURatio > 0 {
+				p("  flat per CPU    first five minutes %.0f processed per CPU-second, last five %.0f: %.1f %%", f.FirstFivePerCPU, f.LastFivePerCPU, 100*f.PerCPURatio)
+			}
 		}
 		if i := l.Incidents; i != nil {
 			p("  incidents       %d in the queue (%d roll-ups; %d more merged into them)", i.Incidents, i.Rollups, i.Merged)
