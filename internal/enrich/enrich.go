@@ -365,7 +365,7 @@ func (e *Enricher) Submit(org string, results []Result) int {
 		// whole queue message (queue.decode), which a look-up waiting its
 		// turn under the rate limit, for hours when the queue is full,
 		// would keep alive: hundreds of kilobytes for a 36-byte id.
-		ref := &artRef{org: org, id: strings.Clone(r.ArtifactID), nodes: r.nodes, since: now}
+		ref := &artRef{org: org, id: strings.Clone(r.ArtifactID), nodes: packNodes(r.nodes), since: now}
 		for _, l := range r.pending {
 			if !e.lookups.add(ref, l) {
 				e.m.dropped.WithLabelValues(l.provider).Inc()
@@ -541,7 +541,7 @@ func (e *Enricher) refresh(ctx context.Context, org string, arts []*artRef) {
 		mu.Lock()
 		p.memo = map[nodeKey]*nodeOutcome{}
 		p.fresh.since = ref.since
-		enr, _, _ := p.artifact(ref.nodes)
+		enr, _, _ := p.artifact(unpackNodes(ref.nodes))
 		err := e.store.SetArtifactEnrichment(ctx, org, ref.id, enr)
 		mu.Unlock()
 		if err != nil && ctx.Err() == nil {
