@@ -354,6 +354,14 @@ func (b *bench) serverCounts(rep *LoadReport, m0, m1 client.Metrics) {
 	rep.DeadLetters, rep.PipelineFailures = d("vigil_dead_letters_total"), d("vigil_pipeline_failures_total")
 	is5xx := func(l client.Labels) bool { return len(l["status"]) > 0 && l["status"][0] == '5' }
 	rep.Server5xx = m1.SumWhere("vigil_http_requests_total", is5xx) - m0.SumWhere("vigil_http_requests_total", is5xx)
+	for _, fate := range m1.LabelValues("vigil_detect_tally_keys_total", "fate") {
+		of := func(l client.Labels) bool { return l["fate"] == fate }
+		if rep.TallyKeys == nil {
+			rep.TallyKeys = map[string]float64{}
+		}
+		rep.TallyKeys[fate] = m1.SumWhere("vigil_detect_tally_keys_total", of) - m0.SumWhere("vigil_detect_tally_keys_total", of)
+	}
+	rep.TallyHeldEnd = m1.Sum("vigil_detect_tally_held_signals")
 	rep.StageSeconds, rep.StageBatches = map[string]float64{}, map[string]float64{}
 	for _, stage := range m1.LabelValues("vigil_pipeline_stage_seconds_sum", "stage") {
 		of := func(l client.Labels) bool { return l["stage"] == stage }

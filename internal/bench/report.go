@@ -110,6 +110,11 @@ type LoadReport struct {
 	ServerErrorLogs     int64              `json:"server_error_logs"`
 	StageSeconds        map[string]float64 `json:"stage_seconds"`
 	StageBatches        map[string]float64 `json:"stage_batches"`
+	// TallyKeys is what the embedded store's detection Tally did with keys
+	// over the load, by fate (vigil_detect_tally_keys_total), and
+	// TallyHeldEnd the signals it held at the end.
+	TallyKeys    map[string]float64 `json:"tally_keys,omitempty"`
+	TallyHeldEnd float64            `json:"tally_held_end,omitempty"`
 	// Webhook is what became of the deliveries to --webhook.
 	Webhook *WebhookReport `json:"webhook,omitempty"`
 	// Flat compares the first and last five minutes of a run of ten
@@ -361,6 +366,10 @@ func (b *bench) writeText(w io.Writer) {
 			if n := l.StageBatches[s]; n > 0 {
 				p("  stage %-9s %.1f s in %.0f batches (%.1f ms per batch)", s, l.StageSeconds[s], n, 1000*l.StageSeconds[s]/n)
 			}
+		}
+		if len(l.TallyKeys) > 0 {
+			p("  detect tally    keys logged %.0f, spilled to the store %.0f, promoted %.0f, expired %.0f, read back %.0f, late %.0f; %.0f signals held at the end",
+				l.TallyKeys["logged"], l.TallyKeys["spilled"], l.TallyKeys["promoted"], l.TallyKeys["expired"], l.TallyKeys["unlogged"], l.TallyKeys["late"], l.TallyHeldEnd)
 		}
 		if b.f.URL == "" {
 			p("  (embedded: RSS and CPU are of this process, the bench clients included; the Go memory limit raised by the clients' %s)", mib(r.Settings.ClientHeapBytes))
