@@ -21,10 +21,21 @@ type lookup struct{ provider, key string }
 // the collector to mark at every cycle (on the internet-edge mix, every
 // scanner's address waits for RDAP); packed, an artRef is three.
 type artRef struct {
-	org, id string
-	nodes   string    // packNodes
-	since   time.Time // when it was queued
+	org string
+	// data is the artifact's id, then its nodes (packNodes): one string
+	// of the queue's own.
+	data  string
+	idLen int
+	since time.Time // when it was queued
 }
+
+func newArtRef(org, id string, nodes []vigil.NodeRef, since time.Time) *artRef {
+	return &artRef{org: org, data: id + packNodes(nodes), idLen: len(id), since: since}
+}
+
+func (r *artRef) id() string { return r.data[:r.idLen] }
+
+func (r *artRef) nodes() []vigil.NodeRef { return unpackNodes(r.data[r.idLen:]) }
 
 // packNodes returns refs as one string: per node, its type's length (a
 // uvarint), its type, its value's length, its value, and 1 for a key or
@@ -81,7 +92,8 @@ type job struct {
 	lookup
 	lane   *lane
 	arts   []*artRef
-	waited bool // counted once as rate-limited
+	first  [1]*artRef // arts' first, in the job's own memory
+	waited bool       // counted once as rate-limited
 }
 
 // lane holds the jobs of one (org, provider) with its rate-limit window.
@@ -184,7 +196,9 @@ func (q *lookupQueue) add(ref *artRef, l lookup) bool {
 		j.arts = append(j.arts, ref)
 		return true
 	}
-	j := &job{lookup: l, lane: ln, arts: []*artRef{ref}}
+	j := &job{lookup: l, lane: ln}
+	j.first[0] = ref
+	j.arts = j.first[:1:1] // most jobs serve one artifact: no slice of its own
 	ln.unchecked = append(ln.unchecked, j)
 	ln.byKey[l.key] = j
 	q.notifyLocked()

@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"slices"
 	"strings"
@@ -81,5 +82,50 @@ func TestPackNodes(t *testing.T) {
 		if !slices.Equal(got, refs) {
 			t.Errorf("unpackNodes(packNodes(%+v)) = %+v", refs, got)
 		}
+	}
+}
+
+// TestQueuedLookupObjects: a full look-up queue is a few heap objects per
+// artifact waiting, whatever its nodes: the collector marks each of them
+// at every cycle for as long as the rate limit keeps them queued (100,000
+// artifacts on an internet-facing host). An artifact of three nodes queued
+// was seven objects (its nodes' strings and their slice, its id, its
+// job's slice of artifacts) and is four: itself, its id and nodes in one
+// string, its job, and the job's look-up key.
+func TestQueuedLookupObjects(t *testing.T) {
+	const n, chunk = 20_000, 1000
+	h := newHarness(t, Config{QueueSize: 2 * n})
+	objects := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapObjects
+	}
+	submit := func(from int) {
+		arts := make([]*vigil.Artifact, chunk)
+		nodes := make([][]vigil.NodeRef, chunk)
+		for k := range chunk {
+			i := from + k
+			arts[k] = &vigil.Artifact{ID: vigil.NewID()}
+			a := fmt.Sprintf("81.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+			nodes[k] = []vigil.NodeRef{{Type: vigil.NodeIP, Value: a, Key: true}, ip("203.0.113.10"), {Type: vigil.NodeHost, Value: "edge-01"}}
+		}
+		res := h.e.Enrich(context.Background(), testOrg, settings(nil), arts, nodes)
+		if dropped := h.e.Submit(testOrg, res); dropped != 0 {
+			t.Fatalf("dropped %d", dropped)
+		}
+	}
+	submit(n) // the queue's lanes and maps made
+	before := objects()
+	for i := 0; i < n; i += chunk {
+		submit(i)
+	}
+	per := (float64(objects()) - float64(before)) / n
+	t.Logf("%.1f heap objects per queued artifact", per)
+	if per > 5 {
+		t.Errorf("%.1f heap objects per queued artifact, want at most 5", per)
+	}
+	if q := gauge(t, h.e.m.queued); q < n {
+		t.Fatalf("queue length = %v, want %d", q, n)
 	}
 }
