@@ -195,7 +195,12 @@ type Second struct {
 	// of its process in that second (-1: not scraped).
 	HeapBytes  float64 `json:"heap_inuse_bytes"`
 	CPUSeconds float64 `json:"cpu_seconds"`
-	lats       []float64
+	// StoreMs and DetectMs are the pipeline's store and detect stages'
+	// milliseconds per batch of the batches that ended in that second
+	// (-1: none): the one writer's time per batch, over a run.
+	StoreMs  float64 `json:"store_ms_per_batch"`
+	DetectMs float64 `json:"detect_ms_per_batch"`
+	lats     []float64
 }
 
 // write prints the report and writes the CSV, PNG and JSON files asked for.
@@ -253,7 +258,7 @@ func writeFile(path string, fn func(io.Writer) error) error {
 }
 
 func (b *bench) writeCSV(w io.Writer) error {
-	fmt.Fprintln(w, "second,accepted_per_s,ack_p99_ms,http_429,errors,processed_per_s,queue_depth,rss_mib,heap_inuse_mib,cpu_s")
+	fmt.Fprintln(w, "second,accepted_per_s,ack_p99_ms,http_429,errors,processed_per_s,queue_depth,rss_mib,heap_inuse_mib,cpu_s,store_ms_per_batch,detect_ms_per_batch")
 	// opt writes v/scale rounded to digits decimals; "" for a missing value (< 0).
 	opt := func(v, scale float64, digits int) string {
 		if v < 0 {
@@ -262,9 +267,9 @@ func (b *bench) writeCSV(w io.Writer) error {
 		return strconv.FormatFloat(v/scale, 'f', digits, 64)
 	}
 	for _, s := range b.rep.Series {
-		_, err := fmt.Fprintf(w, "%d,%d,%s,%d,%d,%s,%s,%s,%s,%s\n", s.Second, s.Accepted, opt(s.AckP99Ms, 1, 1),
+		_, err := fmt.Fprintf(w, "%d,%d,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", s.Second, s.Accepted, opt(s.AckP99Ms, 1, 1),
 			s.Throttled, s.Errors, opt(s.Processed, 1, 0), opt(s.QueueDepth, 1, 0), opt(s.RSSBytes, 1<<20, 1),
-			opt(s.HeapBytes, 1<<20, 1), opt(s.CPUSeconds, 1, 3))
+			opt(s.HeapBytes, 1<<20, 1), opt(s.CPUSeconds, 1, 3), opt(s.StoreMs, 1, 1), opt(s.DetectMs, 1, 1))
 		if err != nil {
 			return err
 		}
