@@ -135,6 +135,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		return float64(n)
 	}))
 
+	if ts, ok := store.(interface{ Tally() *correlate.Tally }); ok && ts.Tally() != nil {
+		registerTally(reg, ts.Tally())
+	}
+
 	// Workers run on their own context so that HTTP stops first.
 	wctx, stopWorkers := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorkers()
@@ -552,4 +556,32 @@ func openStore(ctx context.Context, c *config, log *slog.Logger) (store, error) 
 	}
 	return sqlite.Open(ctx, filepath.Join(c.DataDir, "vigil.db"), sqlite.Options{FsyncAlways: c.Fsync == "always", Log: log, MaxSearches: c.MaxSearches,
 		DetectionMemory: c.DetectMemory})
+}
+
+// registerTally exports what the embedded store's detection Tally did
+// with keys (correlate.TallyStats) and what it holds: on an
+// internet-facing host, whether keys of one signal go to its spill log or
+// beyond it to the database (spilled), which costs the writer a row each.
+func registerTally(reg prometheus.Registerer, t *correlate.Tally) {
+	fates := []struct {
+		fate string
+		n    func(correlate.TallyStats) int64
+	}{
+		{"promoted", func(s correlate.TallyStats) int64 { return s.Promoted }},
+		{"spilled", func(s correlate.TallyStats) int64 { return s.Spilled }},
+		{"expired", func(s correlate.TallyStats) int64 { return s.Expired }},
+		{"late", func(s correlate.TallyStats) int64 { return s.Late }},
+		{"logged", func(s correlate.TallyStats) int64 { return s.Logged }},
+		{"unlogged", func(s correlate.TallyStats) int64 { return s.Unlogged }},
+	}
+	for _, f := range fates {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "vigil_detect_tally_keys_total", Help: "Detection keys the in-memory Tally promoted to the store, spilled to the store, " +
+				"expired, saw late, logged to its spill log or read back from it, by fate (embedded SQLite).",
+			ConstLabels: prometheus.Labels{"fate": f.fate},
+		}, func() float64 { s, _, _ := t.Stats(); return float64(f.n(s)) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "vigil_detect_tally_held_signals", Help: "Detection signals the in-memory Tally holds (embedded SQLite; bounded by --detect-memory).",
+	}, func() float64 { _, held, _ := t.Stats(); return float64(held) }))
 }

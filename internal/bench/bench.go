@@ -210,7 +210,9 @@ func (b *bench) run(ctx context.Context) error {
 	if b.f.Artifacts > 0 {
 		deadline, target = time.Time{}, int64(b.f.Artifacts)
 	}
+	stopHeap := b.heapProfiles(ctx)
 	st := b.ingest(ctx, t0, deadline, target, true)
+	stopHeap()
 	lastAck := time.Now()
 	if b.f.MemProfile != "" {
 		if err := writeFile(b.f.MemProfile, func(w io.Writer) error {
@@ -299,6 +301,45 @@ func (b *bench) run(ctx context.Context) error {
 	return nil
 }
 
+// heapProfiles writes a heap profile of this process, after a
+// collection, every --memprofile-every to --memprofile.1, .2, … until the
+// returned stop is called: what grows over a long run. Only the embedded
+// server's heap is this process's.
+func (b *bench) heapProfiles(ctx context.Context) (stop func()) {
+	if b.f.MemProfile == "" || b.f.MemProfileEvery <= 0 {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(b.f.MemProfileEvery)
+		defer t.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-t.C:
+			}
+			name := fmt.Sprintf("%s.%d", b.f.MemProfile, n)
+			var ms runtime.MemStats
+			err := writeFile(name, func(w io.Writer) error {
+				runtime.GC()
+				runtime.ReadMemStats(&ms)
+				return pprof.Lookup("heap").WriteTo(w, 0)
+			})
+			if err != nil {
+				b.problem("--memprofile-every: %v", err)
+				return
+			}
+			b.logf("heap profile %s: %.0f MiB in use after a collection, %d objects", name, float64(ms.HeapAlloc)/(1<<20), ms.HeapObjects)
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
 // serverCounts fills in what the server's /metrics tell of the load
 // phase: m1 at its end less m0 at its start.
 func (b *bench) serverCounts(rep *LoadReport, m0, m1 client.Metrics) {
@@ -313,6 +354,14 @@ func (b *bench) serverCounts(rep *LoadReport, m0, m1 client.Metrics) {
 	rep.DeadLetters, rep.PipelineFailures = d("vigil_dead_letters_total"), d("vigil_pipeline_failures_total")
 	is5xx := func(l client.Labels) bool { return len(l["status"]) > 0 && l["status"][0] == '5' }
 	rep.Server5xx = m1.SumWhere("vigil_http_requests_total", is5xx) - m0.SumWhere("vigil_http_requests_total", is5xx)
+	for _, fate := range m1.LabelValues("vigil_detect_tally_keys_total", "fate") {
+		of := func(l client.Labels) bool { return l["fate"] == fate }
+		if rep.TallyKeys == nil {
+			rep.TallyKeys = map[string]float64{}
+		}
+		rep.TallyKeys[fate] = m1.SumWhere("vigil_detect_tally_keys_total", of) - m0.SumWhere("vigil_detect_tally_keys_total", of)
+	}
+	rep.TallyHeldEnd = m1.Sum("vigil_detect_tally_held_signals")
 	rep.StageSeconds, rep.StageBatches = map[string]float64{}, map[string]float64{}
 	for _, stage := range m1.LabelValues("vigil_pipeline_stage_seconds_sum", "stage") {
 		of := func(l client.Labels) bool { return l["stage"] == stage }

@@ -38,6 +38,9 @@ type Config struct {
 	SearchableTimeout time.Duration
 	CPUProfile        string
 	MemProfile        string
+	// MemProfileEvery, with MemProfile, also writes a heap profile every
+	// this long during the load, after a collection: MemProfile.1, .2, …
+	MemProfileEvery time.Duration
 	// DatabaseURL is the PostgreSQL of the server under test: the
 	// embedded server's --database-url, or --url's server's database. S
 	// is then measured there (storage_pg.go), not in SQLite.
@@ -74,7 +77,7 @@ type Config struct {
 }
 
 // hiddenFlags are left out of the usage text.
-var hiddenFlags = map[string]bool{"cpuprofile": true, "memprofile": true}
+var hiddenFlags = map[string]bool{"cpuprofile": true, "memprofile": true, "memprofile-every": true}
 
 // FlagSet returns the flag set "bench" with c's fields as its flags, at
 // their defaults, and a usage text that leaves the profiling flags out;
@@ -135,6 +138,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.StringVar(&c.GrowthPNG, "growth-png", "", "instead of a run: plot the --json reports of --growth-from (rate, per CPU-second, search p99) against the artifacts stored, to this PNG file")
 	fs.StringVar(&c.GrowthFrom, "growth-from", "", "the reports of --growth-png: label=report.json or label=load.json+search.json (the search phase of a later run), comma-separated (one line per label)")
 	fs.StringVar(&c.MemProfile, "memprofile", "", "write a heap profile taken when the clients stop (the queue at its fullest) to this file")
+	fs.DurationVar(&c.MemProfileEvery, "memprofile-every", 0, "with --memprofile, also write a heap profile every this long during the load (after a collection), to --memprofile's name + .1, .2, …")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: vigil bench [flags]\n\n")
 		fs.VisitAll(func(fl *flag.Flag) {
@@ -183,6 +187,8 @@ func (c *Config) Validate() error {
 		return errors.New("--artifacts-url needs --database-url and --artifacts-storage")
 	case c.ArtifactsURL != "" && c.URL != "":
 		return errors.New("--artifacts-url is the embedded server's: not with --url")
+	case c.MemProfileEvery < 0 || c.MemProfileEvery > 0 && c.MemProfile == "":
+		return errors.New("--memprofile-every needs --memprofile and must not be negative")
 	case c.DataDir != "" && c.URL != "":
 		return errors.New("--data-dir is the embedded server's: not with --url")
 	}

@@ -32,6 +32,12 @@ type FlatReport struct {
 	FirstFiveRate float64 `json:"first_five_min_rate"`
 	LastFiveRate  float64 `json:"last_five_min_rate"`
 	Ratio         float64 `json:"ratio"`
+	// The same minutes' artifacts processed per CPU-second of the server
+	// (0: not scraped): flat in the work an artifact costs, whatever
+	// share of the machine the server had.
+	FirstFivePerCPU float64 `json:"first_five_min_per_cpu_second,omitempty"`
+	LastFivePerCPU  float64 `json:"last_five_min_per_cpu_second,omitempty"`
+	PerCPURatio     float64 `json:"per_cpu_ratio,omitempty"`
 }
 
 // flatness returns the first and last five minutes' rates of series, or
@@ -48,10 +54,27 @@ func flatness(series []Second) *FlatReport {
 		}
 		return float64(n) / five
 	}
+	perCPU := func(xs []Second) float64 {
+		var n, cpu float64
+		for _, s := range xs {
+			if s.Processed >= 0 && s.CPUSeconds >= 0 {
+				n += s.Processed
+				cpu += s.CPUSeconds
+			}
+		}
+		if cpu <= 0 {
+			return 0
+		}
+		return n / cpu
+	}
 	// The last second is cut short by the end of the load: leave it out.
-	f := &FlatReport{FirstFiveRate: sum(series[:five]), LastFiveRate: sum(series[len(series)-1-five : len(series)-1])}
+	first, last := series[:five], series[len(series)-1-five:len(series)-1]
+	f := &FlatReport{FirstFiveRate: sum(first), LastFiveRate: sum(last), FirstFivePerCPU: perCPU(first), LastFivePerCPU: perCPU(last)}
 	if f.FirstFiveRate > 0 {
 		f.Ratio = f.LastFiveRate / f.FirstFiveRate
+	}
+	if f.FirstFivePerCPU > 0 {
+		f.PerCPURatio = f.LastFivePerCPU / f.FirstFivePerCPU
 	}
 	return f
 }

@@ -262,8 +262,10 @@ func (b *bench) scrape(ctx context.Context) (client.Metrics, error) {
 
 // sample is one scrape of the sampler.
 type sample struct {
-	at                          time.Time
-	rss, heap, queue, processed float64
+	at                               time.Time
+	rss, heap, queue, processed, cpu float64
+	// The pipeline's store and detect stages: seconds and batches so far.
+	storeSecs, storeBatches, detectSecs, detectBatches float64
 }
 
 type sampler struct {
@@ -283,7 +285,10 @@ func (b *bench) startSampler(ctx context.Context) *sampler {
 				out = append(out, sample{at: time.Now(), rss: m.Sum("process_resident_memory_bytes"),
 					heap:      m.Sum("go_memstats_heap_inuse_bytes"),
 					queue:     m.Sum("vigil_queue_depth"),
-					processed: m.Sum("vigil_artifacts_parsed_total") + m.Sum("vigil_artifacts_unparsed_total")})
+					processed: m.Sum("vigil_artifacts_parsed_total") + m.Sum("vigil_artifacts_unparsed_total"),
+					cpu:       m.Sum("process_cpu_seconds_total"),
+					storeSecs: stage(m, "vigil_pipeline_stage_seconds_sum", "store"), storeBatches: stage(m, "vigil_pipeline_stage_seconds_count", "store"),
+					detectSecs: stage(m, "vigil_pipeline_stage_seconds_sum", "detect"), detectBatches: stage(m, "vigil_pipeline_stage_seconds_count", "detect")})
 			}
 		}
 		take()
@@ -301,6 +306,11 @@ func (b *bench) startSampler(ctx context.Context) *sampler {
 	return s
 }
 
+// stage sums metric's series of stage.
+func stage(m client.Metrics, metric, stage string) float64 {
+	return m.SumWhere(metric, func(l client.Labels) bool { return l["stage"] == stage })
+}
+
 func (s *sampler) stop() []sample {
 	close(s.stopc)
 	return <-s.done
@@ -312,7 +322,7 @@ func buildSeries(st *ingestStats, samples []sample, t0, end time.Time) []Second 
 	n := int(end.Sub(t0)/time.Second) + 1
 	out := make([]Second, n)
 	for i := range out {
-		out[i] = Second{Second: i, AckP99Ms: -1, Processed: -1, QueueDepth: -1, RSSBytes: -1}
+		out[i] = Second{Second: i, AckP99Ms: -1, Processed: -1, QueueDepth: -1, RSSBytes: -1, HeapBytes: -1, CPUSeconds: -1, StoreMs: -1, DetectMs: -1}
 		if s := st.seconds[i]; s != nil {
 			out[i].Accepted, out[i].Throttled, out[i].Errors = s.Accepted, s.Throttled, s.Errors
 			if len(s.lats) > 0 {
@@ -325,11 +335,19 @@ func buildSeries(st *ingestStats, samples []sample, t0, end time.Time) []Second 
 		if i < 0 || i >= n {
 			continue
 		}
-		out[i].RSSBytes, out[i].QueueDepth = s.rss, s.queue
+		out[i].RSSBytes, out[i].QueueDepth, out[i].HeapBytes = s.rss, s.queue, s.heap
 		if k > 0 {
 			dt := s.at.Sub(samples[k-1].at).Seconds()
 			if dt > 0 {
 				out[i].Processed = (s.processed - samples[k-1].processed) / dt
+				out[i].CPUSeconds = (s.cpu - samples[k-1].cpu) / dt
+				p := samples[k-1]
+				if n := s.storeBatches - p.storeBatches; n > 0 {
+					out[i].StoreMs = 1000 * (s.storeSecs - p.storeSecs) / n
+				}
+				if n := s.detectBatches - p.detectBatches; n > 0 {
+					out[i].DetectMs = 1000 * (s.detectSecs - p.detectSecs) / n
+				}
 			}
 		}
 	}

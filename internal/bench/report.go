@@ -110,6 +110,11 @@ type LoadReport struct {
 	ServerErrorLogs     int64              `json:"server_error_logs"`
 	StageSeconds        map[string]float64 `json:"stage_seconds"`
 	StageBatches        map[string]float64 `json:"stage_batches"`
+	// TallyKeys is what the embedded store's detection Tally did with keys
+	// over the load, by fate (vigil_detect_tally_keys_total), and
+	// TallyHeldEnd the signals it held at the end.
+	TallyKeys    map[string]float64 `json:"tally_keys,omitempty"`
+	TallyHeldEnd float64            `json:"tally_held_end,omitempty"`
 	// Webhook is what became of the deliveries to --webhook.
 	Webhook *WebhookReport `json:"webhook,omitempty"`
 	// Flat compares the first and last five minutes of a run of ten
@@ -186,7 +191,16 @@ type Second struct {
 	Processed  float64 `json:"processed"`
 	QueueDepth float64 `json:"queue_depth"`
 	RSSBytes   float64 `json:"rss_bytes"`
-	lats       []float64
+	// HeapBytes is the server's Go heap in use, CPUSeconds the CPU time
+	// of its process in that second (-1: not scraped).
+	HeapBytes  float64 `json:"heap_inuse_bytes"`
+	CPUSeconds float64 `json:"cpu_seconds"`
+	// StoreMs and DetectMs are the pipeline's store and detect stages'
+	// milliseconds per batch of the batches that ended in that second
+	// (-1: none): the one writer's time per batch, over a run.
+	StoreMs  float64 `json:"store_ms_per_batch"`
+	DetectMs float64 `json:"detect_ms_per_batch"`
+	lats     []float64
 }
 
 // write prints the report and writes the CSV, PNG and JSON files asked for.
@@ -244,7 +258,7 @@ func writeFile(path string, fn func(io.Writer) error) error {
 }
 
 func (b *bench) writeCSV(w io.Writer) error {
-	fmt.Fprintln(w, "second,accepted_per_s,ack_p99_ms,http_429,errors,processed_per_s,queue_depth,rss_mib")
+	fmt.Fprintln(w, "second,accepted_per_s,ack_p99_ms,http_429,errors,processed_per_s,queue_depth,rss_mib,heap_inuse_mib,cpu_s,store_ms_per_batch,detect_ms_per_batch")
 	// opt writes v/scale rounded to digits decimals; "" for a missing value (< 0).
 	opt := func(v, scale float64, digits int) string {
 		if v < 0 {
@@ -253,8 +267,9 @@ func (b *bench) writeCSV(w io.Writer) error {
 		return strconv.FormatFloat(v/scale, 'f', digits, 64)
 	}
 	for _, s := range b.rep.Series {
-		_, err := fmt.Fprintf(w, "%d,%d,%s,%d,%d,%s,%s,%s\n", s.Second, s.Accepted, opt(s.AckP99Ms, 1, 1),
-			s.Throttled, s.Errors, opt(s.Processed, 1, 0), opt(s.QueueDepth, 1, 0), opt(s.RSSBytes, 1<<20, 1))
+		_, err := fmt.Fprintf(w, "%d,%d,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", s.Second, s.Accepted, opt(s.AckP99Ms, 1, 1),
+			s.Throttled, s.Errors, opt(s.Processed, 1, 0), opt(s.QueueDepth, 1, 0), opt(s.RSSBytes, 1<<20, 1),
+			opt(s.HeapBytes, 1<<20, 1), opt(s.CPUSeconds, 1, 3), opt(s.StoreMs, 1, 1), opt(s.DetectMs, 1, 1))
 		if err != nil {
 			return err
 		}
@@ -323,6 +338,9 @@ func (b *bench) writeText(w io.Writer) {
 		p("  end-to-end      %.0f artifacts/s (accepted / first POST → all searchable)", l.E2ERate)
 		if f := l.Flat; f != nil {
 			p("  flat            first five minutes %.0f/s acked, last five %.0f/s: %.1f %%", f.FirstFiveRate, f.LastFiveRate, 100*f.Ratio)
+			if f.PerCPURatio > 0 {
+				p("  flat per CPU    first five minutes %.0f processed per CPU-second, last five %.0f: %.1f %%", f.FirstFivePerCPU, f.LastFivePerCPU, 100*f.PerCPURatio)
+			}
 		}
 		if i := l.Incidents; i != nil {
 			p("  incidents       %d in the queue (%d roll-ups; %d more merged into them)", i.Incidents, i.Rollups, i.Merged)
@@ -353,6 +371,10 @@ func (b *bench) writeText(w io.Writer) {
 			if n := l.StageBatches[s]; n > 0 {
 				p("  stage %-9s %.1f s in %.0f batches (%.1f ms per batch)", s, l.StageSeconds[s], n, 1000*l.StageSeconds[s]/n)
 			}
+		}
+		if len(l.TallyKeys) > 0 {
+			p("  detect tally    keys logged %.0f, spilled to the store %.0f, promoted %.0f, expired %.0f, read back %.0f, late %.0f; %.0f signals held at the end",
+				l.TallyKeys["logged"], l.TallyKeys["spilled"], l.TallyKeys["promoted"], l.TallyKeys["expired"], l.TallyKeys["unlogged"], l.TallyKeys["late"], l.TallyHeldEnd)
 		}
 		if b.f.URL == "" {
 			p("  (embedded: RSS and CPU are of this process, the bench clients included; the Go memory limit raised by the clients' %s)", mib(r.Settings.ClientHeapBytes))

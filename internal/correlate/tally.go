@@ -49,6 +49,7 @@ type Tally struct {
 	pairs     map[[2]string]uint32
 	pairNames [][2]string
 	hot       map[tallyKey]*hotKey
+	hotDels   int // keys forgotten from hot since it was last rebuilt
 	// gone are the hot keys whose transactions all committed, compactly.
 	gone goneKeys
 	// marks is the time of the newest signal seen per (org, detector),
@@ -476,10 +477,22 @@ func (t *Tally) sweep() {
 			t.stats.Expired += int64(t.log.expire(uint32(i), from))
 		}
 	}
+	hotBefore := len(t.hot)
 	for tk, h := range t.hot {
 		if expired(tk, h.newest) {
 			delete(t.hot, tk)
 		}
+	}
+	t.hotDels += hotBefore - len(t.hot)
+	t.cold.compact()
+	if t.hotDels > 2*len(t.hot)+compactAfter {
+		// As coldKeys.compact: the keys of alerts, every one of which
+		// may fire, are hot for their horizon and then forgotten.
+		hot := make(map[tallyKey]*hotKey, len(t.hot))
+		for tk, h := range t.hot {
+			hot[tk] = h
+		}
+		t.hot, t.hotDels = hot, 0
 	}
 	t.gone.expire(func(org, detector string) (time.Duration, int64, bool) {
 		span, ok := t.spans[detector]
@@ -512,6 +525,7 @@ func (t *Tally) committed(r routed) {
 		if span, ok := t.spans[tk.detector]; ok {
 			t.gone.add(tk, h.newest, span+t.lateness)
 			delete(t.hot, tk)
+			t.hotDels++
 		}
 	}
 }

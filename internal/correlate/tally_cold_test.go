@@ -1,8 +1,13 @@
 package correlate
 
 import (
+	"fmt"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
 )
 
 // TestColdKeys: keys short and long keep their signals, one inline or
@@ -87,4 +92,52 @@ func mustFind(t *testing.T, cs *coldKeys, pair uint32, key string) coldRef {
 		t.Fatalf("no key %q", key)
 	}
 	return r
+}
+
+// TestTallyHeapFlatUnderChurn: a Tally whose keys come and go — an
+// internet-facing host's scanners, each held for its horizon and then
+// forgotten — holds about the same memory after millions of them as
+// after its first few ten thousand: its maps are rebuilt at the size of
+// what they hold (coldKeys.compact). Before, a Go map's tables never
+// shrank and grew past what they held: the Tally's share of the edge
+// mix's heap grew through a run.
+func TestTallyHeapFlatUnderChurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("routes 1.2 M keys")
+	}
+	const live = 20_000 // keys within their horizon at any time
+	span, lateness := time.Minute, 2*time.Minute
+	step := (span + lateness) / live
+	tl := NewTally(lateness, 10*live)
+	heap := func() uint64 {
+		var m runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&m)
+		return m.HeapInuse
+	}
+	var base, steady uint64
+	for i := range 60 * live {
+		if i == 0 {
+			base = heap()
+		}
+		if i == 3*live {
+			steady = heap() - base
+		}
+		at := t0.Add(time.Duration(i) * step)
+		key := fmt.Sprintf("11.%d.%d.%d", i>>16&255, i>>8&255, i&255)
+		d := &vigil.Detection{Detector: "port_scan", Key: key, Span: span, MinCount: 20, MinDistinct: 20,
+			Signals: []vigil.Signal{{Key: key, ArtifactID: vigil.NewID(), At: at, Member: "22",
+				Nodes: []vigil.NodeRef{{Type: vigil.NodeIP, Value: key, Key: true}}}}}
+		tl.route("org", []*vigil.Detection{d}, at)
+	}
+	end := heap() - base
+	_, held, _ := tl.Stats()
+	if held > 2*live {
+		t.Fatalf("%d keys held, want about %d within the horizon", held, live)
+	}
+	t.Logf("heap: %d kB after %d keys, %d kB after %d (%d held)", steady>>10, 3*live, end>>10, 60*live, held)
+	if end > steady*3/2 {
+		t.Errorf("the Tally's heap grew from %d kB to %d kB while it held the same number of keys", steady>>10, end>>10)
+	}
+	runtime.KeepAlive(tl)
 }

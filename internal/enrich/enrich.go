@@ -22,7 +22,6 @@ import (
 	"hash/maphash"
 	"log/slog"
 	"net/netip"
-	"strings"
 	"sync"
 	"time"
 
@@ -361,11 +360,12 @@ func (e *Enricher) Submit(org string, results []Result) int {
 		if len(r.pending) == 0 {
 			continue
 		}
-		// The id is copied: an artifact's strings share the memory of its
-		// whole queue message (queue.decode), which a look-up waiting its
-		// turn under the rate limit, for hours when the queue is full,
-		// would keep alive: hundreds of kilobytes for a 36-byte id.
-		ref := &artRef{org: org, id: strings.Clone(r.ArtifactID), nodes: r.nodes, since: now}
+		// The id and nodes are copied: an artifact's strings share the
+		// memory of its whole queue message (queue.decode), which a
+		// look-up waiting its turn under the rate limit, for hours when
+		// the queue is full, would keep alive: hundreds of kilobytes for a
+		// 36-byte id.
+		ref := newArtRef(org, r.ArtifactID, r.nodes, now)
 		for _, l := range r.pending {
 			if !e.lookups.add(ref, l) {
 				e.m.dropped.WithLabelValues(l.provider).Inc()
@@ -537,15 +537,15 @@ func (e *Enricher) refresh(ctx context.Context, org string, arts []*artRef) {
 	p := e.newPass(ctx, org, s)
 	p.background = true
 	for _, ref := range arts {
-		mu := &e.locks[maphash.String(e.seed, org+"\x00"+ref.id)%uint64(len(e.locks))]
+		mu := &e.locks[maphash.String(e.seed, org+"\x00"+ref.id())%uint64(len(e.locks))]
 		mu.Lock()
 		p.memo = map[nodeKey]*nodeOutcome{}
 		p.fresh.since = ref.since
-		enr, _, _ := p.artifact(ref.nodes)
-		err := e.store.SetArtifactEnrichment(ctx, org, ref.id, enr)
+		enr, _, _ := p.artifact(ref.nodes())
+		err := e.store.SetArtifactEnrichment(ctx, org, ref.id(), enr)
 		mu.Unlock()
 		if err != nil && ctx.Err() == nil {
-			e.log.Warn("artifact enrichment not stored", slog.String("org", org), slog.String("artifact_id", ref.id), slog.Any("error", err))
+			e.log.Warn("artifact enrichment not stored", slog.String("org", org), slog.String("artifact_id", ref.id()), slog.Any("error", err))
 		}
 	}
 	p.flush()

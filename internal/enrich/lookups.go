@@ -2,6 +2,7 @@ package enrich
 
 import (
 	"context"
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,11 +14,75 @@ import (
 type lookup struct{ provider, key string }
 
 // artRef is an artifact waiting for outbound look-ups, with what is needed
-// to rebuild its enrichment when one returns.
+// to rebuild its enrichment when one returns: its nodes packed in one
+// string (packNodes), not a slice of them. A full queue holds 100,000 of
+// these for as long as the rate limit keeps them: as slices of the
+// artifacts' node strings they were 700,000 objects of the live heap for
+// the collector to mark at every cycle (on the internet-edge mix, every
+// scanner's address waits for RDAP); packed, an artRef is three.
 type artRef struct {
-	org, id string
-	nodes   []vigil.NodeRef
-	since   time.Time // when it was queued
+	org string
+	// data is the artifact's id, then its nodes (packNodes): one string
+	// of the queue's own.
+	data  string
+	idLen int
+	since time.Time // when it was queued
+}
+
+func newArtRef(org, id string, nodes []vigil.NodeRef, since time.Time) *artRef {
+	return &artRef{org: org, data: id + packNodes(nodes), idLen: len(id), since: since}
+}
+
+func (r *artRef) id() string { return r.data[:r.idLen] }
+
+func (r *artRef) nodes() []vigil.NodeRef { return unpackNodes(r.data[r.idLen:]) }
+
+// packNodes returns refs as one string: per node, its type's length (a
+// uvarint), its type, its value's length, its value, and 1 for a key or
+// 0.
+func packNodes(refs []vigil.NodeRef) string {
+	n := 0
+	for _, r := range refs {
+		n += len(r.Type) + len(r.Value) + 2*binary.MaxVarintLen64 + 1
+	}
+	b := make([]byte, 0, n)
+	for _, r := range refs {
+		b = binary.AppendUvarint(b, uint64(len(r.Type)))
+		b = append(b, r.Type...)
+		b = binary.AppendUvarint(b, uint64(len(r.Value)))
+		b = append(b, r.Value...)
+		k := byte(0)
+		if r.Key {
+			k = 1
+		}
+		b = append(b, k)
+	}
+	return string(b)
+}
+
+// unpackNodes returns the nodes packNodes packed into s, sharing its
+// memory.
+func unpackNodes(s string) []vigil.NodeRef {
+	var out []vigil.NodeRef
+	field := func() (string, bool) {
+		n, w := binary.Uvarint([]byte(s[:min(len(s), binary.MaxVarintLen64)]))
+		if w <= 0 || uint64(len(s)-w) < n {
+			return "", false
+		}
+		f := s[w : w+int(n)]
+		s = s[w+int(n):]
+		return f, true
+	}
+	for len(s) > 0 {
+		typ, ok1 := field()
+		value, ok2 := field()
+		if !ok1 || !ok2 || s == "" {
+			return out
+		}
+		out = append(out, vigil.NodeRef{Type: typ, Value: value, Key: s[0] == 1})
+		s = s[1:]
+	}
+	return out
 }
 
 // job is one queued look-up and the artifacts waiting for it. Artifacts
@@ -27,7 +92,8 @@ type job struct {
 	lookup
 	lane   *lane
 	arts   []*artRef
-	waited bool // counted once as rate-limited
+	first  [1]*artRef // arts' first, in the job's own memory
+	waited bool       // counted once as rate-limited
 }
 
 // lane holds the jobs of one (org, provider) with its rate-limit window.
@@ -130,7 +196,9 @@ func (q *lookupQueue) add(ref *artRef, l lookup) bool {
 		j.arts = append(j.arts, ref)
 		return true
 	}
-	j := &job{lookup: l, lane: ln, arts: []*artRef{ref}}
+	j := &job{lookup: l, lane: ln}
+	j.first[0] = ref
+	j.arts = j.first[:1:1] // most jobs serve one artifact: no slice of its own
 	ln.unchecked = append(ln.unchecked, j)
 	ln.byKey[l.key] = j
 	q.notifyLocked()
