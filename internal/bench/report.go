@@ -173,6 +173,11 @@ type SearchClass struct {
 	Before    *int64  `json:"total_before,omitempty"`
 	Expected  *int64  `json:"expected_total,omitempty"`
 	Stable    bool    `json:"total_stable"`
+	// TotalMin and TotalMax: the smallest and largest total of the
+	// class's requests (an estimate may move by estimateDrift while the
+	// store is written).
+	TotalMin int64 `json:"total_min"`
+	TotalMax int64 `json:"total_max"`
 	// CPUMs is the CPU per request of this process (the embedded server)
 	// and of the processes of --cpu-pids, over the class's requests: the
 	// latency a quiet machine would show when the requests run on one
