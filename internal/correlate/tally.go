@@ -485,14 +485,10 @@ func (t *Tally) sweep() {
 	}
 	t.hotDels += hotBefore - len(t.hot)
 	t.cold.compact()
-	if t.hotDels > 2*len(t.hot)+compactAfter {
+	if shouldCompact(t.hotDels, len(t.hot)) {
 		// As coldKeys.compact: the keys of alerts, every one of which
 		// may fire, are hot for their horizon and then forgotten.
-		hot := make(map[tallyKey]*hotKey, len(t.hot))
-		for tk, h := range t.hot {
-			hot[tk] = h
-		}
-		t.hot, t.hotDels = hot, 0
+		t.hot, t.hotDels = rebuilt(t.hot), 0
 	}
 	t.gone.expire(func(org, detector string) (time.Duration, int64, bool) {
 		span, ok := t.spans[detector]

@@ -173,32 +173,35 @@ func (cs *coldKeys) del(r coldRef) {
 	}
 }
 
-// compactAfter is how many keys, beyond twice those held, one forgets
-// before compact rebuilds it.
+// compactAfter is how many keys, beyond twice those held, a map forgets
+// before it is rebuilt (shouldCompact).
 const compactAfter = 1 << 16
 
-// compact rebuilds one and many at the size of what they hold once they
-// forgot more than twice that since the last rebuild. A Go map never
-// shrinks, and one whose keys come and go (every scanner's address, held
-// for minutes, then spilled or expired) keeps growing its tables past
-// what it holds: 100,000 keys took 11 MB once inserted and 44 MB after
-// millions had come and gone, and the Tally's share of the edge mix's
-// heap grew by 10 MB every two minutes of a run. The rebuild costs a
-// walk of the keys held, at most once per twice their number forgotten.
-func (cs *coldKeys) compact() bool {
-	if cs.dels <= 2*len(cs.one)+compactAfter {
-		return false
+// shouldCompact reports whether a map holding held keys, which forgot
+// dels since it was last rebuilt, is rebuilt now. A Go map never shrinks,
+// and one whose keys come and go (every scanner's address, held for
+// minutes, then spilled or expired) keeps growing its tables past what it
+// holds: 100,000 keys took 11 MB once inserted and 44 MB after millions
+// had come and gone, and the Tally's share of the edge mix's heap grew by
+// 10 MB every two minutes of a run. The rebuild costs a walk of the keys
+// held, at most once per twice their number forgotten.
+func shouldCompact(dels, held int) bool { return dels > 2*held+compactAfter }
+
+// rebuilt returns a copy of m at the size of what it holds (see
+// shouldCompact); not maps.Clone, which copies m's tables as they are.
+func rebuilt[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
 	}
-	one := make(map[coldRef]heldSignal, len(cs.one))
-	for r, h := range cs.one {
-		one[r] = h
+	return out
+}
+
+// compact rebuilds one and many once they forgot enough (shouldCompact).
+func (cs *coldKeys) compact() {
+	if shouldCompact(cs.dels, len(cs.one)) {
+		cs.one, cs.many, cs.dels = rebuilt(cs.one), rebuilt(cs.many), 0
 	}
-	many := make(map[coldRef]*coldKey, len(cs.many))
-	for r, c := range cs.many {
-		many[r] = c
-	}
-	cs.one, cs.many, cs.dels = one, many, 0
-	return true
 }
 
 // signals returns the signals of r, whose entry in one is h; a key of one
