@@ -190,17 +190,11 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	m0, _ := b.scrape(ctx)
-	if b.f.CPUProfile != "" {
-		pf, err := os.Create(b.f.CPUProfile)
-		if err != nil {
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			pf.Close()
-			return fmt.Errorf("--cpuprofile: %w", err)
-		}
-		defer func() { pprof.StopCPUProfile(); pf.Close() }()
+	prof, err := b.startCPUProfile(ctx)
+	if err != nil {
+		return err
 	}
+	defer prof.stop()
 	smp := b.startSampler(ctx)
 	rep.LoadAvgStart = loadAvg()
 	busy0 := hostBusy()
@@ -234,7 +228,9 @@ func (b *bench) run(ctx context.Context) error {
 	b.logf("load done: %d accepted in %.1fs, %d × 429, %d errors; waiting until %d are searchable",
 		rep.Accepted, rep.LoadSeconds, rep.Throttled, rep.Errors, want)
 	got, at, ok := b.waitSearchable(ctx, want, b.f.SearchableTimeout)
-	pprof.StopCPUProfile()
+	if err := prof.stop(); err != nil {
+		b.problem("%v", err)
+	}
 	if busy0 >= 0 {
 		rep.HostBusyCores = (hostBusy() - busy0) / at.Sub(t0).Seconds()
 	}
@@ -299,45 +295,6 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// heapProfiles writes a heap profile of this process, after a
-// collection, every --memprofile-every to --memprofile.1, .2, … until the
-// returned stop is called: what grows over a long run. Only the embedded
-// server's heap is this process's.
-func (b *bench) heapProfiles(ctx context.Context) (stop func()) {
-	if b.f.MemProfile == "" || b.f.MemProfileEvery <= 0 {
-		return func() {}
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	go func() {
-		defer close(finished)
-		t := time.NewTicker(b.f.MemProfileEvery)
-		defer t.Stop()
-		for n := 1; ; n++ {
-			select {
-			case <-ctx.Done():
-				return
-			case <-done:
-				return
-			case <-t.C:
-			}
-			name := fmt.Sprintf("%s.%d", b.f.MemProfile, n)
-			var ms runtime.MemStats
-			err := writeFile(name, func(w io.Writer) error {
-				runtime.GC()
-				runtime.ReadMemStats(&ms)
-				return pprof.Lookup("heap").WriteTo(w, 0)
-			})
-			if err != nil {
-				b.problem("--memprofile-every: %v", err)
-				return
-			}
-			b.logf("heap profile %s: %.0f MiB in use after a collection, %d objects", name, float64(ms.HeapAlloc)/(1<<20), ms.HeapObjects)
-		}
-	}()
-	return func() { close(done); <-finished }
 }
 
 // serverCounts fills in what the server's /metrics tell of the load

@@ -179,18 +179,20 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("defaults: %v", err)
 	}
 	for name, change := range map[string]func(*Config){
-		"no client":      func(c *Config) { c.Clients = 0 },
-		"batch too big":  func(c *Config) { c.Batch = 10001 },
-		"no duration":    func(c *Config) { c.Duration = 0 },
-		"url, no token":  func(c *Config) { c.URL = "http://127.0.0.1:1" },
-		"times":          func(c *Config) { c.Times = "now" },
-		"fsync":          func(c *Config) { c.Fsync = "sometimes" },
-		"batch is empty": func(c *Config) { c.Batch = 0 },
-		"fill":           func(c *Config) { c.Fill = -1 },
-		"fill, url":      func(c *Config) { c.Fill, c.URL, c.Token = 10, "http://127.0.0.1:1", "t" },
-		"data dir, url":  func(c *Config) { c.DataDir, c.URL, c.Token = "d", "http://127.0.0.1:1", "t" },
-		"fill days":      func(c *Config) { c.FillDays = 0 },
-		"artifacts":      func(c *Config) { c.Artifacts = -1 },
+		"no client":                       func(c *Config) { c.Clients = 0 },
+		"batch too big":                   func(c *Config) { c.Batch = 10001 },
+		"no duration":                     func(c *Config) { c.Duration = 0 },
+		"url, no token":                   func(c *Config) { c.URL = "http://127.0.0.1:1" },
+		"times":                           func(c *Config) { c.Times = "now" },
+		"fsync":                           func(c *Config) { c.Fsync = "sometimes" },
+		"batch is empty":                  func(c *Config) { c.Batch = 0 },
+		"fill":                            func(c *Config) { c.Fill = -1 },
+		"fill, url":                       func(c *Config) { c.Fill, c.URL, c.Token = 10, "http://127.0.0.1:1", "t" },
+		"data dir, url":                   func(c *Config) { c.DataDir, c.URL, c.Token = "d", "http://127.0.0.1:1", "t" },
+		"fill days":                       func(c *Config) { c.FillDays = 0 },
+		"artifacts":                       func(c *Config) { c.Artifacts = -1 },
+		"cpuprofile-every, no cpuprofile": func(c *Config) { c.CPUProfileEvery = time.Minute },
+		"cpuprofile-every":                func(c *Config) { c.CPUProfile, c.CPUProfileEvery = "p", -time.Second },
 	} {
 		c := ok
 		change(&c)

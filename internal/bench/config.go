@@ -37,7 +37,10 @@ type Config struct {
 	ServeArgs         string
 	SearchableTimeout time.Duration
 	CPUProfile        string
-	MemProfile        string
+	// CPUProfileEvery, with CPUProfile, cuts the CPU profile every this
+	// long: CPUProfile.1, .2, … instead of one file.
+	CPUProfileEvery time.Duration
+	MemProfile      string
 	// MemProfileEvery, with MemProfile, also writes a heap profile every
 	// this long during the load, after a collection: MemProfile.1, .2, …
 	MemProfileEvery time.Duration
@@ -77,7 +80,7 @@ type Config struct {
 }
 
 // hiddenFlags are left out of the usage text.
-var hiddenFlags = map[string]bool{"cpuprofile": true, "memprofile": true, "memprofile-every": true}
+var hiddenFlags = map[string]bool{"cpuprofile": true, "cpuprofile-every": true, "memprofile": true, "memprofile-every": true}
 
 // FlagSet returns the flag set "bench" with c's fields as its flags, at
 // their defaults, and a usage text that leaves the profiling flags out;
@@ -128,6 +131,7 @@ func (c *Config) FlagSet(out io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.SearchableTimeout, "searchable-timeout", 30*time.Minute, "how long to wait for every accepted artifact to become searchable")
 	fs.BoolVar(&c.StarterRules, "starter-rules", true, "false: turn every starter Sigma rule of the org off before the load (POST /v1/starter-rules/{id}/disable), to measure their cost")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the load phase (first POST until all searchable) to this file")
+	fs.DurationVar(&c.CPUProfileEvery, "cpuprofile-every", 0, "with --cpuprofile, cut the profile every this long: --cpuprofile's name + .1, .2, … (compare a long run's first minutes with its last)")
 	fs.StringVar(&c.DataDir, "data-dir", "", "data dir of the embedded server, kept after the run (default: a temporary one, removed); with --fill, reused by later runs")
 	fs.IntVar(&c.Fill, "fill", 0, "before the embedded server starts, store artifacts directly (sqlite InsertArtifacts, as the pipeline's store stage does; with --database-url, PostgreSQL COPY of the same rows) until the org holds this many, "+
 		"timestamps spread evenly over --fill-days ending now; then the load runs through the real pipeline on top (0: no fill)")
@@ -187,6 +191,8 @@ func (c *Config) Validate() error {
 		return errors.New("--artifacts-url needs --database-url and --artifacts-storage")
 	case c.ArtifactsURL != "" && c.URL != "":
 		return errors.New("--artifacts-url is the embedded server's: not with --url")
+	case c.CPUProfileEvery < 0 || c.CPUProfileEvery > 0 && c.CPUProfile == "":
+		return errors.New("--cpuprofile-every needs --cpuprofile and must not be negative")
 	case c.MemProfileEvery < 0 || c.MemProfileEvery > 0 && c.MemProfile == "":
 		return errors.New("--memprofile-every needs --memprofile and must not be negative")
 	case c.DataDir != "" && c.URL != "":
