@@ -5,15 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
 )
 
-// insertChunk is how many artifacts one INSERT stores (and one more
-// gives their full-text rows): a statement per artifact cost the writer
-// ≈ 5 µs each of database/sql, the driver and the statement's start and
-// end, twice an artifact, all under the one writer's lock.
+// insertChunk is how many artifacts one INSERT stores: a statement per
+// artifact cost the writer ≈ 5 µs each of database/sql, the driver and
+// the statement's start and end, all under the one writer's lock.
 const insertChunk = 50
 
 var (
@@ -24,7 +25,10 @@ var (
 	insertArtifactsSQL = `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 		VALUES ` + valueRows(9, insertChunk) + ` ON CONFLICT (id) DO NOTHING RETURNING rowid, id`
 	insertFTSSQL  = `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`
-	insertFTSsSQL = `INSERT INTO artifacts_fts (rowid, raw) VALUES ` + valueRows(2, insertChunk)
+	insertFTSsSQL = `INSERT INTO artifacts_fts (rowid, raw) VALUES ` + valueRows(2, insertChunk) // reindex.go
+	// The full-text rows of a whole batch in one statement, from a JSON
+	// object of rowid → text (ftsRows), in the order given.
+	insertFTSBatchSQL = `INSERT INTO artifacts_fts (rowid, raw) SELECT CAST(key AS INTEGER), value FROM json_each(?)`
 )
 
 // valueRows returns rows of n placeholders each: "(?, ?), (?, ?)".
@@ -34,7 +38,15 @@ func valueRows(n, rows int) string {
 
 // artifactWriter stores the artifacts of a batch in a transaction: their
 // rows, then their full-text rows in the order of their rowids (FTS5
-// flushes what it holds when a rowid is not larger than the last).
+// flushes what it holds when a rowid is not larger than the last), all in
+// one statement. FTS5 also flushes what it holds, as a new segment,
+// whenever a later statement of the transaction opens a savepoint, which
+// every statement of many rows does: the full-text rows given a chunk at a
+// time between the chunks of artifacts made a segment of insertChunk
+// artifacts each, twenty a batch, and every segment is read and written
+// again at each level of FTS5's merges, one more level for each sixteen
+// times the index grows (docs/benchmarks.md, "The full-text index's
+// segments").
 type artifactWriter struct {
 	tx     *wtx
 	org    string
@@ -60,7 +72,7 @@ func (w *artifactWriter) text(i int) string {
 }
 
 // insert writes the rows, insertChunk artifacts a statement, the last
-// ones one at a time, and sets rowids.
+// ones one at a time, and sets rowids; then their full-text rows.
 func (w *artifactWriter) insert(ctx context.Context) error {
 	for start := 0; start < len(w.arts); start += insertChunk {
 		ctx, err := uninterrupted(ctx)
@@ -77,7 +89,11 @@ func (w *artifactWriter) insert(ctx context.Context) error {
 			return err
 		}
 	}
-	return nil
+	ctx, err := uninterrupted(ctx)
+	if err != nil {
+		return err
+	}
+	return w.index(ctx)
 }
 
 // row appends the columns of artifact i to w.args.
@@ -91,7 +107,7 @@ func (w *artifactWriter) row(i int) {
 		nullJSON(a.Event), nullJSON(a.Enrichment))
 }
 
-// chunk stores the insertChunk artifacts from start in two statements.
+// chunk stores the insertChunk artifacts from start in one statement.
 func (w *artifactWriter) chunk(ctx context.Context, start int) error {
 	ins, err := w.tx.stmt(ctx, insertArtifactsSQL)
 	if err != nil {
@@ -138,19 +154,7 @@ func (w *artifactWriter) chunk(ctx context.Context, start int) error {
 			}
 		}
 	}
-	if len(got) < insertChunk {
-		return w.index(ctx, start, start+insertChunk)
-	}
-	fts, err := w.tx.stmt(ctx, insertFTSsSQL)
-	if err != nil {
-		return err
-	}
-	w.args = w.args[:0]
-	for i := start; i < start+insertChunk; i++ {
-		w.args = append(w.args, w.rowids[i], w.text(i))
-	}
-	_, err = fts.ExecContext(ctx, w.args...)
-	return err
+	return nil
 }
 
 // each stores the artifacts [start, end) one statement each.
@@ -173,27 +177,103 @@ func (w *artifactWriter) each(ctx context.Context, start, end int) error {
 			return err
 		}
 	}
-	return w.index(ctx, start, end)
+	return nil
 }
 
-// index writes the full-text rows of the artifacts [start, end) stored,
-// one statement each, in the order of their rowids.
-func (w *artifactWriter) index(ctx context.Context, start, end int) error {
-	fts, err := w.tx.stmt(ctx, insertFTSSQL)
-	if err != nil {
-		return err
-	}
-	order := make([]int, 0, end-start)
-	for i := start; i < end; i++ {
+// index writes the full-text rows of the artifacts stored, in the order of
+// their rowids: in one statement, or, when a text cannot pass through
+// JSON unchanged (ftsRows), one statement each (a statement of one row
+// opens no savepoint).
+func (w *artifactWriter) index(ctx context.Context) error {
+	order := make([]int, 0, len(w.arts))
+	for i := range w.arts {
 		if w.rowids[i] != 0 {
 			order = append(order, i)
 		}
 	}
+	if len(order) == 0 {
+		return nil
+	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(w.rowids[a], w.rowids[b]) })
+	if rows, ok := w.ftsRows(order); ok {
+		fts, err := w.tx.stmt(ctx, insertFTSBatchSQL)
+		if err != nil {
+			return err
+		}
+		_, err = fts.ExecContext(ctx, rows)
+		return err
+	}
+	fts, err := w.tx.stmt(ctx, insertFTSSQL)
+	if err != nil {
+		return err
+	}
 	for _, i := range order {
 		if _, err := fts.ExecContext(ctx, w.rowids[i], w.text(i)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// ftsRows returns the full-text rows of the artifacts order as a JSON
+// object of rowid → text, or false if a text holds what SQLite's JSON
+// would not give back byte for byte: a NUL, or bytes that are not UTF-8.
+// Those are rare; their batch takes a statement per row instead.
+func (w *artifactWriter) ftsRows(order []int) (string, bool) {
+	n := 2
+	for _, i := range order {
+		n += len(w.arts[i].Raw) + 32
+	}
+	b := make([]byte, 0, n)
+	b = append(b, '{')
+	for k, i := range order {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = strconv.AppendInt(b, w.rowids[i], 10)
+		b = append(b, '"', ':', '"')
+		var ok bool
+		if b, ok = appendJSONText(b, w.text(i)); !ok {
+			return "", false
+		}
+		b = append(b, '"')
+	}
+	b = append(b, '}')
+	return string(b), true
+}
+
+// appendJSONText appends s escaped as the inside of a JSON string: quote,
+// backslash and control characters escaped, every other byte as it is.
+// It reports false if s holds a NUL or is not valid UTF-8.
+func appendJSONText(b []byte, s string) ([]byte, bool) {
+	if !utf8.ValidString(s) {
+		return b, false
+	}
+	const hex = "0123456789abcdef"
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		if c == 0 {
+			return b, false
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		}
+		start = i + 1
+	}
+	return append(b, s[start:]...), true
 }

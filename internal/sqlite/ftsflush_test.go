@@ -1,0 +1,130 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil"
+)
+
+// TestOneSegmentPerBatch stores batches of real lines and counts the
+// full-text segments they made: FTS5 writes what it holds as a new
+// segment whenever a statement opens a savepoint in the transaction (any
+// statement of many rows does), and every segment written is merged again
+// and again as the index grows (a merge rewrites it on each level it
+// climbs). One segment per table per batch, not one per chunk of
+// insertChunk artifacts.
+func TestOneSegmentPerBatch(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "vigil.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	lines := datasetLines(t)
+	const batch, batches = 1000, 3
+	if len(lines) < batch*batches {
+		t.Skipf("%d dataset lines, want %d", len(lines), batch*batches)
+	}
+	now := time.Now().UTC()
+	segments := func(table string) int {
+		t.Helper()
+		var n int
+		if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM `+table+`_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for b := range batches {
+		arts := make([]*vigil.Artifact, batch)
+		for i := range arts {
+			l := lines[b*batch+i]
+			arts[i] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
+		}
+		if err := s.InsertArtifacts(ctx, "o", arts); err != nil {
+			t.Fatal(err)
+		}
+		for _, table := range []string{"artifacts_fts", "artifacts_addr"} {
+			if got := segments(table); got != b+1 {
+				t.Errorf("after %d batches of %d artifacts, %s has %d segments, want %d", b+1, batch, table, got, b+1)
+			}
+		}
+	}
+}
+
+// TestFTSRowsRoundTrip: the texts given to the full-text index through
+// JSON (ftsRows) reach it byte for byte as they were, under their rowids
+// and in their order; a text JSON would change (a NUL, bytes that are not
+// UTF-8) sends its batch down the statement-per-row path instead.
+func TestFTSRowsRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "vigil.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	texts := []string{
+		"plain words 10.0.0.1",
+		`quote " and backslash \ and \" both`,
+		"tab\there, newline\nthere, return\r, bell\a, escape\x1b[0m, unit\x1f, del\x7f",
+		"unicode: Grüße, 日本語, emoji 🙂, combining é",
+		`json-looking {"a": [1, "b"]} \u0041 \\n`,
+		"",
+		" ",
+	}
+	for _, l := range datasetLines(t) {
+		texts = append(texts, l[1])
+		if len(texts) == 2000 {
+			break
+		}
+	}
+	check := func(texts []string, wantOK bool) {
+		t.Helper()
+		w := artifactWriter{wholeBelow: 0}
+		var order []int
+		for i, x := range texts {
+			w.arts = append(w.arts, &vigil.Artifact{Raw: x})
+			w.texts = append(w.texts, x)
+			w.rowids = append(w.rowids, int64(1000+3*i))
+			order = append(order, i)
+		}
+		rows, ok := w.ftsRows(order)
+		if ok != wantOK {
+			t.Fatalf("ftsRows of %q...: ok %v, want %v", texts[len(texts)-1], ok, wantOK)
+		}
+		if !ok {
+			return
+		}
+		rs, err := s.w.QueryContext(ctx, `SELECT CAST(key AS INTEGER), value, typeof(value) FROM json_each(?)`, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rs.Close()
+		k := 0
+		for rs.Next() {
+			var rowid int64
+			var got, typ string
+			if err := rs.Scan(&rowid, &got, &typ); err != nil {
+				t.Fatal(err)
+			}
+			if k >= len(texts) {
+				t.Fatalf("more rows than the %d texts", len(texts))
+			}
+			if rowid != w.rowids[k] || got != texts[k] || typ != "text" {
+				t.Errorf("row %d: rowid %d, %s %q; want rowid %d, text %q", k, rowid, typ, got, w.rowids[k], texts[k])
+			}
+			k++
+		}
+		if err := rs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if k != len(texts) {
+			t.Errorf("%d rows, want %d", k, len(texts))
+		}
+	}
+	check(texts, true)
+	check(append(texts[:3:3], "a NUL \x00 inside"), false)
+	check(append(texts[:3:3], "not UTF-8 \xff\xfe"), false)
+}
