@@ -128,3 +128,40 @@ func TestFTSRowsRoundTrip(t *testing.T) {
 	check(append(texts[:3:3], "a NUL \x00 inside"), false)
 	check(append(texts[:3:3], "not UTF-8 \xff\xfe"), false)
 }
+
+// TestMergeFanout: FTS5 merges a level's segments into one of the next
+// once automerge of them exist (migration 0038: 32). Each level is a
+// rewrite of every entry, and the next level begins after automerge^level
+// batches: with 16 the third began at 4,096 batches, the fifth minute of
+// the edge mix, and made every later minute dearer than the first
+// (docs/benchmarks.md). 24 batches are 24 segments, unmerged.
+func TestMergeFanout(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "vigil.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	lines := datasetLines(t)
+	const batch, batches = 1000, 24
+	now := time.Now().UTC()
+	for b := range batches {
+		arts := make([]*vigil.Artifact, batch)
+		for i := range arts {
+			l := lines[(b*batch+i)%len(lines)]
+			arts[i] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
+		}
+		if err := s.InsertArtifacts(ctx, "o", arts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, table := range []string{"artifacts_fts", "artifacts_addr"} {
+		var n int
+		if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM `+table+`_idx`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != batches {
+			t.Errorf("%s: %d segments after %d batches, want %d (none merged before 32 exist)", table, n, batches, batches)
+		}
+	}
+}
