@@ -14,6 +14,18 @@ import (
 // artifacts: a few statements for each, their rows as JSON arrays.
 
 func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, int, error) {
+	if !g.Context {
+		// Its nodes now, the rest with the batch's other growths
+		// (settle); the incident grows once a batch (GrowIncident).
+		if err := t.growNodes(ctx, g); err != nil {
+			return 0, 0, err
+		}
+		t.queueGrowth(g)
+		return 0, 0, nil
+	}
+	if err := t.settle(ctx); err != nil {
+		return 0, 0, err
+	}
 	added, err := t.growObservation(ctx, g)
 	return added.nodes, added.artifacts, err
 }
@@ -69,6 +81,9 @@ func (t *corrTx) growObservation(ctx context.Context, g correlate.Growth) (added
 }
 
 func (t *corrTx) GrowIncident(ctx context.Context, g correlate.IncidentGrowth) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
 	if err != nil {
 		return err
