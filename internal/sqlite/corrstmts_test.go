@@ -126,3 +126,38 @@ func TestGrowthStatementsPerBatch(t *testing.T) {
 		t.Errorf("%.1f correlation statements per growth, want at most 10", perGrowth)
 	}
 }
+
+// TestGrowthWritePlans holds the statements that write a batch's growths
+// and events at once to plans that start from their JSON list and find
+// each row by its key: planned freely, the bursts' extension walked the
+// org's bursts (detect_bursts_last by org_id alone) for every batch.
+func TestGrowthWritePlans(t *testing.T) {
+	s, err := Open(t.Context(), filepath.Join(t.TempDir(), "v.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for name, c := range map[string]struct {
+		q    string
+		args []any
+	}{
+		"artifacts":    {settleArtifactsSQL, []any{`[["o",["a"]]]`, "org", 5000}},
+		"observations": {settleObservationsSQL, []any{`[["o","d","low",1,2,0]]`, "org"}},
+		"bursts":       {settleBurstsSQL, []any{`[["d","k","o",1,2,"org"]]`}},
+		"events":       {insertEventsSQL, []any{`[["i","t","a","v",1,"{}"]]`, "org"}},
+	} {
+		plan, err := QueryPlan(t.Context(), s, c.q, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		steps := strings.Split(plan, "\n")
+		if !strings.HasPrefix(steps[0], "SCAN ") || !strings.Contains(steps[0], "VIRTUAL TABLE") {
+			t.Errorf("%s: plan\n%s\nwant the JSON list first", name, plan)
+		}
+		for _, st := range steps[1:] {
+			if strings.HasPrefix(st, "SCAN ") && !strings.Contains(st, "VIRTUAL TABLE") || strings.Contains(st, "(org_id=?)") {
+				t.Errorf("%s: plan\n%s\nwant every table read by its key", name, plan)
+			}
+		}
+	}
+}
