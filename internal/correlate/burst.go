@@ -45,9 +45,12 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 	}
 	var out []Recorded
 	var touched []string
-	err = e.store.Correlate(ctx, org, func(tx Tx) error {
+	err = e.store.Correlate(ctx, org, func(stx Tx) error {
 		out = out[:0]
 		rb := newRollupBatch()
+		// The batch's growths ask about the same key nodes again and
+		// again.
+		tx := &hubCache{Tx: stx}
 		if err := tx.LockDetections(ctx, locks); err != nil {
 			return err
 		}
@@ -68,7 +71,7 @@ func (e *Engine) Detect(ctx context.Context, org string, ds []*vigil.Detection) 
 				out = append(out, Recorded{ObservationID: id})
 			}
 		}
-		if err := recordSpilled(ctx, tx, spilled); err != nil {
+		if err := recordSpilled(ctx, stx, spilled); err != nil {
 			return err
 		}
 		if err := rb.flush(ctx, tx, e.now()); err != nil {

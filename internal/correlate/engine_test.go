@@ -88,6 +88,14 @@ func (f *fakeTx) RecordEvent(_ context.Context, ev vigil.IncidentEvent) error {
 	f.call("RecordEvent %s %s by %s/%s %s%s%s%s", ev.Type, ev.IncidentID, ev.Actor, ev.Via, d.ObservationID, d.MergedFrom, d.MergedInto, moved)
 	return nil
 }
+func (f *fakeTx) RecordEvents(ctx context.Context, evs []vigil.IncidentEvent) error {
+	for _, ev := range evs {
+		if err := f.RecordEvent(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 func (f *fakeTx) RebuildIncident(_ context.Context, id string, _ time.Time) error {
 	f.call("RebuildIncident %s", id)
 	return nil

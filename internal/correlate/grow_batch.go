@@ -15,8 +15,8 @@ import (
 // observations of the same few incidents, each naming the same host,
 // account and artifacts, and each growth added them to the incident and
 // refreshed it. Its "grew" events, one per growth as before, are
-// recorded after it is written, each with the incident's artifact count
-// as the batch leaves it.
+// recorded after it is written, all at once, each with the incident's
+// artifact count as the batch leaves it.
 type pendingGrowth struct {
 	nodes     []string
 	keys      map[string]bool
@@ -68,10 +68,8 @@ func (rb *rollupBatch) flushGrowths(ctx context.Context, tx Tx) error {
 		if err := tx.GrowIncident(ctx, IncidentGrowth{IncidentID: id, NodeIDs: p.nodes, Keys: p.keys, ArtifactIDs: p.artifacts, At: p.at}); err != nil {
 			return err
 		}
-		for _, ev := range p.events {
-			if err := tx.RecordEvent(ctx, ev); err != nil {
-				return err
-			}
+		if err := tx.RecordEvents(ctx, p.events); err != nil {
+			return err
 		}
 		delete(rb.growing, id)
 	}

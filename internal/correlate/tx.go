@@ -63,6 +63,10 @@ type Tx interface {
 	// ev.IncidentID, with the incident's artifact count as the
 	// transaction has made it so far.
 	RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error
+	// RecordEvents is RecordEvent of each of evs, in order (a store may
+	// write them in one statement): the events of one incident that a
+	// batch's growths recorded, a hundred a batch on the Windows mix.
+	RecordEvents(ctx context.Context, evs []vigil.IncidentEvent) error
 	// RebuildIncident recomputes an incident's nodes and artifacts from its
 	// observations, then its counts and headline; a roll-up's nodes stay
 	// context and its sources are counted again from its observations.

@@ -36,6 +36,16 @@ func (t *corrTx) RecordEvent(_ context.Context, ev vigil.IncidentEvent) error {
 	return nil
 }
 
+// RecordEvents queues the inserts of evs, in order.
+func (t *corrTx) RecordEvents(ctx context.Context, evs []vigil.IncidentEvent) error {
+	for _, ev := range evs {
+		if err := t.RecordEvent(ctx, ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 const eventCols = `id, COALESCE(pos, 0), incident_id, type, actor, via, at, artifact_count, detail`
 
 func scanEvent(row pgx.CollectableRow) (*vigil.IncidentEvent, error) {

@@ -24,6 +24,9 @@ func (s *Store) Correlate(ctx context.Context, org string, fn func(correlate.Tx)
 		if err := fn(t); err != nil {
 			return err
 		}
+		if err := t.settle(ctx); err != nil {
+			return err
+		}
 		return t.widenPending(ctx)
 	}))
 }
@@ -51,6 +54,8 @@ type corrTx struct {
 	// placed are the observations InsertObservation wrote into the
 	// incident the engine set, by id: JoinRollup has nothing to move.
 	placed map[string]string
+	// pending are the growths not written yet (grow_pending.go).
+	pending pendingGrowths
 }
 
 var _ correlate.Tx = (*corrTx)(nil)
@@ -129,6 +134,9 @@ func (t *corrTx) CreateIncident(ctx context.Context, inc correlate.NewIncident) 
 const incidentOfOrg = `EXISTS (SELECT 1 FROM incidents WHERE id = ?1 AND +org_id = ?2)`
 
 func (t *corrTx) MergeIncident(ctx context.Context, from, into string, now time.Time) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	// Each statement with the number of parameters it names (?1…?n): the
 	// C driver refuses more arguments than a statement has.
 	stmts := []struct {
@@ -172,7 +180,14 @@ func (t *corrTx) RecordEvent(ctx context.Context, ev vigil.IncidentEvent) error 
 	return insertEvent(ctx, t.tx, t.org, ev)
 }
 
+func (t *corrTx) RecordEvents(ctx context.Context, evs []vigil.IncidentEvent) error {
+	return insertEvents(ctx, t.tx, t.org, evs)
+}
+
 func (t *corrTx) RebuildIncident(ctx context.Context, id string, now time.Time) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	stmts := []string{
 		`DELETE FROM incident_nodes WHERE incident_id = ?1 AND ` + incidentOfOrg,
 		// A roll-up's nodes are context, whatever its observations say.
@@ -346,6 +361,9 @@ func (t *corrTx) insertRefs(ctx context.Context, obsID string, nodeIDs []string,
 }
 
 func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Observation, keys map[string]bool, now time.Time) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET incident_id = ? WHERE id = ? AND +org_id = ?`, incident, o.ID, t.org); err != nil {
 		return err
 	}
@@ -360,10 +378,16 @@ func (t *corrTx) JoinIncident(ctx context.Context, incident string, o *vigil.Obs
 }
 
 func (t *corrTx) LockObservation(ctx context.Context, id string) (*vigil.Observation, error) {
+	if err := t.settle(ctx); err != nil {
+		return nil, err
+	}
 	return getObservation(ctx, t.tx, t.org, id)
 }
 
 func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, rank int, keys map[string]bool, refs bool) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	var count any // NULL: the artifacts stay as they are
 	if refs {
 		count = len(o.ArtifactIDs)
@@ -389,6 +413,9 @@ func (t *corrTx) UpdateObservation(ctx context.Context, o *vigil.Observation, ra
 }
 
 func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	// Its nodes and artifacts go with it (ON DELETE CASCADE).
 	t.forgetGrown(id)
 	_, err := t.tx.ExecContext(ctx, `DELETE FROM observations WHERE id = ? AND +org_id = ?`, id, t.org)
@@ -396,6 +423,9 @@ func (t *corrTx) DeleteObservation(ctx context.Context, id string) error {
 }
 
 func (t *corrTx) ObservationIncidents(ctx context.Context, ids []string) (map[string]string, error) {
+	if err := t.settle(ctx); err != nil {
+		return nil, err
+	}
 	out := make(map[string]string, len(ids))
 	if len(ids) == 1 {
 		var incident string

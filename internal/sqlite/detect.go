@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/vigil-soc/vigil"
@@ -61,7 +62,26 @@ func (t *corrTx) RecordedUnits(ctx context.Context, k correlate.DetectionKey, un
 	return out, nil
 }
 
+// Bursts reads them as the growths and extensions not written yet
+// (pendingGrowths) leave them: an extension only moves a burst's last
+// signal later, so a key with one pending is read from its first burst
+// on and those before since are left out here.
 func (t *corrTx) Bursts(ctx context.Context, k correlate.DetectionKey, since int64) ([]correlate.Burst, error) {
+	if len(t.pending.obs) == 0 {
+		return t.bursts(ctx, k, since)
+	}
+	from := since
+	if t.pending.keys[k] {
+		from = math.MinInt64
+	}
+	out, err := t.bursts(ctx, k, from)
+	if err != nil {
+		return nil, err
+	}
+	return t.pending.overlay(out, since), nil
+}
+
+func (t *corrTx) bursts(ctx context.Context, k correlate.DetectionKey, since int64) ([]correlate.Burst, error) {
 	rows, err := t.tx.QueryContext(ctx, `SELECT b.observation_id, b.first_at, b.last_at, b.signals,
 			COALESCE(o.incident_id, ''), COALESCE(o.severity, ''), COALESCE(i.status IN (1, 2), 0),
 			EXISTS (SELECT 1 FROM rollups r WHERE r.incident_id = o.incident_id)
@@ -202,13 +222,6 @@ func (t *corrTx) WindowSignals(ctx context.Context, k correlate.DetectionKey, fr
 func (t *corrTx) StartBurst(ctx context.Context, b correlate.Burst) error {
 	_, err := t.tx.ExecContext(ctx, `INSERT INTO detect_bursts (org_id, detector, key, observation_id, first_at, last_at, signals)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`, t.org, b.Detector, b.Key, b.ObservationID, b.First, b.Last, b.Signals)
-	return err
-}
-
-func (t *corrTx) ExtendBurst(ctx context.Context, k correlate.DetectionKey, observationID string, last int64, signals int) error {
-	_, err := t.tx.ExecContext(ctx, `UPDATE detect_bursts SET last_at = ?, signals = ?
-		WHERE org_id = ? AND detector = ? AND key = ? AND observation_id = ?`,
-		last, signals, t.org, k.Detector, k.Key, observationID)
 	return err
 }
 

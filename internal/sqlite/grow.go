@@ -14,6 +14,18 @@ import (
 // artifacts: a few statements for each, their rows as JSON arrays.
 
 func (t *corrTx) GrowObservation(ctx context.Context, g correlate.Growth) (int, int, error) {
+	if !g.Context {
+		// Its nodes now, the rest with the batch's other growths
+		// (settle); the incident grows once a batch (GrowIncident).
+		if err := t.growNodes(ctx, g); err != nil {
+			return 0, 0, err
+		}
+		t.queueGrowth(g)
+		return 0, 0, nil
+	}
+	if err := t.settle(ctx); err != nil {
+		return 0, 0, err
+	}
 	added, err := t.growObservation(ctx, g)
 	return added.nodes, added.artifacts, err
 }
@@ -23,36 +35,7 @@ func (t *corrTx) growObservation(ctx context.Context, g correlate.Growth) (added
 	if err := t.growNodes(ctx, g); err != nil {
 		return none, err
 	}
-	// The observation lists at most MaxObservationArtifacts artifacts, in
-	// the order they came, after those it has; the incident takes them
-	// all. How many it has is kept with it (counted once for an
-	// observation of an older build): counting up to 5,000 rows at every
-	// batch of a long burst took a tenth of its growth. One statement for
-	// the growth's artifacts, their ids as a JSON array: a statement per
-	// artifact, and one to read the count, were a fifth of the
-	// statements of a batch of Sigma matches on Windows events.
-	added := 0
-	if len(g.ArtifactIDs) > 0 {
-		list, err := json.Marshal(g.ArtifactIDs)
-		if err != nil {
-			return none, err
-		}
-		res, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
-			SELECT o.id, j.value, o.n + j.key FROM (SELECT id, COALESCE(artifact_count,
-				(SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?1)) AS n
-				FROM observations WHERE id = ?1 AND +org_id = ?2) o, json_each(?3) j
-			WHERE o.n + j.key < ?4 ORDER BY j.key ON CONFLICT DO NOTHING`,
-			g.ObservationID, t.org, string(list), vigil.MaxObservationArtifacts)
-		if err != nil {
-			return none, err
-		}
-		n, _ := res.RowsAffected()
-		added = int(n)
-	}
-	if _, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?1, severity = ?2, title_rank = ?3, updated_at = ?4,
-		artifact_count = COALESCE(artifact_count + ?5, (SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?6))
-		WHERE id = ?6 AND +org_id = ?7`,
-		g.Description, g.Severity, g.TitleRank, nanos(g.Now), added, g.ObservationID, t.org); err != nil {
+	if err := t.writeGrowth(ctx, g); err != nil {
 		return none, err
 	}
 	if !g.Context {
@@ -68,7 +51,47 @@ func (t *corrTx) growObservation(ctx context.Context, g correlate.Growth) (added
 	return inc, nil
 }
 
+// writeGrowth appends g's artifacts to its observation and writes its
+// description, severity, rank and count, in two statements: one growth
+// alone (settle writes many at once).
+func (t *corrTx) writeGrowth(ctx context.Context, g correlate.Growth) error {
+	// The observation lists at most MaxObservationArtifacts artifacts, in
+	// the order they came, after those it has; the incident takes them
+	// all. How many it has is kept with it (counted once for an
+	// observation of an older build): counting up to 5,000 rows at every
+	// batch of a long burst took a tenth of its growth. One statement for
+	// the growth's artifacts, their ids as a JSON array: a statement per
+	// artifact, and one to read the count, were a fifth of the
+	// statements of a batch of Sigma matches on Windows events.
+	added := 0
+	if len(g.ArtifactIDs) > 0 {
+		list, err := json.Marshal(g.ArtifactIDs)
+		if err != nil {
+			return err
+		}
+		res, err := t.tx.ExecContext(ctx, `INSERT INTO observation_artifacts (observation_id, artifact_id, pos)
+			SELECT o.id, j.value, o.n + j.key FROM (SELECT id, COALESCE(artifact_count,
+				(SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?1)) AS n
+				FROM observations WHERE id = ?1 AND +org_id = ?2) o, json_each(?3) j
+			WHERE o.n + j.key < ?4 ORDER BY j.key ON CONFLICT DO NOTHING`,
+			g.ObservationID, t.org, string(list), vigil.MaxObservationArtifacts)
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		added = int(n)
+	}
+	_, err := t.tx.ExecContext(ctx, `UPDATE observations SET description = ?1, severity = ?2, title_rank = ?3, updated_at = ?4,
+		artifact_count = COALESCE(artifact_count + ?5, (SELECT COUNT(*) FROM observation_artifacts WHERE observation_id = ?6))
+		WHERE id = ?6 AND +org_id = ?7`,
+		g.Description, g.Severity, g.TitleRank, nanos(g.Now), added, g.ObservationID, t.org)
+	return err
+}
+
 func (t *corrTx) GrowIncident(ctx context.Context, g correlate.IncidentGrowth) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	added, err := t.addToIncident(ctx, g.IncidentID, g.NodeIDs, g.Keys, g.ArtifactIDs)
 	if err != nil {
 		return err

@@ -161,6 +161,9 @@ func (t *corrTx) widenEvents(ctx context.Context, incident string, span eventSpa
 }
 
 func (t *corrTx) UpdateRollup(ctx context.Context, u correlate.RollupUpdate) error {
+	if err := t.settle(ctx); err != nil {
+		return err
+	}
 	if _, err := t.tx.ExecContext(ctx, `UPDATE rollups SET sources = sources + ?, count = count + ?, title = COALESCE(NULLIF(?, ''), title)
 		WHERE incident_id = ? AND org_id = ?`, u.Sources, u.Count, u.Title, u.IncidentID, t.org); err != nil {
 		return err
@@ -189,6 +192,9 @@ func (t *corrTx) AddRollupSource(ctx context.Context, incident, node string, cou
 const rollupOfOrg = `EXISTS (SELECT 1 FROM rollups WHERE incident_id = ?1 AND org_id = ?5)`
 
 func (t *corrTx) RollupCandidates(ctx context.Context, detection string, since time.Time) ([]correlate.Candidacy, error) {
+	if err := t.settle(ctx); err != nil {
+		return nil, err
+	}
 	rows, err := t.tx.QueryContext(ctx, `SELECT o.incident_id, o.id, o.severity, COALESCE(r.detection, ''), COALESCE(r.node_id, '')
 		FROM observations o LEFT JOIN entity_risk r ON r.org_id = ?1 AND r.observation_id = o.id
 		WHERE o.incident_id IN (SELECT i.id FROM incidents i
@@ -214,6 +220,9 @@ func (t *corrTx) RollupCandidates(ctx context.Context, detection string, since t
 }
 
 func (t *corrTx) TakeIntoRollup(ctx context.Context, obs []string, node, from, into string, now time.Time) (bool, int, bool, error) {
+	if err := t.settle(ctx); err != nil {
+		return false, 0, false, err
+	}
 	var nodes, arts int
 	var events eventSpan // of the artifacts taken in
 	for _, id := range obs {
@@ -304,6 +313,9 @@ func (t *corrTx) RollupsOf(ctx context.Context, node string) ([]correlate.Rollup
 }
 
 func (t *corrTx) LeaveRollup(ctx context.Context, r correlate.Rollup, node, to string, now time.Time) ([]string, int, error) {
+	if err := t.settle(ctx); err != nil {
+		return nil, 0, err
+	}
 	moved, err := queryStrings(ctx, t.tx, `SELECT o.id FROM observation_nodes x JOIN observations o ON o.id = x.observation_id
 		WHERE x.node_id = ? AND x.key = 1 AND o.incident_id = ? AND +o.org_id = ? ORDER BY o.created_at, o.id`, node, r.IncidentID, t.org)
 	if err != nil {

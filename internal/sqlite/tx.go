@@ -35,8 +35,16 @@ type nodeRef struct{ org, typ, value string }
 // than the ref's for a name joined to an account, JoinAccounts).
 type cachedNode struct{ id, value string }
 
+// stmtHook, when a test sets it, is called with the text of every
+// statement a write transaction runs through it (before any transaction
+// begins: it is read without a lock).
+var stmtHook func(q string)
+
 // stmt returns q prepared in the transaction (closed when it ends).
 func (t *wtx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if stmtHook != nil {
+		stmtHook(q)
+	}
 	if st, ok := t.stmts[q]; ok {
 		return st, nil
 	}
