@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/jsontext"
 )
 
 // insertChunk is how many artifacts one INSERT stores: a statement per
@@ -232,48 +233,21 @@ func (w *artifactWriter) ftsRows(order []int) (string, bool) {
 		}
 		b = append(b, '"')
 		b = strconv.AppendInt(b, w.rowids[i], 10)
-		b = append(b, '"', ':', '"')
-		var ok bool
-		if b, ok = appendJSONText(b, w.text(i)); !ok {
+		b = append(b, '"', ':')
+		t := w.text(i)
+		if !jsonSafe(t) {
 			return "", false
 		}
-		b = append(b, '"')
+		b = jsontext.AppendString(b, t)
 	}
 	b = append(b, '}')
 	return string(b), true
 }
 
-// appendJSONText appends s escaped as the inside of a JSON string: quote,
-// backslash and control characters escaped, every other byte as it is.
-// It reports false if s holds a NUL or is not valid UTF-8.
-func appendJSONText(b []byte, s string) ([]byte, bool) {
-	if !utf8.ValidString(s) {
-		return b, false
-	}
-	const hex = "0123456789abcdef"
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		if c == 0 {
-			return b, false
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		}
-		start = i + 1
-	}
-	return append(b, s[start:]...), true
+// jsonSafe reports whether s comes back from SQLite's JSON byte for byte
+// when written as a JSON string (jsontext.AppendString): valid UTF-8
+// (AppendString would replace other bytes) without a NUL (which ends a
+// text read back from JSON).
+func jsonSafe(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
 }
