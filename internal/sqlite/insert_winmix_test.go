@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
-	"github.com/vigil-soc/vigil/internal/evtx"
 )
 
 // BenchmarkInsertWindows is the store stage alone for the Windows mix of
@@ -16,21 +15,10 @@ import (
 // times. cpu-ns/artifact is the process's CPU time per artifact, after
 // the first 3,000 (which train the source's compression dictionary).
 func BenchmarkInsertWindows(b *testing.B) {
-	root := filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx")
-	files, _ := filepath.Glob(filepath.Join(root, "*", "*.evtx"))
-	deeper, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.evtx"))
-	var raws []string
-	for _, f := range append(files, deeper...) {
-		docs, err := evtx.Documents(f)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range docs {
-			raws = append(raws, string(d))
-		}
-	}
-	if len(raws) == 0 {
-		b.Fatalf("no recordings under %s (../shared/datasets beside the checkout)", root)
+	mix := windowsMix(b)
+	raws := make([]string, len(mix))
+	for i, a := range mix {
+		raws[i] = a.Raw
 	}
 	s, err := Open(b.Context(), filepath.Join(b.TempDir(), "v.db"), Options{})
 	if err != nil {
