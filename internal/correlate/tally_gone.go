@@ -2,13 +2,14 @@ package correlate
 
 import (
 	"hash/maphash"
+	"slices"
 	"time"
 )
 
 // goneKeys holds, compactly, the keys whose signals the store holds and
 // whose last transaction committed: a 64-bit hash of each, per org,
 // detector and slot of its newest signal's time, instead of a map entry
-// of its own. On an internet-facing host most of them are scanning
+// of its own (and, once sealed, 32 bits of it: goneSet). On an internet-facing host most of them are scanning
 // addresses spilled to the store when the Tally was full, never seen
 // again; a map entry each (its key's three strings and a hotKey) took
 // hundreds of megabytes at a few thousand new addresses a second. A key
@@ -17,7 +18,7 @@ import (
 // exactly all the same.
 type goneKeys struct {
 	seed  maphash.Seed
-	slots map[goneSlot]map[uint64]struct{}
+	slots map[goneSlot]*goneSet
 	n     int
 }
 
@@ -26,12 +27,52 @@ type goneSlot struct {
 	slot          int64
 }
 
+// goneSet is the keys of one slot: the newest as their hashes in a map
+// (open), the others as the high 32 bits of their hashes, sorted
+// (sealed) — 4 bytes a key, where a map entry took 10 to 20 and an alert
+// key stays for its detector's hour and more: on the internet-edge mix
+// the map of 64-bit hashes grew the live heap by 29 MB over 30 minutes
+// (docs/benchmarks.md). A key whose fingerprint another one shares is
+// routed to the store without need, as with a shared hash: at 500,000
+// keys a slot, one look-up in 8,000 or so.
+type goneSet struct {
+	open   map[uint64]struct{}
+	sealed []uint32
+}
+
+// goneSealAt is how many keys a slot's map holds before they are sealed.
+const goneSealAt = 1 << 14
+
+func (s *goneSet) has(h uint64) bool {
+	if _, ok := s.open[h]; ok {
+		return true
+	}
+	_, ok := slices.BinarySearch(s.sealed, uint32(h>>32))
+	return ok
+}
+
+func (s *goneSet) len() int { return len(s.open) + len(s.sealed) }
+
+// seal moves the open keys into sealed.
+func (s *goneSet) seal() {
+	if len(s.open) == 0 {
+		return
+	}
+	fp := make([]uint32, len(s.sealed), len(s.sealed)+len(s.open))
+	copy(fp, s.sealed)
+	for h := range s.open {
+		fp = append(fp, uint32(h>>32))
+	}
+	slices.Sort(fp)
+	s.sealed, s.open = slices.Clip(slices.Compact(fp)), nil
+}
+
 // goneSlots is how many slots a horizon spans: a key is forgotten at most
 // a slot's width after its horizon passed.
 const goneSlots = 4
 
 func newGoneKeys() goneKeys {
-	return goneKeys{seed: maphash.MakeSeed(), slots: map[goneSlot]map[uint64]struct{}{}}
+	return goneKeys{seed: maphash.MakeSeed(), slots: map[goneSlot]*goneSet{}}
 }
 
 func (g *goneKeys) hash(tk tallyKey) uint64 {
@@ -51,15 +92,24 @@ func width(horizon time.Duration) int64 { return max(int64(horizon)/goneSlots, i
 // add records tk, its newest signal at newest (Unix nanoseconds).
 func (g *goneKeys) add(tk tallyKey, newest int64, horizon time.Duration) {
 	s := goneSlot{tk.org, tk.detector, newest / width(horizon)}
-	m := g.slots[s]
-	if m == nil {
-		m = map[uint64]struct{}{}
-		g.slots[s] = m
+	set := g.slots[s]
+	if set == nil {
+		set = &goneSet{}
+		g.slots[s] = set
 	}
 	h := g.hash(tk)
-	if _, ok := m[h]; !ok {
-		m[h] = struct{}{}
-		g.n++
+	if set.has(h) {
+		return
+	}
+	if set.open == nil {
+		set.open = map[uint64]struct{}{}
+	}
+	set.open[h] = struct{}{}
+	g.n++
+	if len(set.open) >= goneSealAt {
+		g.n -= set.len()
+		set.seal()
+		g.n += set.len()
 	}
 }
 
@@ -73,7 +123,7 @@ func (g *goneKeys) has(tk tallyKey, mark int64, horizon time.Duration) bool {
 	w := width(horizon)
 	h := g.hash(tk)
 	for s := (mark - int64(horizon)) / w; s <= mark/w; s++ {
-		if _, ok := g.slots[goneSlot{tk.org, tk.detector, s}][h]; ok {
+		if set := g.slots[goneSlot{tk.org, tk.detector, s}]; set != nil && set.has(h) {
 			return true
 		}
 	}
@@ -81,13 +131,22 @@ func (g *goneKeys) has(tk tallyKey, mark int64, horizon time.Duration) bool {
 }
 
 // expire forgets the slots wholly before their detector's horizon
-// (horizon returns it, and the newest signal of the org and detector).
+// (horizon returns it, and the newest signal of the org and detector),
+// and seals the others but the newest.
 func (g *goneKeys) expire(horizon func(org, detector string) (time.Duration, int64, bool)) {
-	for s, m := range g.slots {
+	for s, set := range g.slots {
 		h, mark, ok := horizon(s.org, s.detector)
-		if w := width(h); ok && (s.slot+1)*w <= mark-int64(h) {
-			g.n -= len(m)
-			delete(g.slots, s)
+		if !ok {
+			continue
 		}
+		g.n -= set.len()
+		if w := width(h); (s.slot+1)*w <= mark-int64(h) {
+			delete(g.slots, s)
+			continue
+		}
+		if s.slot < mark/width(h) {
+			set.seal()
+		}
+		g.n += set.len()
 	}
 }

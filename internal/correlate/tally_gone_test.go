@@ -46,6 +46,60 @@ func TestGoneKeys(t *testing.T) {
 	}
 }
 
+// TestGoneKeysSealed: keys sealed (a slot past its newest, or one whose
+// map filled) are still found, so is a key added to a sealed slot late,
+// and few keys never added are: a fingerprint shared by chance routes a
+// key to the store, which counts it exactly, but costs a read.
+func TestGoneKeysSealed(t *testing.T) {
+	const horizon = 4 * time.Minute
+	g := newGoneKeys()
+	at := func(d time.Duration) int64 { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(d).UnixNano() }
+	key := func(i int) tallyKey { return tallyKey{"o1", "port_scan", fmt.Sprintf("11.%d.%d.%d", i>>16&255, i>>8&255, i&255)} }
+	const n = 3*goneSealAt + 100
+	for i := range n {
+		g.add(key(i), at(10*time.Minute), horizon)
+	}
+	if len(g.slots) != 1 {
+		t.Fatalf("%d slots, want 1", len(g.slots))
+	}
+	for _, set := range g.slots {
+		if len(set.sealed) == 0 || len(set.open) >= goneSealAt {
+			t.Fatalf("a slot of %d keys: %d sealed, %d open; want the map sealed at %d", n, len(set.sealed), len(set.open), goneSealAt)
+		}
+	}
+	// The mark moves into the next slot: the old one is sealed whole.
+	horizonOf := func(string, string) (time.Duration, int64, bool) { return horizon, at(11*time.Minute + 30*time.Second), true }
+	g.expire(horizonOf)
+	for _, set := range g.slots {
+		if len(set.open) != 0 {
+			t.Fatalf("after the mark left the slot, %d keys still open", len(set.open))
+		}
+	}
+	late := key(n + 1)
+	g.add(late, at(10*time.Minute), horizon)
+	mark := at(11 * time.Minute)
+	for i := range n {
+		if !g.has(key(i), mark, horizon) {
+			t.Fatalf("key %d of %d not found once sealed", i, n)
+		}
+	}
+	if !g.has(late, mark, horizon) {
+		t.Error("a key added to a sealed slot is not found")
+	}
+	if g.n < n-5 || g.n > n+1 {
+		t.Errorf("n = %d, want about %d", g.n, n+1)
+	}
+	stray := 0
+	for i := n + 2; i < n+2+100_000; i++ {
+		if g.has(key(i), mark, horizon) {
+			stray++
+		}
+	}
+	if stray > 10 {
+		t.Errorf("%d of 100,000 keys never added are found; want a few at most", stray)
+	}
+}
+
 // BenchmarkTallySpilledKeys measures what a key costs the Tally once it
 // was spilled to the store and its transaction committed: one new
 // scanning address a millisecond of event time, each one packet, through
