@@ -58,13 +58,27 @@ func (s *goneSet) seal() {
 	if len(s.open) == 0 {
 		return
 	}
-	fp := make([]uint32, len(s.sealed), len(s.sealed)+len(s.open))
-	copy(fp, s.sealed)
+	add := make([]uint32, 0, len(s.open))
 	for h := range s.open {
-		fp = append(fp, uint32(h>>32))
+		add = append(add, uint32(h>>32))
 	}
-	slices.Sort(fp)
-	s.sealed, s.open = slices.Clip(slices.Compact(fp)), nil
+	slices.Sort(add)
+	// Merged with the sealed ones, which are sorted already: a slot's
+	// keys are sealed every goneSealAt of them.
+	fp := make([]uint32, 0, len(s.sealed)+len(add))
+	i, j := 0, 0
+	for i < len(s.sealed) || j < len(add) {
+		var v uint32
+		if j == len(add) || i < len(s.sealed) && s.sealed[i] <= add[j] {
+			v, i = s.sealed[i], i+1
+		} else {
+			v, j = add[j], j+1
+		}
+		if len(fp) == 0 || fp[len(fp)-1] != v {
+			fp = append(fp, v)
+		}
+	}
+	s.sealed, s.open = slices.Clip(fp), nil
 }
 
 // goneSlots is how many slots a horizon spans: a key is forgotten at most

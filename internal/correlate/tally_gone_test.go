@@ -54,7 +54,9 @@ func TestGoneKeysSealed(t *testing.T) {
 	const horizon = 4 * time.Minute
 	g := newGoneKeys()
 	at := func(d time.Duration) int64 { return time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC).Add(d).UnixNano() }
-	key := func(i int) tallyKey { return tallyKey{"o1", "port_scan", fmt.Sprintf("11.%d.%d.%d", i>>16&255, i>>8&255, i&255)} }
+	key := func(i int) tallyKey {
+		return tallyKey{"o1", "port_scan", fmt.Sprintf("11.%d.%d.%d", i>>16&255, i>>8&255, i&255)}
+	}
 	const n = 3*goneSealAt + 100
 	for i := range n {
 		g.add(key(i), at(10*time.Minute), horizon)
@@ -68,11 +70,18 @@ func TestGoneKeysSealed(t *testing.T) {
 		}
 	}
 	// The mark moves into the next slot: the old one is sealed whole.
-	horizonOf := func(string, string) (time.Duration, int64, bool) { return horizon, at(11*time.Minute + 30*time.Second), true }
+	horizonOf := func(string, string) (time.Duration, int64, bool) {
+		return horizon, at(11*time.Minute + 30*time.Second), true
+	}
 	g.expire(horizonOf)
 	for _, set := range g.slots {
 		if len(set.open) != 0 {
 			t.Fatalf("after the mark left the slot, %d keys still open", len(set.open))
+		}
+		for i := 1; i < len(set.sealed); i++ {
+			if set.sealed[i-1] >= set.sealed[i] {
+				t.Fatalf("sealed fingerprints out of order or twice at %d", i)
+			}
 		}
 	}
 	late := key(n + 1)
