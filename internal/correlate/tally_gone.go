@@ -9,9 +9,9 @@ import (
 // goneKeys holds, compactly, the keys whose signals the store holds and
 // whose last transaction committed: a 64-bit hash of each, per org,
 // detector and slot of its newest signal's time, instead of a map entry
-// of its own (and, once sealed, 32 bits of it: goneSet). On an internet-facing host most of them are scanning
-// addresses spilled to the store when the Tally was full, never seen
-// again; a map entry each (its key's three strings and a hotKey) took
+// of its own (and, once sealed, 32 bits of it: goneSet). On an
+// internet-facing host most of them are scanning addresses spilled to the
+// store when the Tally was full, never seen again; a map entry each (its key's three strings and a hotKey) took
 // hundreds of megabytes at a few thousand new addresses a second. A key
 // found here is routed to the store, as a hot key is; two keys sharing a
 // hash only send one of them to the store without need, which counts it
@@ -121,10 +121,16 @@ func (g *goneKeys) add(tk tallyKey, newest int64, horizon time.Duration) {
 	set.open[h] = struct{}{}
 	g.n++
 	if len(set.open) >= goneSealAt {
-		g.n -= set.len()
-		set.seal()
-		g.n += set.len()
+		g.seal(set)
 	}
+}
+
+// seal seals set, keeping n the count of what the slots hold (two keys
+// may share a fingerprint).
+func (g *goneKeys) seal(set *goneSet) {
+	g.n -= set.len()
+	set.seal()
+	g.n += set.len()
 }
 
 // has reports whether tk may be among the keys recorded with a newest
@@ -153,14 +159,12 @@ func (g *goneKeys) expire(horizon func(org, detector string) (time.Duration, int
 		if !ok {
 			continue
 		}
-		g.n -= set.len()
-		if w := width(h); (s.slot+1)*w <= mark-int64(h) {
+		switch w := width(h); {
+		case (s.slot+1)*w <= mark-int64(h):
+			g.n -= set.len()
 			delete(g.slots, s)
-			continue
+		case s.slot < mark/w:
+			g.seal(set)
 		}
-		if s.slot < mark/width(h) {
-			set.seal()
-		}
-		g.n += set.len()
 	}
 }
