@@ -323,29 +323,10 @@ func (l *spillLog) prune(pair uint32, from int64) int {
 // drain calls f with every record logged and not taken, with its pair,
 // then drops every segment.
 func (l *spillLog) drain(f func(pair uint32, rec []byte)) error {
+	err := l.each(f)
 	var errs []error
-	for p, pl := range l.pairs {
+	for _, pl := range l.pairs {
 		for _, s := range pl.segs {
-			if err := s.seal(); err != nil {
-				errs = append(errs, err)
-			}
-			if s.live > 0 {
-				b := make([]byte, s.size)
-				if err := s.readAt(b, 0); err != nil {
-					errs = append(errs, err)
-				}
-				for off := 0; off+2 <= len(b); {
-					n := int(binary.LittleEndian.Uint16(b[off:]))
-					if off+2+n > len(b) {
-						break
-					}
-					rec := b[off+2 : off+2+n]
-					if s.holds(l.hash(string(recordKey(rec))), uint32(off)) && recordAt(rec) >= pl.from {
-						f(uint32(p), rec)
-					}
-					off += 2 + n
-				}
-			}
 			if err := s.drop(); err != nil {
 				errs = append(errs, err)
 			}
@@ -353,6 +334,39 @@ func (l *spillLog) drain(f func(pair uint32, rec []byte)) error {
 		pl.segs = nil
 	}
 	l.live = 0
+	return errors.Join(append(errs, err)...)
+}
+
+// each calls f with every record logged and not taken, with its pair,
+// sealing every segment (a record put after it starts a segment of its
+// own).
+func (l *spillLog) each(f func(pair uint32, rec []byte)) error {
+	var errs []error
+	for p, pl := range l.pairs {
+		for _, s := range pl.segs {
+			if err := s.seal(); err != nil {
+				errs = append(errs, err)
+			}
+			if s.live == 0 {
+				continue
+			}
+			b := make([]byte, s.size)
+			if err := s.readAt(b, 0); err != nil {
+				errs = append(errs, err)
+			}
+			for off := 0; off+2 <= len(b); {
+				n := int(binary.LittleEndian.Uint16(b[off:]))
+				if off+2+n > len(b) {
+					break
+				}
+				rec := b[off+2 : off+2+n]
+				if s.holds(l.hash(string(recordKey(rec))), uint32(off)) && recordAt(rec) >= pl.from {
+					f(uint32(p), rec)
+				}
+				off += 2 + n
+			}
+		}
+	}
 	return errors.Join(errs...)
 }
 

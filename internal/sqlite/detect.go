@@ -2,11 +2,8 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
 	"math"
-	"time"
 
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/correlate"
@@ -273,51 +270,3 @@ func pruned(r vigil.SignalRetention, column string) (string, []any) {
 // Tally returns the store's correlate.Tally, nil when every signal is
 // recorded in the database.
 func (s *Store) Tally() *correlate.Tally { return s.tally }
-
-// loadTally returns a Tally of limit signals that knows every key the
-// database holds signals of (those that came near a threshold, and all of
-// them from before signals were counted in memory), and that spills its
-// keys of one signal to files in spillDir (correlate.Tally.SpillTo).
-func loadTally(ctx context.Context, db *sql.DB, limit int, spillDir string) (*correlate.Tally, error) {
-	t := correlate.NewTally(0, limit)
-	if err := t.SpillTo(spillDir); err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	// Served by the table itself, clustered by (org, detector, key, at).
-	rows, err := db.QueryContext(ctx, `SELECT org_id, detector, key, MAX(at) FROM detect_signals GROUP BY org_id, detector, key`)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: detection keys: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var org, det, key string
-		var newest int64
-		if err := rows.Scan(&org, &det, &key, &newest); err != nil {
-			return nil, fmt.Errorf("sqlite: detection keys: %w", err)
-		}
-		t.Hold(org, det, key, newest)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: detection keys: %w", err)
-	}
-	return t, nil
-}
-
-// saveTally writes the signals the tally holds in memory to the database,
-// so that the next process counts them (it loads their keys).
-func (s *Store) saveTally() error {
-	held := s.tally.Drain()
-	if len(held) == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	return wrap("save detection signals", s.tx(ctx, func(tx *wtx) error {
-		for _, h := range held {
-			if _, err := s.corrTx(tx, h.Org).RecordSignals(ctx, h.Key, h.Signals); err != nil {
-				return err
-			}
-		}
-		return nil
-	}))
-}

@@ -67,6 +67,8 @@ type Store struct {
 	// tally counts detection signals in memory until they may fire: one
 	// process alone writes this database (its data directory's lock).
 	tally *correlate.Tally
+	// tallyPath is where the tally spills and saves (loadTally).
+	tallyPath string
 	// newest caches the newest signals of growing bursts, grown the
 	// nodes of growing observations (grownnodes.go); wmu holds write
 	// transactions one at a time from begin to commit, so that they
@@ -204,7 +206,8 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	c := open("", fmt.Sprintf("busy_timeout(%d)", restartWait.Milliseconds()), "cache_size(-2048)")
 	c.SetMaxOpenConns(1)
 	if opt.DetectionMemory >= 0 {
-		if s.tally, err = loadTally(ctx, w, opt.DetectionMemory, abs+"-tally"); err != nil {
+		s.tallyPath = abs + "-tally"
+		if s.tally, err = loadTally(ctx, w, opt.DetectionMemory, s.tallyPath, s.log); err != nil {
 			w.Close()
 			r.Close()
 			search.Close()
@@ -262,7 +265,7 @@ func Migrate(ctx context.Context, path string) ([]string, error) {
 func (s *Store) Close() error {
 	var errs []error
 	if s.tally != nil {
-		errs = append(errs, s.saveTally(), s.tally.Close())
+		errs = append(errs, s.saveTally(s.tallyPath+".snapshot"), s.tally.Close())
 	}
 	if s.cacheGet.st != nil {
 		errs = append(errs, s.cacheGet.st.Close())

@@ -1,13 +1,16 @@
 package sqlite_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -241,7 +244,9 @@ func TestTallyLogsKeysOfOneSignal(t *testing.T) {
 }
 
 // TestTallyRestart: the signals held in memory when the store closes are
-// written to the database, and after a restart they count with the next.
+// written to its snapshot, and after a restart they are held in memory
+// again and count with the next; the snapshot is gone once read, and a
+// damaged one starts the counts from zero without failing the open.
 func TestTallyRestart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "v.db")
 	s, err := sqlite.Open(t.Context(), path, sqlite.Options{})
@@ -260,13 +265,45 @@ func TestTallyRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = openTallyStore(t, path, 0)
-	if _, _, hot := s.Tally().Stats(); hot != 1 {
-		t.Fatalf("%d keys known to the database after the restart, want 1", hot)
+	snapshot := path + "-tally.snapshot"
+	saved, err := os.ReadFile(snapshot)
+	if err != nil {
+		t.Fatalf("no snapshot after Close: %v", err)
+	}
+	s, err = sqlite.Open(t.Context(), path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, held, hot := s.Tally().Stats(); held != 4 || hot != 0 {
+		t.Fatalf("after the restart %d signals held, %d keys known to the database; want 4, 0", held, hot)
+	}
+	if _, err := os.Stat(snapshot); !os.IsNotExist(err) {
+		t.Fatalf("the snapshot after the open: %v, want it removed", err)
 	}
 	fifth := signalAt(t, "s4", key, 5*time.Second, "4", s)
 	if n := detectAll(t, s, scanDetection(key, []vigil.Signal{fifth})); n != 1 {
 		t.Fatalf("the fifth packet after the restart recorded %d observations, want 1", n)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A damaged snapshot: the open goes on, its counts start from zero.
+	saved[len(saved)/2] ^= 0xff
+	if err := os.WriteFile(snapshot, saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	s, err = sqlite.Open(t.Context(), path, sqlite.Options{Log: slog.New(slog.NewTextHandler(&logged, nil))})
+	if err != nil {
+		t.Fatalf("a damaged snapshot failed the open: %v", err)
+	}
+	defer s.Close()
+	if !strings.Contains(logged.String(), "damaged") {
+		t.Fatalf("the damaged snapshot was not logged: %q", logged.String())
+	}
+	if _, err := os.Stat(snapshot); !os.IsNotExist(err) {
+		t.Fatalf("the damaged snapshot after the open: %v, want it removed", err)
 	}
 }
 
