@@ -65,6 +65,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 		return recordCounts(ctx, tx, org, arts, rowids)
 	})
 	if err == nil {
+		s.merge.poke()
 		s.markInserted(org, arts)
 		for _, k := range train {
 			s.train(ctx, k)

@@ -128,3 +128,71 @@ func TestFTSRowsRoundTrip(t *testing.T) {
 	check(append(texts[:3:3], "a NUL \x00 inside"), false)
 	check(append(texts[:3:3], "not UTF-8 \xff\xfe"), false)
 }
+
+// TestMergerMerges: with the merger, the writer's commits merge nothing
+// (a level holds more than automerge's 16 segments until the merger
+// runs), and the merger merges them 16 at a time; with WriterMerges the
+// commits merge as FTS5's automerge does.
+func TestMergerMerges(t *testing.T) {
+	ctx := context.Background()
+	lines := datasetLines(t)
+	const batch, batches = 20, 40
+	if len(lines) < batch*batches {
+		t.Fatalf("%d dataset lines, want %d", len(lines), batch*batches)
+	}
+	for _, writer := range []bool{false, true} {
+		s, err := Open(ctx, filepath.Join(t.TempDir(), "vigil.db"), Options{WriterMerges: writer})
+		if err != nil {
+			t.Fatal(err)
+		}
+		segments := func(table string) int {
+			t.Helper()
+			var n int
+			if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM `+table+`_idx`).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+		if !writer {
+			// Hold the merger back while the batches are written.
+			s.merge.waiting.Add(1)
+		}
+		now := time.Now().UTC()
+		for b := range batches {
+			arts := make([]*vigil.Artifact, batch)
+			for i := range arts {
+				l := lines[b*batch+i]
+				arts[i] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
+			}
+			if err := s.InsertArtifacts(ctx, "o", arts); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, table := range ftsIndexes {
+			n := segments(table)
+			if writer && table == "artifacts_fts" && n >= batches {
+				t.Errorf("writer merges: %d batches left %d segments in %s, want the commits to merge some", batches, n, table)
+			}
+			if !writer && n != batches {
+				t.Errorf("background merges: %d batches left %d segments in %s before the merger ran, want %d", batches, n, table, batches)
+			}
+		}
+		if !writer {
+			s.merge.waiting.Add(-1)
+			deadline := time.After(time.Minute)
+			// 40 segments merged 16 at a time leave 8 on the first level
+			// and 2 on the second.
+			for segments("artifacts_fts") >= 16 || segments("artifacts_addr") >= 16 {
+				s.merge.poke()
+				select {
+				case <-s.merge.quiet:
+				case <-deadline:
+					t.Fatalf("the merger left %d and %d segments", segments("artifacts_fts"), segments("artifacts_addr"))
+				}
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -69,6 +69,8 @@ type Store struct {
 	tally *correlate.Tally
 	// tallyPath is where the tally spills and saves (loadTally).
 	tallyPath string
+	// merge merges the full-text indexes between transactions (merge.go).
+	merge *merger
 	// newest caches the newest signals of growing bursts, grown the
 	// nodes of growing observations (grownnodes.go); wmu holds write
 	// transactions one at a time from begin to commit, so that they
@@ -106,6 +108,9 @@ type Options struct {
 	// other read (incidents, observations, /readyz) uses. 0: the number
 	// of CPUs, at least 2.
 	MaxSearches int
+	// WriterMerges leaves the full-text indexes' merges to the writer's
+	// commits (FTS5's automerge), as before the merger (merge.go).
+	WriterMerges bool
 }
 
 // Open opens (creating if needed) the database file at path and applies
@@ -215,6 +220,16 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 			return nil, err
 		}
 	}
+	if err := s.startMerger(ctx, !opt.WriterMerges); err != nil {
+		if s.tally != nil {
+			s.tally.Close()
+		}
+		w.Close()
+		r.Close()
+		search.Close()
+		c.Close()
+		return nil, err
+	}
 	s.c, s.stopCheckpoint, s.checkpointDone = c, make(chan struct{}), make(chan struct{})
 	go checkpointLoop(c, s.stopCheckpoint, s.checkpointDone)
 	return s, nil
@@ -264,6 +279,7 @@ func Migrate(ctx context.Context, path string) ([]string, error) {
 // Close closes both connection pools.
 func (s *Store) Close() error {
 	var errs []error
+	s.merge.close()
 	if s.tally != nil {
 		errs = append(errs, s.saveTally(s.tallyPath+".snapshot"), s.tally.Close())
 	}
@@ -344,7 +360,13 @@ func (s *Store) migrate(ctx context.Context) ([]string, error) {
 func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 	trail := vigil.AuditTrailFrom(ctx)
 	trail.Begin()
-	s.wmu.Lock()
+	if s.merge != nil {
+		s.merge.waiting.Add(1)
+		s.wmu.Lock()
+		s.merge.waiting.Add(-1)
+	} else {
+		s.wmu.Lock()
+	}
 	defer s.wmu.Unlock()
 	// Begun without the context's cancellation, which its statements
 	// check (uninterrupted).

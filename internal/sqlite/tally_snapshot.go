@@ -69,7 +69,7 @@ func restoreTally(t *correlate.Tally, path string, log *slog.Logger) error {
 	f.Close()
 	if err != nil {
 		log.Error("detection counts below their thresholds start from zero", slog.String("path", path), slog.Any("error", err))
-	} else {
+	} else if keys > 0 {
 		log.Info("detection counts restored", slog.Int("keys", keys), slog.Duration("took", time.Since(start)))
 	}
 	if err := os.Remove(path); err != nil {
@@ -84,7 +84,9 @@ func (s *Store) saveTally(path string) error {
 	start := time.Now()
 	keys, err := writeSnapshot(s.tally, path)
 	if err == nil {
-		s.log.Info("detection counts saved", slog.Int("keys", keys), slog.Duration("took", time.Since(start)))
+		if keys > 0 {
+			s.log.Info("detection counts saved", slog.Int("keys", keys), slog.Duration("took", time.Since(start)))
+		}
 		return nil
 	}
 	s.log.Error("detection counts go to the database", slog.String("path", path), slog.Any("error", err))
