@@ -29,23 +29,9 @@ func TestOneSegmentPerBatch(t *testing.T) {
 		t.Skipf("%d dataset lines, want %d", len(lines), batch*batches)
 	}
 	now := time.Now().UTC()
-	segments := func(table string) int {
-		t.Helper()
-		var n int
-		if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM `+table+`_idx`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	segments := func(table string) int { return ftsSegments(t, s, table) }
 	for b := range batches {
-		arts := make([]*vigil.Artifact, batch)
-		for i := range arts {
-			l := lines[b*batch+i]
-			arts[i] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
-		}
-		if err := s.InsertArtifacts(ctx, "o", arts); err != nil {
-			t.Fatal(err)
-		}
+		insertLines(t, s, lines[b*batch:(b+1)*batch], now)
 		for _, table := range []string{"artifacts_fts", "artifacts_addr"} {
 			if got := segments(table); got != b+1 {
 				t.Errorf("after %d batches of %d artifacts, %s has %d segments, want %d", b+1, batch, table, got, b+1)
@@ -145,28 +131,14 @@ func TestMergerMerges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		segments := func(table string) int {
-			t.Helper()
-			var n int
-			if err := s.r.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM `+table+`_idx`).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			return n
-		}
+		segments := func(table string) int { return ftsSegments(t, s, table) }
 		if !writer {
 			// Hold the merger back while the batches are written.
 			s.merge.waiting.Add(1)
 		}
 		now := time.Now().UTC()
 		for b := range batches {
-			arts := make([]*vigil.Artifact, batch)
-			for i := range arts {
-				l := lines[b*batch+i]
-				arts[i] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
-			}
-			if err := s.InsertArtifacts(ctx, "o", arts); err != nil {
-				t.Fatal(err)
-			}
+			insertLines(t, s, lines[b*batch:(b+1)*batch], now)
 		}
 		for _, table := range ftsIndexes {
 			n := segments(table)
@@ -194,5 +166,27 @@ func TestMergerMerges(t *testing.T) {
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// ftsSegments counts the segments of the full-text index table.
+func ftsSegments(t *testing.T, s *Store, table string) int {
+	t.Helper()
+	var n int
+	if err := s.r.QueryRowContext(context.Background(), `SELECT count(DISTINCT segid) FROM `+table+`_idx`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// insertLines stores lines (source, raw) as one batch of org "o".
+func insertLines(t *testing.T, s *Store, lines [][2]string, now time.Time) {
+	t.Helper()
+	arts := make([]*vigil.Artifact, len(lines))
+	for i, l := range lines {
+		arts[i] = &vigil.Artifact{ID: vigil.NewID(), Source: l[0], Raw: l[1], Timestamp: now, CreatedAt: now}
+	}
+	if err := s.InsertArtifacts(context.Background(), "o", arts); err != nil {
+		t.Fatal(err)
 	}
 }
