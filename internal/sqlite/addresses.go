@@ -21,7 +21,10 @@ import (
 // artifacts (rowid, keys space-separated: the text the table indexes) as
 // a JSON array of pairs, so that one statement writes or deletes them all:
 // a statement per artifact cost the writer 20 % more CPU per artifact.
-type addrRows struct{ b []byte }
+type addrRows struct {
+	b      []byte
+	lo, hi int64 // the least and the greatest rowid added
+}
 
 // add adds the keys of the artifact rowid, whose line is raw, if it has.
 func (r *addrRows) add(rowid int64, raw string) {
@@ -44,6 +47,12 @@ func (r *addrRows) addKeys(rowid int64, keys []byte) {
 // keys do.
 func (r *addrRows) begin(rowid int64) (mark, keys int) {
 	mark = len(r.b)
+	if mark == 0 || rowid < r.lo {
+		r.lo = rowid
+	}
+	if mark == 0 || rowid > r.hi {
+		r.hi = rowid
+	}
 	if mark == 0 {
 		r.b = append(r.b, '[')
 	} else {
@@ -81,19 +90,33 @@ func (k lineKeys) of(i int) []byte {
 	return k.b[start:k.end[i]]
 }
 
-// write inserts the rows gathered into artifacts_addr, or with del gives
-// them to its 'delete' command (an artifact's keys as written).
-func (r *addrRows) write(ctx context.Context, tx *wtx, del bool) error {
+// write inserts the rows gathered into the parts of artifacts_addr their
+// rowids lie in, or with del gives them to its 'delete' command (an
+// artifact's keys as written): one statement a part.
+func (r *addrRows) write(ctx context.Context, tx *wtx, ps ftsParts, del bool) error {
 	if len(r.b) == 0 {
 		return nil
 	}
-	cmd, val := "", ""
-	if del {
-		cmd, val = "artifacts_addr, ", "'delete', "
-	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO artifacts_addr (`+cmd+`rowid, keys)
-		SELECT `+val+`json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)`, string(append(r.b, ']')))
-	return err
+	rows := string(append(r.b, ']'))
+	return ps.span(r.lo, r.hi, func(p ftsPart, from, to int64, whole bool) error {
+		t := p.table(addrBase)
+		cmd, val, where := "", "", ""
+		if del {
+			cmd, val = t+", ", "'delete', "
+		}
+		args := []any{rows}
+		if !whole {
+			where = ` WHERE json_extract(value, '$[0]') BETWEEN ? AND ?`
+			args = append(args, from, to)
+		}
+		st, err := tx.stmt(ctx, `INSERT INTO `+t+` (`+cmd+`rowid, keys)
+		SELECT `+val+`json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)`+where)
+		if err != nil {
+			return err
+		}
+		_, err = st.ExecContext(ctx, args...)
+		return err
+	})
 }
 
 // addrBackfillBatch is how many rowids the backfill reads per transaction
@@ -178,5 +201,9 @@ func (s *Store) indexAddresses(ctx context.Context, tx *wtx, from, to int64) (in
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	return n, keys.write(ctx, tx, false)
+	ps, err := readParts(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	return n, keys.write(ctx, tx, ps, false)
 }

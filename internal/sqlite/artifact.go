@@ -41,7 +41,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 	}
 	lines, texts := batchTexts(found, func(i int) string { return prefixes[arts[i].Source] })
 	err = s.tx(ctx, func(tx *wtx) error {
-		w := artifactWriter{tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts, prefixes: prefixes, wholeBelow: s.wholeBelow}
+		w := artifactWriter{store: s, tx: tx, org: org, arts: arts, raws: raws, rowids: make([]int64, len(arts)), texts: texts, prefixes: prefixes, wholeBelow: s.wholeBelow}
 		if err := w.insert(ctx); err != nil {
 			return err
 		}
@@ -56,7 +56,7 @@ func (s *Store) InsertArtifacts(ctx context.Context, org string, arts []*vigil.A
 				keys.addKeys(rowid, lines.of(i))
 			}
 		}
-		if err := keys.write(ctx, tx, false); err != nil {
+		if err := keys.write(ctx, tx, w.parts, false); err != nil {
 			return err
 		}
 		if err := recordSpans(ctx, tx, org, arts, rowids); err != nil {
@@ -330,11 +330,10 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	del, err := tx.PrepareContext(ctx, `INSERT INTO artifacts_fts (artifacts_fts, rowid, raw) VALUES ('delete', ?, ?)`)
+	ps, err := readParts(ctx, tx)
 	if err != nil {
 		return err
 	}
-	defer del.Close()
 	// The address keys likewise, where the artifact has some (Open has
 	// indexed those of every artifact stored before migration 0033).
 	var keys addrRows
@@ -343,10 +342,15 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 		if !ok {
 			return fmt.Errorf("artifact %d: no id of its org and source in fts_sources", d.rowid)
 		}
+		t := ps[ps.of(d.rowid)].table(ftsBase)
+		del, err := tx.stmt(ctx, `INSERT INTO `+t+` (`+t+`, rowid, raw) VALUES ('delete', ?, ?)`)
+		if err != nil {
+			return err
+		}
 		if _, err := del.ExecContext(ctx, d.rowid, indexText(d.raw, p)); err != nil {
 			return err
 		}
 		keys.add(d.rowid, d.raw)
 	}
-	return keys.write(ctx, tx, true)
+	return keys.write(ctx, tx, ps, true)
 }

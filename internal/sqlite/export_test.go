@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"testing"
 )
 
 // SetSearchPlan sets the thresholds by which SearchArtifacts picks how to
@@ -171,4 +172,14 @@ func SetReindexBatch(n int64) func() {
 	old := reindexBatch
 	reindexBatch = n
 	return func() { reindexBatch = old }
+}
+
+// FTSParts returns how many parts the full-text indexes of s have.
+func FTSParts(t testing.TB, s *Store) int {
+	t.Helper()
+	ps, err := readParts(context.Background(), s.w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ps)
 }

@@ -108,7 +108,7 @@ func (s *Store) driveCount(ctx context.Context, tx *stx, cond string, args []any
 	var n int
 	var oldest sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (SELECT a.rowid AS r
-			FROM (`+tx.matches()+` ORDER BY rowid DESC LIMIT -1) m
+			FROM (`+tx.matches()+` ORDER BY r DESC LIMIT -1) m
 			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append([]any{expr, lo, hi}, args...), exactUpTo+1)...).Scan(&n, &oldest)
 	if err != nil || n <= exactUpTo {
 		return n, false, err

@@ -68,15 +68,11 @@ func TestFTSRowsRoundTrip(t *testing.T) {
 	}
 	check := func(texts []string, wantOK bool) {
 		t.Helper()
-		w := artifactWriter{wholeBelow: 0}
-		var order []int
+		var in []ftsRow
 		for i, x := range texts {
-			w.arts = append(w.arts, &vigil.Artifact{Raw: x})
-			w.texts = append(w.texts, x)
-			w.rowids = append(w.rowids, int64(1000+3*i))
-			order = append(order, i)
+			in = append(in, ftsRow{int64(1000 + 3*i), x})
 		}
-		rows, ok := w.ftsRows(order)
+		rows, ok := ftsObject(in)
 		if ok != wantOK {
 			t.Fatalf("ftsRows of %q...: ok %v, want %v", texts[len(texts)-1], ok, wantOK)
 		}
@@ -98,8 +94,8 @@ func TestFTSRowsRoundTrip(t *testing.T) {
 			if k >= len(texts) {
 				t.Fatalf("more rows than the %d texts", len(texts))
 			}
-			if rowid != w.rowids[k] || got != texts[k] || typ != "text" {
-				t.Errorf("row %d: rowid %d, %s %q; want rowid %d, text %q", k, rowid, typ, got, w.rowids[k], texts[k])
+			if rowid != in[k].rowid || got != texts[k] || typ != "text" {
+				t.Errorf("row %d: rowid %d, %s %q; want rowid %d, text %q", k, rowid, typ, got, in[k].rowid, texts[k])
 			}
 			k++
 		}
@@ -144,7 +140,7 @@ func TestMergerMerges(t *testing.T) {
 		for b := range batches {
 			insertLines(t, s, lines[b*batch:(b+1)*batch], now)
 		}
-		for _, table := range ftsIndexes {
+		for _, table := range []string{ftsBase, addrBase} {
 			n := segments(table)
 			if !writer && n != batches {
 				t.Errorf("background merges: %d batches left %d segments in %s before the merger ran, want %d", batches, n, table, batches)

@@ -25,11 +25,6 @@ var (
 	// is skipped and does not).
 	insertArtifactsSQL = `INSERT INTO artifacts (id, org_id, source, raw, ts, metadata, created_at, event, enrichment)
 		VALUES ` + valueRows(9, insertChunk) + ` ON CONFLICT (id) DO NOTHING RETURNING rowid, id`
-	insertFTSSQL  = `INSERT INTO artifacts_fts (rowid, raw) VALUES (?, ?)`
-	insertFTSsSQL = `INSERT INTO artifacts_fts (rowid, raw) VALUES ` + valueRows(2, insertChunk) // reindex.go
-	// The full-text rows of a whole batch in one statement, from a JSON
-	// object of rowid → text (ftsRows), in the order given.
-	insertFTSBatchSQL = `INSERT INTO artifacts_fts (rowid, raw) SELECT CAST(key AS INTEGER), value FROM json_each(?)`
 )
 
 // valueRows returns rows of n placeholders each: "(?, ?), (?, ?)".
@@ -49,6 +44,7 @@ func valueRows(n, rows int) string {
 // times the index grows (docs/benchmarks.md, "The full-text index's
 // segments").
 type artifactWriter struct {
+	store  *Store
 	tx     *wtx
 	org    string
 	arts   []*vigil.Artifact
@@ -61,6 +57,8 @@ type artifactWriter struct {
 	// wholeBelow: an artifact given a rowid below it is indexed by its
 	// whole line (migration 0035, Store.searchText).
 	wholeBelow int64
+	// parts are the full-text parts the batch was written to (index).
+	parts ftsParts
 }
 
 // text returns the full-text entry of the i-th artifact, once its rowid is
@@ -182,9 +180,8 @@ func (w *artifactWriter) each(ctx context.Context, start, end int) error {
 }
 
 // index writes the full-text rows of the artifacts stored, in the order of
-// their rowids: in one statement, or, when a text cannot pass through
-// JSON unchanged (ftsRows), one statement each (a statement of one row
-// opens no savepoint).
+// their rowids (writeFTS), to the parts of the index their rowids lie in,
+// the first of them starting a new part when the newest is full.
 func (w *artifactWriter) index(ctx context.Context) error {
 	order := make([]int, 0, len(w.arts))
 	for i := range w.arts {
@@ -196,49 +193,40 @@ func (w *artifactWriter) index(ctx context.Context) error {
 		return nil
 	}
 	slices.SortFunc(order, func(a, b int) int { return cmp.Compare(w.rowids[a], w.rowids[b]) })
-	if rows, ok := w.ftsRows(order); ok {
-		fts, err := w.tx.stmt(ctx, insertFTSBatchSQL)
-		if err != nil {
-			return err
-		}
-		_, err = fts.ExecContext(ctx, rows)
-		return err
+	rows := make([]ftsRow, len(order))
+	for k, i := range order {
+		rows[k] = ftsRow{w.rowids[i], w.text(i)}
 	}
-	fts, err := w.tx.stmt(ctx, insertFTSSQL)
+	ps, err := w.store.writeParts(ctx, w.tx, rows[0].rowid)
 	if err != nil {
 		return err
 	}
-	for _, i := range order {
-		if _, err := fts.ExecContext(ctx, w.rowids[i], w.text(i)); err != nil {
-			return err
-		}
-	}
-	return nil
+	w.parts = ps
+	return writeFTS(ctx, w.tx, ps, rows)
 }
 
-// ftsRows returns the full-text rows of the artifacts order as a JSON
-// object of rowid → text, or false if a text holds what SQLite's JSON
-// would not give back byte for byte: a NUL, or bytes that are not UTF-8.
-// Those are rare; their batch takes a statement per row instead.
-func (w *artifactWriter) ftsRows(order []int) (string, bool) {
+// ftsObject returns rows as a JSON object of rowid → text, or false if a
+// text holds what SQLite's JSON would not give back byte for byte: a NUL,
+// or bytes that are not UTF-8. Those are rare; their rows take a
+// statement each instead.
+func ftsObject(rows []ftsRow) (string, bool) {
 	n := 2
-	for _, i := range order {
-		n += len(w.arts[i].Raw) + 32
+	for _, r := range rows {
+		n += len(r.text) + 32
 	}
 	b := make([]byte, 0, n)
 	b = append(b, '{')
-	for k, i := range order {
+	for k, r := range rows {
 		if k > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, '"')
-		b = strconv.AppendInt(b, w.rowids[i], 10)
+		b = strconv.AppendInt(b, r.rowid, 10)
 		b = append(b, '"', ':')
-		t := w.text(i)
-		if !jsonSafe(t) {
+		if !jsonSafe(r.text) {
 			return "", false
 		}
-		b = jsontext.AppendString(b, t)
+		b = jsontext.AppendString(b, r.text)
 	}
 	b = append(b, '}')
 	return string(b), true

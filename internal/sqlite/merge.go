@@ -22,9 +22,6 @@ import (
 // segments is merged in the writer's commit as before: bounded either
 // way.
 
-// ftsIndexes are the full-text indexes the merger merges.
-var ftsIndexes = []string{"artifacts_fts", "artifacts_addr"}
-
 // mergePages is the work of one merge step, in leaf pages written, and
 // a step is the longest a transaction waits for the merger: 37 ms at the
 // median, 149 at the 99th percentile on a store of a few million edge
@@ -43,17 +40,20 @@ type merger struct {
 	quiet chan struct{}
 }
 
-// startMerger turns FTS5's automerge off for the indexes and starts the
-// merger; not in background, it turns automerge on (16, as before).
+// startMerger turns FTS5's automerge off for every part of the indexes
+// (ftsparts.go) and starts the merger; not in background, it turns
+// automerge on (16, as before).
 func (s *Store) startMerger(ctx context.Context, background bool) error {
-	automerge := "('automerge', 16)"
-	if background {
-		automerge = "('automerge', 0)"
+	ps, err := readParts(ctx, s.w)
+	if err != nil {
+		return fmt.Errorf("sqlite: %w", err)
 	}
-	for _, t := range ftsIndexes {
-		for _, set := range []string{automerge, "('usermerge', 16)"} {
-			if _, err := s.w.ExecContext(ctx, fmt.Sprintf("INSERT INTO %s (%s, rank) VALUES %s", t, t, set)); err != nil {
-				return fmt.Errorf("sqlite: %s: %w", t, err)
+	for _, p := range ps {
+		for _, t := range []string{p.table(ftsBase), p.table(addrBase)} {
+			for _, q := range mergeSettings(t, background) {
+				if _, err := s.w.ExecContext(ctx, q); err != nil {
+					return fmt.Errorf("sqlite: %s: %w", t, err)
+				}
 			}
 		}
 	}
@@ -64,6 +64,20 @@ func (s *Store) startMerger(ctx context.Context, background bool) error {
 	s.merge = m
 	go s.mergeLoop(m)
 	return nil
+}
+
+// mergeSettings are the statements that set how the full-text index t is
+// merged: by the merger (background) or in the writer's commits.
+func mergeSettings(t string, background bool) []string {
+	automerge := 16
+	if background {
+		automerge = 0
+	}
+	return []string{
+		fmt.Sprintf("INSERT INTO %[1]s (%[1]s, rank) VALUES ('automerge', %[2]d)", t, automerge),
+		fmt.Sprintf("INSERT INTO %[1]s (%[1]s, rank) VALUES ('usermerge', 16)", t),
+		fmt.Sprintf("INSERT INTO %[1]s (%[1]s, rank) VALUES ('crisismerge', 64)", t),
+	}
 }
 
 // poke tells the merger that a transaction wrote to the indexes.
@@ -121,12 +135,18 @@ func (s *Store) mergeLoop(m *merger) {
 	}
 }
 
-// mergeStep does one step of merging in each index, and reports whether
-// there was any to do.
+// mergeStep does one step of merging in each index of the newest part
+// (a part no longer written keeps the segments it has), and reports
+// whether there was any to do.
 func (s *Store) mergeStep(ctx context.Context) (bool, error) {
 	did := false
 	err := s.tx(ctx, func(tx *wtx) error {
-		for _, t := range ftsIndexes {
+		ps, err := readParts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		p := ps[len(ps)-1]
+		for _, t := range []string{p.table(ftsBase), p.table(addrBase)} {
 			var before, after int64
 			if err := tx.QueryRowContext(ctx, `SELECT total_changes()`).Scan(&before); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -153,42 +154,52 @@ func (v *vocab) term(p string, t search.Term) string {
 	return orOf(alts)
 }
 
-// holds reports whether word is in the vocabulary.
+// holds reports whether word is in the vocabulary of some part of the
+// index.
 func (v *vocab) holds(word string) bool {
 	if has, ok := v.has[word]; ok || v.err != nil {
 		return has
 	}
-	var one int
-	err := v.tx.QueryRowContext(v.ctx, `SELECT 1 FROM artifacts_vocab_instances WHERE term = ? LIMIT 1`, word).Scan(&one)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		v.err = err
+	found := false
+	for i := len(v.tx.parts) - 1; i >= 0 && !found; i-- {
+		var one int
+		err := v.tx.QueryRowContext(v.ctx, `SELECT 1 FROM `+v.tx.parts[i].table(vocabBase)+` WHERE term = ? LIMIT 1`, word).Scan(&one)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			v.err = err
+			return false
+		}
+		found = err == nil
 	}
-	v.has[word] = err == nil
-	return err == nil
+	v.has[word] = found
+	return found
 }
 
-// words returns the words of the vocabulary beginning with prefix, up to
-// n+1 of them. Every such word sorts between prefix and prefix followed by
-// a byte no UTF-8 text holds; the next word after w sorts at or after w
-// and a NUL (no word holds one). One seek each: the first posting of the
-// first word from there (a bound of ">" would read every posting of w
-// first).
+// words returns the words of the vocabulary (of every part) beginning
+// with prefix, up to n+1 of them, in order. Every such word sorts between
+// prefix and prefix followed by a byte no UTF-8 text holds; the next word
+// after w sorts at or after w and a NUL (no word holds one). One seek
+// each: the first posting of the first word from there (a bound of ">"
+// would read every posting of w first).
 func (v *vocab) words(prefix string, n int) []string {
 	var out []string
-	for from := prefix; len(out) <= n && v.err == nil; {
-		var w string
-		err := v.tx.QueryRowContext(v.ctx, `SELECT term FROM artifacts_vocab_instances WHERE term >= ? AND term < ? LIMIT 1`, from, prefix+"\xff").Scan(&w)
-		if errors.Is(err, sql.ErrNoRows) {
-			break
+	for _, p := range v.tx.parts {
+		for from, k := prefix, 0; k <= n && v.err == nil; k++ {
+			var w string
+			err := v.tx.QueryRowContext(v.ctx, `SELECT term FROM `+p.table(vocabBase)+` WHERE term >= ? AND term < ? LIMIT 1`, from, prefix+"\xff").Scan(&w)
+			if errors.Is(err, sql.ErrNoRows) {
+				break
+			}
+			if err != nil {
+				v.err = err
+				break
+			}
+			out = append(out, w)
+			from = w + "\x00"
 		}
-		if err != nil {
-			v.err = err
-			break
-		}
-		out = append(out, w)
-		from = w + "\x00"
 	}
-	return out
+	slices.Sort(out)
+	out = slices.Compact(out)
+	return out[:min(len(out), n+1)]
 }
 
 // ascii reports whether s is ASCII only.

@@ -98,7 +98,7 @@ func (s *Store) reindexRows(ctx context.Context, tx *wtx, from, to int64) (int64
 	if err := rows.Err(); err != nil {
 		return 0, err
 	}
-	args := make([]any, 0, 2*insertChunk)
+	fts := make([]ftsRow, 0, len(all))
 	for _, e := range all {
 		p, ok := s.prefixes.get(e.k.org, e.k.source)
 		if !ok {
@@ -107,29 +107,14 @@ func (s *Store) reindexRows(ctx context.Context, tx *wtx, from, to int64) (int64
 			}
 			s.prefixes.add(e.k, p)
 		}
-		args = append(args, e.rowid, indexText(s.searchText(e.rowid, e.text), p))
-		if len(args) == 2*insertChunk {
-			st, err := tx.stmt(ctx, insertFTSsSQL)
-			if err == nil {
-				_, err = st.ExecContext(ctx, args...)
-			}
-			if err != nil {
-				return 0, err
-			}
-			args = args[:0]
-		}
+		fts = append(fts, ftsRow{e.rowid, indexText(s.searchText(e.rowid, e.text), p)})
 	}
-	if len(args) > 0 {
-		// The last ones, fewer than a chunk: one statement each.
-		st, err := tx.stmt(ctx, insertFTSSQL)
-		if err != nil {
-			return 0, err
-		}
-		for i := 0; i < len(args); i += 2 {
-			if _, err := st.ExecContext(ctx, args[i], args[i+1]); err != nil {
-				return 0, err
-			}
-		}
+	ps, err := readParts(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	if err := writeFTS(ctx, tx, ps, fts); err != nil {
+		return 0, err
 	}
 	return int64(len(all)), nil
 }

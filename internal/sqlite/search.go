@@ -88,9 +88,12 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
 	defer rtx.Rollback()
-	tx := &stx{Tx: rtx, hook: s.statementHook, index: "artifacts_fts"}
+	tx := &stx{Tx: rtx, hook: s.statementHook, index: ftsBase}
 	if s.searchHook != nil {
 		s.searchHook(ctx)
+	}
+	if tx.parts, err = readParts(ctx, tx); err != nil {
+		return nil, 0, false, wrap("SearchArtifacts", err)
 	}
 	base := []string{"a.org_id = ?"}
 	baseArgs := []any{org}
@@ -110,7 +113,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	var clean bool
 	if s.addrReady && q.AddressesOnly() {
 		// Addresses only: each is one key of artifacts_addr (addresses.go).
-		tx.index = "artifacts_addr"
+		tx.index = addrBase
 		match, not = q.FTS5Addresses()
 	} else if !q.Empty() {
 		// Addresses read as phrases (their keys not written yet) are
@@ -319,7 +322,7 @@ func pageFloor(ctx context.Context, tx *stx, org string, r vigil.TimeRange, cond
 	var n int
 	var oldest sql.NullInt64
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(ts) FROM (SELECT a.ts AS ts
-			FROM (`+tx.matches()+` ORDER BY rowid DESC LIMIT -1) m
+			FROM (`+tx.matches()+` ORDER BY r DESC LIMIT -1) m
 			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append([]any{expr, lo, hi}, args...), k)...).Scan(&n, &oldest)
 	if err != nil || n < k || !oldest.Valid {
 		return lo, 0, false, err
@@ -337,7 +340,7 @@ func countMatches(ctx context.Context, tx *stx, expr string, lo, hi int64, upTo 
 		return n, lo, err
 	}
 	var o sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (`+tx.matches()+` ORDER BY rowid DESC LIMIT ?)`,
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (`+tx.matches()+` ORDER BY r DESC LIMIT ?)`,
 		expr, lo, hi, upTo).Scan(&n, &o)
 	return n, o.Int64, err
 }

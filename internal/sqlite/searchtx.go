@@ -11,15 +11,18 @@ import (
 type stx struct {
 	*sql.Tx
 	hook func(query string, args []any)
-	// index is the full-text table the search's expression is for:
+	// index is the full-text index the search's expression is for:
 	// artifacts_fts, or artifacts_addr for a query of addresses.
 	index string
+	// parts are the index's parts in the transaction's snapshot
+	// (ftsparts.go).
+	parts ftsParts
 }
 
 // matches is the statement selecting the rowids of index matching an
 // expression among a span of rowids (its three arguments, in that order).
 func (t *stx) matches() string {
-	return "SELECT rowid AS r FROM " + t.index + " WHERE " + t.index + " MATCH ? AND rowid BETWEEN ? AND ?"
+	return t.parts.matches(t.index)
 }
 
 func (t *stx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {

@@ -71,6 +71,9 @@ type Store struct {
 	tallyPath string
 	// merge merges the full-text indexes between transactions (merge.go).
 	merge *merger
+	// partRows: a part of the full-text indexes holds this many rowids
+	// (ftsparts.go).
+	partRows int64
 	// newest caches the newest signals of growing bursts, grown the
 	// nodes of growing observations (grownnodes.go); wmu holds write
 	// transactions one at a time from begin to commit, so that they
@@ -111,6 +114,10 @@ type Options struct {
 	// WriterMerges leaves the full-text indexes' merges to the writer's
 	// commits (FTS5's automerge), as before the merger (merge.go).
 	WriterMerges bool
+	// FTSPartRows is how many artifacts a part of the full-text indexes
+	// holds before the next batch starts a new one (ftsparts.go); 0 is
+	// 4,194,304.
+	FTSPartRows int
 }
 
 // Open opens (creating if needed) the database file at path and applies
@@ -157,7 +164,10 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	w.SetMaxIdleConns(1)
 	w.SetConnMaxLifetime(0)
 	s := &Store{w: w, newest: newNewestCache(newestTotal), plan: searchPlan{denseMatches: denseMatches, windowScan: windowScan, walkWindow: walkWindow, driveMatches: driveMatches},
-		raw: newRawCodec(), log: opt.Log}
+		raw: newRawCodec(), log: opt.Log, partRows: defaultPartRows}
+	if opt.FTSPartRows > 0 {
+		s.partRows = int64(opt.FTSPartRows)
+	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}

@@ -1,0 +1,236 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// The full-text indexes are kept in parts of consecutive rowids
+// (migration 0038): once the newest part holds partRows artifacts, the
+// next batch starts a new one. FTS5 merges an index's segments sixteen at
+// a time, so every entry is written once more for each sixteen times its
+// index grows: one index of the whole store spent more of each minute on
+// merging the fuller it was (the edge mix's third level, from about five
+// million artifacts, took the rate down by a fifth for a minute every
+// seven: docs/benchmarks.md, session 14). A part stops growing at
+// partRows, so an entry is written as often in the thirtieth minute as in
+// the first. A search reads the parts its rowids lie in (matches): the
+// newest for most windows of time, every part for a query of all time.
+const (
+	ftsBase   = "artifacts_fts"
+	addrBase  = "artifacts_addr"
+	vocabBase = "artifacts_vocab_instances"
+	// defaultPartRows: at the edge mix's 1,400 artifacts a batch, a part
+	// is about 3,000 batches, short of the 4,096 at which a third level's
+	// merge begins.
+	defaultPartRows = 1 << 22
+	// maxParts bounds the parts one statement reads (SQLite allows 500
+	// arms to a compound SELECT): beyond it, the newest part grows on.
+	maxParts = 400
+)
+
+// ftsPart is one part of the full-text indexes: the artifacts of the
+// rowids from first to the next part's first.
+type ftsPart struct {
+	n     int
+	first int64
+}
+
+// table is the name of the part's table of the index named base.
+func (p ftsPart) table(base string) string {
+	if p.n == 0 {
+		return base
+	}
+	return base + "_" + strconv.Itoa(p.n)
+}
+
+// ftsParts are the parts in the order of their rowids; part 0 first.
+type ftsParts []ftsPart
+
+// readParts reads the parts of the full-text indexes.
+func readParts(ctx context.Context, q querier) (ftsParts, error) {
+	rows, err := q.QueryContext(ctx, `SELECT part, first_rowid FROM fts_parts ORDER BY first_rowid`)
+	if err != nil {
+		return nil, fmt.Errorf("full-text parts: %w", err)
+	}
+	defer rows.Close()
+	ps := ftsParts{{n: 0, first: math.MinInt64}}
+	for rows.Next() {
+		var p ftsPart
+		if err := rows.Scan(&p.n, &p.first); err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	return ps, rows.Err()
+}
+
+// last returns the last rowid of part i.
+func (ps ftsParts) last(i int) int64 {
+	if i+1 < len(ps) {
+		return ps[i+1].first - 1
+	}
+	return math.MaxInt64
+}
+
+// of returns the index of the part holding rowid.
+func (ps ftsParts) of(rowid int64) int {
+	return sort.Search(len(ps), func(i int) bool { return ps[i].first > rowid }) - 1
+}
+
+// runs calls fn for each run of consecutive elements of sorted (rowids,
+// ascending) that lie in one part, with that part.
+func (ps ftsParts) runs(sorted []int64, fn func(p ftsPart, from, to int) error) error {
+	for from := 0; from < len(sorted); {
+		i := ps.of(sorted[from])
+		last := ps.last(i)
+		to := from + sort.Search(len(sorted)-from, func(k int) bool { return sorted[from+k] > last })
+		if err := fn(ps[i], from, to); err != nil {
+			return err
+		}
+		from = to
+	}
+	return nil
+}
+
+// span calls fn for each part that holds some of the rowids [lo, hi],
+// with the part's rowids among them; whole is true when the part is the
+// only one they lie in.
+func (ps ftsParts) span(lo, hi int64, fn func(p ftsPart, from, to int64, whole bool) error) error {
+	first, last := ps.of(lo), ps.of(hi)
+	for i := first; i <= last; i++ {
+		if err := fn(ps[i], max(lo, ps[i].first), min(hi, ps.last(i)), first == last); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// matches is the statement selecting the rowids of the parts of the index
+// base matching an expression among a span of rowids: its three
+// arguments, in that order, as a statement of one index reads them. The
+// newest part first; each part reads its own rowids of the span only,
+// and a part the span does not reach is not read.
+func (ps ftsParts) matches(base string) string {
+	if len(ps) == 1 {
+		t := ps[0].table(base)
+		return "SELECT rowid AS r FROM " + t + " WHERE " + t + " MATCH ? AND rowid BETWEEN ? AND ?"
+	}
+	var b strings.Builder
+	b.WriteString("WITH p(e, lo, hi) AS (SELECT ?, ?, ?) ")
+	for i := len(ps) - 1; i >= 0; i-- {
+		if i < len(ps)-1 {
+			b.WriteString(" UNION ALL ")
+		}
+		t := ps[i].table(base)
+		lo, hi := "p.lo", "p.hi"
+		var reach []string
+		if i > 0 {
+			f := strconv.FormatInt(ps[i].first, 10)
+			lo = "max(p.lo, " + f + ")"
+			reach = append(reach, "p.hi >= "+f)
+		}
+		if i < len(ps)-1 {
+			l := strconv.FormatInt(ps.last(i), 10)
+			hi = "min(p.hi, " + l + ")"
+			reach = append(reach, "p.lo <= "+l)
+		}
+		fmt.Fprintf(&b, "SELECT %[1]s.rowid AS r FROM p CROSS JOIN %[1]s WHERE %[2]s%[1]s MATCH p.e AND %[1]s.rowid BETWEEN %[3]s AND %[4]s",
+			t, strings.Join(append(reach, ""), " AND "), lo, hi)
+	}
+	return b.String()
+}
+
+// addPart starts part n+1 of the indexes at the rowid first, within the
+// writer's transaction: its tables, made as migrations 0033 and 0036
+// made part 0's, merged as startMerger set part 0's.
+func (s *Store) addPart(ctx context.Context, tx *wtx, ps ftsParts, first int64) (ftsParts, error) {
+	p := ftsPart{n: ps[len(ps)-1].n + 1, first: first}
+	fts, addr, vocab := p.table(ftsBase), p.table(addrBase), p.table(vocabBase)
+	stmts := []string{
+		`CREATE VIRTUAL TABLE ` + fts + ` USING fts5(
+			raw,
+			content = 'artifacts',
+			content_rowid = 'rowid',
+			tokenize = "unicode61 remove_diacritics 0 categories 'L* Nd' tokenchars '_'",
+			columnsize = 0
+		)`,
+		`CREATE VIRTUAL TABLE ` + vocab + ` USING fts5vocab(` + fts + `, instance)`,
+		`CREATE VIRTUAL TABLE ` + addr + ` USING fts5(
+			keys,
+			content = '',
+			columnsize = 0,
+			detail = none,
+			tokenize = "ascii tokenchars '.'"
+		)`,
+	}
+	for _, t := range []string{fts, addr} {
+		stmts = append(stmts, mergeSettings(t, s.merge != nil)...)
+	}
+	stmts = append(stmts, fmt.Sprintf(`INSERT INTO fts_parts (part, first_rowid) VALUES (%d, %d)`, p.n, p.first))
+	for _, q := range stmts {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("full-text part %d: %w", p.n, err)
+		}
+	}
+	return append(ps, p), nil
+}
+
+// writeParts returns the parts of the indexes a batch whose new rowids
+// begin at first is written to, starting a new part when the newest holds
+// partRows rowids or more (the artifacts of part 0 are counted from rowid
+// 1).
+func (s *Store) writeParts(ctx context.Context, tx *wtx, first int64) (ftsParts, error) {
+	ps, err := readParts(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	newest := ps[len(ps)-1]
+	if len(ps) < maxParts && first-max(newest.first, 1) >= s.partRows {
+		return s.addPart(ctx, tx, ps, first)
+	}
+	return ps, nil
+}
+
+// ftsRow is a full-text row: an artifact's rowid and the text indexed.
+type ftsRow struct {
+	rowid int64
+	text  string
+}
+
+// writeFTS inserts rows (ascending by rowid) into the full-text index's
+// parts: one statement a part from a JSON object of rowid → text, or,
+// when a text cannot pass through JSON unchanged (jsonSafe), a statement
+// a row (a statement of one row opens no savepoint: FTS5 flushes what it
+// holds as a new segment at each savepoint).
+func writeFTS(ctx context.Context, tx *wtx, ps ftsParts, rows []ftsRow) error {
+	rowids := make([]int64, len(rows))
+	for i, r := range rows {
+		rowids[i] = r.rowid
+	}
+	return ps.runs(rowids, func(p ftsPart, from, to int) error {
+		t := p.table(ftsBase)
+		if obj, ok := ftsObject(rows[from:to]); ok {
+			st, err := tx.stmt(ctx, `INSERT INTO `+t+` (rowid, raw) SELECT CAST(key AS INTEGER), value FROM json_each(?)`)
+			if err != nil {
+				return err
+			}
+			_, err = st.ExecContext(ctx, obj)
+			return err
+		}
+		st, err := tx.stmt(ctx, `INSERT INTO `+t+` (rowid, raw) VALUES (?, ?)`)
+		if err != nil {
+			return err
+		}
+		for _, r := range rows[from:to] {
+			if _, err := st.ExecContext(ctx, r.rowid, r.text); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
