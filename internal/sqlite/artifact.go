@@ -210,6 +210,9 @@ func missingIDsSQL(table string, n int) string {
 // writer is never held for long. It returns how many were deleted.
 func (s *Store) DropArtifactsBefore(ctx context.Context, t time.Time) (int, error) {
 	s.tail.forgetBefore(t) // its artifact may go: no evidence of a lost WAL then
+	if err := s.tx(ctx, func(tx *wtx) error { return s.dropParts(ctx, tx, t) }); err != nil {
+		return 0, wrap("DropArtifactsBefore", err)
+	}
 	total := 0
 	for {
 		var n int64
@@ -303,6 +306,10 @@ func (s *Store) loadWholeBelow(ctx context.Context) error {
 // (indexText): its searchText, of the line decompressed when stored
 // compressed, with its org and source's prefix.
 func (s *Store) unindex(ctx context.Context, tx *wtx) error {
+	ps, err := readParts(ctx, tx)
+	if err != nil {
+		return err
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT a.rowid, a.raw, a.org_id, a.source FROM artifacts a JOIN doomed d ON d.rowid = a.rowid`)
 	if err != nil {
 		return err
@@ -319,6 +326,9 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 			rows.Close()
 			return err
 		}
+		if ps[ps.of(d.rowid)].dropped {
+			continue // its part was emptied whole (dropParts)
+		}
 		if d.raw, err = s.raw.decode(raw.v); err != nil {
 			rows.Close()
 			return err
@@ -328,10 +338,6 @@ func (s *Store) unindex(ctx context.Context, tx *wtx) error {
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return err
-	}
-	ps, err := readParts(ctx, tx)
-	if err != nil {
 		return err
 	}
 	// The address keys likewise, where the artifact has some (Open has

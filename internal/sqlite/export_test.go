@@ -183,3 +183,20 @@ func FTSParts(t testing.TB, s *Store) int {
 	}
 	return len(ps)
 }
+
+// DroppedFTSParts returns how many parts of the full-text indexes of s
+// retention emptied.
+func DroppedFTSParts(t testing.TB, s *Store) int {
+	t.Helper()
+	ps, err := readParts(context.Background(), s.w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, p := range ps {
+		if p.dropped {
+			n++
+		}
+	}
+	return n
+}

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The full-text indexes are kept in parts of consecutive rowids
@@ -38,6 +39,9 @@ const (
 type ftsPart struct {
 	n     int
 	first int64
+	// dropped: retention emptied the part at once (dropParts), every
+	// artifact of its rowids being expired; searches skip it.
+	dropped bool
 }
 
 // table is the name of the part's table of the index named base.
@@ -53,20 +57,26 @@ type ftsParts []ftsPart
 
 // readParts reads the parts of the full-text indexes.
 func readParts(ctx context.Context, q querier) (ftsParts, error) {
-	rows, err := q.QueryContext(ctx, `SELECT part, first_rowid FROM fts_parts ORDER BY first_rowid`)
+	rows, err := q.QueryContext(ctx, `SELECT part, first_rowid, dropped FROM fts_parts ORDER BY first_rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("full-text parts: %w", err)
 	}
 	defer rows.Close()
-	ps := ftsParts{{n: 0, first: math.MinInt64}}
+	var ps ftsParts
 	for rows.Next() {
 		var p ftsPart
-		if err := rows.Scan(&p.n, &p.first); err != nil {
+		if err := rows.Scan(&p.n, &p.first, &p.dropped); err != nil {
 			return nil, err
 		}
 		ps = append(ps, p)
 	}
-	return ps, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(ps) == 0 || ps[0].first != math.MinInt64 {
+		return nil, fmt.Errorf("full-text parts: no part 0")
+	}
+	return ps, nil
 }
 
 // last returns the last rowid of part i.
@@ -113,17 +123,24 @@ func (ps ftsParts) span(lo, hi int64, fn func(p ftsPart, from, to int64, whole b
 // matches is the statement selecting the rowids of the parts of the index
 // base matching an expression among a span of rowids: its three
 // arguments, in that order, as a statement of one index reads them. The
-// newest part first; each part reads its own rowids of the span only,
-// and a part the span does not reach is not read.
+// newest part first; each part reads its own rowids of the span only, a
+// part the span does not reach is not read, and a dropped one not named.
 func (ps ftsParts) matches(base string) string {
-	if len(ps) == 1 {
-		t := ps[0].table(base)
+	var live []int
+	for i := len(ps) - 1; i >= 0; i-- {
+		if !ps[i].dropped {
+			live = append(live, i)
+		}
+	}
+	if len(live) == 1 {
+		// The others hold no entries.
+		t := ps[live[0]].table(base)
 		return "SELECT rowid AS r FROM " + t + " WHERE " + t + " MATCH ? AND rowid BETWEEN ? AND ?"
 	}
 	var b strings.Builder
 	b.WriteString("WITH p(e, lo, hi) AS (SELECT ?, ?, ?) ")
-	for i := len(ps) - 1; i >= 0; i-- {
-		if i < len(ps)-1 {
+	for k, i := range live {
+		if k > 0 {
 			b.WriteString(" UNION ALL ")
 		}
 		t := ps[i].table(base)
@@ -180,11 +197,12 @@ func (s *Store) addPart(ctx context.Context, tx *wtx, ps ftsParts, first int64) 
 	return append(ps, p), nil
 }
 
-// writeParts returns the parts of the indexes a batch whose new rowids
-// begin at first is written to, starting a new part when the newest holds
+// writeParts returns the parts of the indexes a batch of the new rowids
+// [first, last] is written to, starting a new part when the newest holds
 // partRows rowids or more (the artifacts of part 0 are counted from rowid
-// 1).
-func (s *Store) writeParts(ctx context.Context, tx *wtx, first int64) (ftsParts, error) {
+// 1). Rowids only go back into older parts' when retention deleted every
+// artifact above them: a dropped part they reach is revived (revive).
+func (s *Store) writeParts(ctx context.Context, tx *wtx, first, last int64) (ftsParts, error) {
 	ps, err := readParts(ctx, tx)
 	if err != nil {
 		return nil, err
@@ -193,7 +211,69 @@ func (s *Store) writeParts(ctx context.Context, tx *wtx, first int64) (ftsParts,
 	if len(ps) < maxParts && first-max(newest.first, 1) >= s.partRows {
 		return s.addPart(ctx, tx, ps, first)
 	}
+	for i := ps.of(first); i <= ps.of(last); i++ {
+		if ps[i].dropped {
+			if err := s.revive(ctx, tx, ps, i, first); err != nil {
+				return nil, err
+			}
+			ps[i].dropped = false
+		}
+	}
 	return ps, nil
+}
+
+// revive indexes again the artifacts part i still holds below the rowid
+// first (expired ones retention has not deleted yet; usually none), in
+// the part's emptied tables, and takes the part off the dropped.
+func (s *Store) revive(ctx context.Context, tx *wtx, ps ftsParts, i int, first int64) error {
+	from, to := max(ps[i].first, 0), min(ps.last(i), first-1)
+	if from <= to {
+		if _, err := s.reindexRows(ctx, tx, from, to); err != nil {
+			return fmt.Errorf("full-text part %d: %w", ps[i].n, err)
+		}
+		if _, err := s.indexAddresses(ctx, tx, from, to); err != nil {
+			return fmt.Errorf("full-text part %d: %w", ps[i].n, err)
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE fts_parts SET dropped = 0 WHERE part = ?`, ps[i].n)
+	return err
+}
+
+// dropParts empties at once every part but the newest whose artifacts
+// are all older than t, as no span of a bucket from t's on reaches its
+// rowids (spans.go: a bucket's span holds the rowid of every artifact of
+// its time): retention then deletes their rows without unindexing each
+// (unindex skips a dropped part).
+func (s *Store) dropParts(ctx context.Context, tx *wtx, t time.Time) error {
+	ps, err := readParts(ctx, tx)
+	if err != nil {
+		return err
+	}
+	for i, p := range ps[:len(ps)-1] {
+		if p.dropped {
+			continue
+		}
+		var live bool
+		err := tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM artifact_spans WHERE bucket >= ? AND max_rowid >= ? AND min_rowid <= ?)`,
+			bucketOf(nanos(t)), p.first, ps.last(i)).Scan(&live)
+		if err != nil || live {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		for _, q := range []string{
+			fmt.Sprintf(`INSERT INTO %[1]s (%[1]s) VALUES ('delete-all')`, p.table(ftsBase)),
+			fmt.Sprintf(`INSERT INTO %[1]s (%[1]s) VALUES ('delete-all')`, p.table(addrBase)),
+			fmt.Sprintf(`UPDATE fts_parts SET dropped = 1 WHERE part = %d`, p.n),
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("full-text part %d: %w", p.n, err)
+			}
+		}
+		s.log.Info("retention emptied a full-text part", "part", p.n, "first_rowid", max(p.first, 0), "last_rowid", ps.last(i))
+	}
+	return nil
 }
 
 // ftsRow is a full-text row: an artifact's rowid and the text indexed.

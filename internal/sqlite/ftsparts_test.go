@@ -113,7 +113,38 @@ func TestPartsSearchAlike(t *testing.T) {
 		}
 	}
 	alike()
-	t.Logf("%d searches alike over %d parts", asked, sqlite.FTSParts(t, many))
+	if n := sqlite.DroppedFTSParts(t, many); n == 0 {
+		t.Errorf("retention before %v emptied no part of 150 rows", drop)
+	}
+	// Everything expires: every part but the newest is emptied, and new
+	// artifacts take rowids from 1 again, in part 0, which is revived.
+	for _, s := range []*sqlite.Store{one, many} {
+		if _, err := s.DropArtifactsBefore(ctx, arts[len(arts)-1].Timestamp.Add(time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, all := sqlite.DroppedFTSParts(t, many), sqlite.FTSParts(t, many); n != all-1 {
+		t.Errorf("retention of everything emptied %d of %d parts, want all but the newest", n, all)
+	}
+	later := make([]*vigil.Artifact, 0, 1000)
+	for _, a := range arts[:1000] {
+		b := *a
+		b.ID = vigil.NewID()
+		b.Timestamp = b.Timestamp.Add(24 * time.Hour)
+		later = append(later, &b)
+	}
+	for _, s := range []*sqlite.Store{one, many} {
+		for i := 0; i < len(later); i += 100 {
+			if err := s.InsertArtifacts(ctx, "org", later[i:i+100]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := sqlite.DroppedFTSParts(t, many); n == sqlite.FTSParts(t, many)-1 {
+		t.Errorf("artifacts stored in emptied parts revived none")
+	}
+	alike()
+	t.Logf("%d searches alike over %d parts (%d emptied)", asked, sqlite.FTSParts(t, many), sqlite.DroppedFTSParts(t, many))
 }
 
 // TestPartsPlans: on a store of several full-text parts, each part a

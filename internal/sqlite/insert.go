@@ -197,7 +197,7 @@ func (w *artifactWriter) index(ctx context.Context) error {
 	for k, i := range order {
 		rows[k] = ftsRow{w.rowids[i], w.text(i)}
 	}
-	ps, err := w.store.writeParts(ctx, w.tx, rows[0].rowid)
+	ps, err := w.store.writeParts(ctx, w.tx, rows[0].rowid, rows[len(rows)-1].rowid)
 	if err != nil {
 		return err
 	}

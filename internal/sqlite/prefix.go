@@ -162,6 +162,9 @@ func (v *vocab) holds(word string) bool {
 	}
 	found := false
 	for i := len(v.tx.parts) - 1; i >= 0 && !found; i-- {
+		if v.tx.parts[i].dropped {
+			continue
+		}
 		var one int
 		err := v.tx.QueryRowContext(v.ctx, `SELECT 1 FROM `+v.tx.parts[i].table(vocabBase)+` WHERE term = ? LIMIT 1`, word).Scan(&one)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
@@ -183,6 +186,9 @@ func (v *vocab) holds(word string) bool {
 func (v *vocab) words(prefix string, n int) []string {
 	var out []string
 	for _, p := range v.tx.parts {
+		if p.dropped {
+			continue
+		}
 		for from, k := prefix, 0; k <= n && v.err == nil; k++ {
 			var w string
 			err := v.tx.QueryRowContext(v.ctx, `SELECT term FROM `+p.table(vocabBase)+` WHERE term >= ? AND term < ? LIMIT 1`, from, prefix+"\xff").Scan(&w)
