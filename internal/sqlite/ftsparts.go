@@ -137,6 +137,11 @@ func (ps ftsParts) matches(base string) string {
 		t := ps[live[0]].table(base)
 		return "SELECT rowid AS r FROM " + t + " WHERE " + t + " MATCH ? AND rowid BETWEEN ? AND ?"
 	}
+	// The arguments once, in p; each part reads them as values (scalar
+	// subqueries, run once), not as a table joined, so that the part is
+	// the only table of its loop and gives its rowids newest first from
+	// its index: joined to p, each part's matches were all read and
+	// sorted for a page of the newest.
 	var b strings.Builder
 	b.WriteString("WITH p(e, lo, hi) AS (SELECT ?, ?, ?) ")
 	for k, i := range live {
@@ -144,19 +149,19 @@ func (ps ftsParts) matches(base string) string {
 			b.WriteString(" UNION ALL ")
 		}
 		t := ps[i].table(base)
-		lo, hi := "p.lo", "p.hi"
+		lo, hi := "(SELECT lo FROM p)", "(SELECT hi FROM p)"
 		var reach []string
 		if i > 0 {
 			f := strconv.FormatInt(ps[i].first, 10)
-			lo = "max(p.lo, " + f + ")"
-			reach = append(reach, "p.hi >= "+f)
+			reach = append(reach, hi+" >= "+f)
+			lo = "max(" + lo + ", " + f + ")"
 		}
 		if i < len(ps)-1 {
 			l := strconv.FormatInt(ps.last(i), 10)
-			hi = "min(p.hi, " + l + ")"
-			reach = append(reach, "p.lo <= "+l)
+			reach = append(reach, "(SELECT lo FROM p) <= "+l)
+			hi = "min(" + hi + ", " + l + ")"
 		}
-		fmt.Fprintf(&b, "SELECT %[1]s.rowid AS r FROM p CROSS JOIN %[1]s WHERE %[2]s%[1]s MATCH p.e AND %[1]s.rowid BETWEEN %[3]s AND %[4]s",
+		fmt.Fprintf(&b, "SELECT rowid AS r FROM %[1]s WHERE %[2]s%[1]s MATCH (SELECT e FROM p) AND rowid BETWEEN %[3]s AND %[4]s",
 			t, strings.Join(append(reach, ""), " AND "), lo, hi)
 	}
 	return b.String()
