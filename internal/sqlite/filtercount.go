@@ -65,8 +65,9 @@ func (fw *filterWalk) window(ctx context.Context, w vigil.TimeRange) (entries, f
 	}
 	cond, args := fw.where(w)
 	var j sql.NullInt64
-	err = fw.tx.QueryRowContext(ctx, `SELECT COUNT(*), SUM(+a.rowid IN (`+fw.tx.matches()+`))
-		FROM artifacts a WHERE `+cond, append([]any{fw.expr, lo, hi}, args...)...).Scan(&entries, &j)
+	m, margs := fw.tx.match(fw.expr, lo, hi)
+	err = fw.tx.QueryRowContext(ctx, `SELECT COUNT(*), SUM(+a.rowid IN (`+m+`))
+		FROM artifacts a WHERE `+cond, append(margs, args...)...).Scan(&entries, &j)
 	return entries, int(j.Int64), err
 }
 
@@ -107,9 +108,10 @@ func (s *Store) driveCount(ctx context.Context, tx *stx, cond string, args []any
 	// counted.
 	var n int
 	var oldest sql.NullInt64
+	m, margs := tx.match(expr, lo, hi)
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (SELECT a.rowid AS r
-			FROM (`+tx.matches()+` ORDER BY r DESC LIMIT -1) m
-			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append([]any{expr, lo, hi}, args...), exactUpTo+1)...).Scan(&n, &oldest)
+			FROM (`+m+` ORDER BY r DESC LIMIT -1) m
+			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append(margs, args...), exactUpTo+1)...).Scan(&n, &oldest)
 	if err != nil || n <= exactUpTo {
 		return n, false, err
 	}

@@ -152,11 +152,12 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 			return nil, 0, false, wrap("SearchArtifacts", err)
 		}
 	}
-	var (
-		matching = " (" + tx.matches() + ")"
-		walk     = " AND +a.rowid IN" + matching
-		drive    = " AND a.rowid IN" + matching
-	)
+	// The matches of the window's rowids, the statement and its
+	// arguments.
+	in := func(expr string, lo, hi int64) (string, []any) {
+		m, margs := tx.match(expr, lo, hi)
+		return " (" + m + ")", margs
+	}
 
 	var total int
 	var estimated bool
@@ -170,8 +171,9 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 	switch {
 	case expr == "" && not != "":
 		// Only exclusions: everything of the filter but the matches.
-		page = cond + " AND a.rowid NOT IN" + matching
-		args = append(args, not, lo, hi)
+		m, margs := in(not, lo, hi)
+		page = cond + " AND a.rowid NOT IN" + m
+		args = append(args, margs...)
 		total, err = count(page, args...)
 	case expr == "":
 		total, err = filterSize(ctx, tx, org, f.Source, f.Range)
@@ -210,9 +212,10 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		stored = span
 		filterArgs = slices.Clone(args)
 		floor = clean
-		args = append(args, expr, lo, hi)
+		m, margs := in(expr, lo, hi)
+		args = append(args, margs...)
 		dense = matches*s.plan.denseMatches >= span
-		page = cond + drive
+		page = cond + " AND a.rowid IN" + m
 		if whole {
 			total = matches
 			break
@@ -236,7 +239,7 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 		}
 		if n < s.plan.windowScan {
 			dense = true
-			total, err = count(cond+walk, args...)
+			total, err = count(cond+" AND +a.rowid IN"+m, args...)
 			break
 		}
 		if clean {
@@ -297,7 +300,8 @@ func (s *Store) searchArtifacts(ctx context.Context, org string, f vigil.Artifac
 				wr := f.Range
 				wr.Start = fromNanos(since)
 				where, wargs := rangeClause("a.ts", wr, slices.Clone(base), slices.Clone(baseArgs))
-				page, args = strings.Join(where, " AND ")+drive, append(wargs, expr, from, hi)
+				m, margs := in(expr, from, hi)
+				page, args = strings.Join(where, " AND ")+" AND a.rowid IN"+m, append(wargs, margs...)
 			}
 		}
 		out, err = list(page, args...)
@@ -321,9 +325,10 @@ func pageFloor(ctx context.Context, tx *stx, org string, r vigil.TimeRange, cond
 	k int) (from, t int64, ok bool, err error) {
 	var n int
 	var oldest sql.NullInt64
+	m, margs := tx.match(expr, lo, hi)
 	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(ts) FROM (SELECT a.ts AS ts
-			FROM (`+tx.matches()+` ORDER BY r DESC LIMIT -1) m
-			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append([]any{expr, lo, hi}, args...), k)...).Scan(&n, &oldest)
+			FROM (`+m+` ORDER BY r DESC LIMIT -1) m
+			CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond+` LIMIT ?)`, append(append(margs, args...), k)...).Scan(&n, &oldest)
 	if err != nil || n < k || !oldest.Valid {
 		return lo, 0, false, err
 	}
@@ -334,14 +339,14 @@ func pageFloor(ctx context.Context, tx *stx, org string, r vigil.TimeRange, cond
 // countMatches counts the rowids in [lo, hi] matching expr, newest first,
 // stopping at upTo (none when negative), and returns the oldest counted.
 func countMatches(ctx context.Context, tx *stx, expr string, lo, hi int64, upTo int) (n int, oldest int64, err error) {
+	m, margs := tx.match(expr, lo, hi)
 	if upTo < 0 {
-		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+tx.matches()+`)`,
-			expr, lo, hi).Scan(&n)
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+m+`)`, margs...).Scan(&n)
 		return n, lo, err
 	}
 	var o sql.NullInt64
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (`+tx.matches()+` ORDER BY r DESC LIMIT ?)`,
-		expr, lo, hi, upTo).Scan(&n, &o)
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*), MIN(r) FROM (`+m+` ORDER BY r DESC LIMIT ?)`,
+		append(margs, upTo)...).Scan(&n, &o)
 	return n, o.Int64, err
 }
 
@@ -423,9 +428,10 @@ func (s *Store) outsideCount(ctx context.Context, tx *stx, org string, r vigil.T
 			return 0, false, err
 		}
 		var n int
+		m, margs := tx.match(expr, lo, hi)
 		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM artifacts a WHERE `+side.cond+
-			` AND +a.rowid IN (`+tx.matches()+`)`,
-			append(slices.Clone(side.args), expr, lo, hi)...).Scan(&n)
+			` AND +a.rowid IN (`+m+`)`,
+			append(slices.Clone(side.args), margs...)...).Scan(&n)
 		if err != nil {
 			return 0, false, err
 		}
@@ -581,8 +587,9 @@ func (s *Store) countDriven(ctx context.Context, tx *stx, cond string, args []an
 	if s.drivenHook != nil {
 		s.drivenHook(lo, hi)
 	}
-	err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+tx.matches()+`) m
-		CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond, append([]any{expr, lo, hi}, args...)...).Scan(&n)
+	m, margs := tx.match(expr, lo, hi)
+	err = tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (`+m+`) m
+		CROSS JOIN artifacts a ON a.rowid = m.r WHERE `+cond, append(margs, args...)...).Scan(&n)
 	return n, err
 }
 
@@ -605,7 +612,10 @@ func (s *Store) walkPage(ctx context.Context, tx *stx, base []string, baseArgs [
 	if matches > 0 {
 		w = max(w, int(min(float64(math.MaxInt32), 2*float64(offset+limit)*float64(stored)/float64(matches))))
 	}
-	matching := " AND +a.rowid IN (" + tx.matches() + ")"
+	matching := func(lo, hi int64) (string, []any) {
+		m, margs := tx.match(expr, lo, hi)
+		return " AND +a.rowid IN (" + m + ")", margs
+	}
 	for {
 		var from int64
 		// The w-th newest timestamp, whatever the order among equal ones:
@@ -618,7 +628,8 @@ func (s *Store) walkPage(ctx context.Context, tx *stx, base []string, baseArgs [
 			if err := tx.QueryRowContext(ctx, `SELECT MIN(a.rowid), MAX(a.rowid) FROM artifacts a WHERE `+cond, args...).Scan(&lo, &hi); err != nil {
 				return nil, err
 			}
-			return list(cond+matching, append(slices.Clone(args), expr, lo.Int64, hi.Int64)...)
+			m, margs := matching(lo.Int64, hi.Int64)
+			return list(cond+m, append(slices.Clone(args), margs...)...)
 		}
 		if err != nil {
 			return nil, err
@@ -633,7 +644,8 @@ func (s *Store) walkPage(ctx context.Context, tx *stx, base []string, baseArgs [
 		if err := tx.QueryRowContext(ctx, `SELECT MIN(a.rowid), MAX(a.rowid) FROM artifacts a WHERE `+win, winArgs...).Scan(&lo, &hi); err != nil {
 			return nil, err
 		}
-		out, err := list(win+matching, append(winArgs, expr, lo, hi)...)
+		m, margs := matching(lo, hi)
+		out, err := list(win+m, append(winArgs, margs...)...)
 		if err != nil || len(out) >= limit {
 			return out, err
 		}

@@ -19,10 +19,10 @@ type stx struct {
 	parts ftsParts
 }
 
-// matches is the statement selecting the rowids of index matching an
-// expression among a span of rowids (its three arguments, in that order).
-func (t *stx) matches() string {
-	return t.parts.matches(t.index)
+// match is the statement selecting the rowids of index matching expr
+// among the rowids [lo, hi], and its arguments (ftsParts.match).
+func (t *stx) match(expr string, lo, hi int64) (string, []any) {
+	return t.parts.match(t.index, expr, lo, hi)
 }
 
 func (t *stx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
