@@ -187,3 +187,62 @@ func insertLines(t *testing.T, s *Store, lines [][2]string, now time.Time) {
 		t.Fatal(err)
 	}
 }
+
+// TestSealedPartsMerged: a part of the full-text indexes no longer
+// written to keeps a segment a batch until the writer idles; then the
+// merger merges it into one, and the newest part keeps its levels.
+func TestSealedPartsMerged(t *testing.T) {
+	ctx := context.Background()
+	lines := datasetLines(t)
+	const batch, batches = 20, 40
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "vigil.db"), Options{FTSPartRows: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.merge.waiting.Add(1) // no merging while the batches are written
+	now := time.Now().UTC()
+	for b := range batches {
+		insertLines(t, s, lines[b*batch:(b+1)*batch], now)
+	}
+	ps, err := readParts(ctx, s.w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) < 2 {
+		t.Fatalf("%d parts of 300 for %d artifacts", len(ps), batch*batches)
+	}
+	sealed := ps[:len(ps)-1]
+	for _, p := range sealed {
+		if n := ftsSegments(t, s, p.table(ftsBase)); n < 10 {
+			t.Fatalf("part %d: %d segments before the merger ran, want one a batch", p.n, n)
+		}
+	}
+	s.merge.waiting.Add(-1)
+	s.merge.poke()
+	deadline := time.Now().Add(time.Minute)
+	for _, p := range sealed {
+		for _, table := range []string{p.table(ftsBase), p.table(addrBase)} {
+			for ftsSegments(t, s, table) > 1 {
+				if time.Now().After(deadline) {
+					t.Fatalf("%s: %d segments a minute after the writer went idle", table, ftsSegments(t, s, table))
+				}
+				select {
+				case <-s.merge.quiet:
+				case <-time.After(time.Second):
+				}
+			}
+		}
+	}
+	newest := ps[len(ps)-1].table(ftsBase)
+	if n := ftsSegments(t, s, newest); n <= 1 {
+		t.Errorf("the newest part %s: %d segment, want its levels kept (merged 16 at a time)", newest, n)
+	}
+	// Merged, a part still holds an entry of each of its artifacts.
+	for _, p := range sealed {
+		var rows int
+		if err := s.w.QueryRowContext(ctx, `SELECT COUNT(DISTINCT doc) FROM `+p.table(vocabBase)).Scan(&rows); err != nil || rows != 300 {
+			t.Errorf("part %d after its merge: entries of %d artifacts (%v), want 300", p.n, rows, err)
+		}
+	}
+}

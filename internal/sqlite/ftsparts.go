@@ -42,6 +42,9 @@ type ftsPart struct {
 	// dropped: retention emptied the part at once (dropParts), every
 	// artifact of its rowids being expired; searches skip it.
 	dropped bool
+	// merged: no longer written to, the part was merged into one
+	// segment (merge.go).
+	merged bool
 }
 
 // table is the name of the part's table of the index named base.
@@ -57,7 +60,7 @@ type ftsParts []ftsPart
 
 // readParts reads the parts of the full-text indexes.
 func readParts(ctx context.Context, q querier) (ftsParts, error) {
-	rows, err := q.QueryContext(ctx, `SELECT part, first_rowid, dropped FROM fts_parts ORDER BY first_rowid`)
+	rows, err := q.QueryContext(ctx, `SELECT part, first_rowid, dropped, merged FROM fts_parts ORDER BY first_rowid`)
 	if err != nil {
 		return nil, fmt.Errorf("full-text parts: %w", err)
 	}
@@ -65,7 +68,7 @@ func readParts(ctx context.Context, q querier) (ftsParts, error) {
 	var ps ftsParts
 	for rows.Next() {
 		var p ftsPart
-		if err := rows.Scan(&p.n, &p.first, &p.dropped); err != nil {
+		if err := rows.Scan(&p.n, &p.first, &p.dropped, &p.merged); err != nil {
 			return nil, err
 		}
 		ps = append(ps, p)
@@ -227,7 +230,7 @@ func (s *Store) revive(ctx context.Context, tx *wtx, ps ftsParts, i int, first i
 			return fmt.Errorf("full-text part %d: %w", ps[i].n, err)
 		}
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE fts_parts SET dropped = 0 WHERE part = ?`, ps[i].n)
+	_, err := tx.ExecContext(ctx, `UPDATE fts_parts SET dropped = 0, merged = 0 WHERE part = ?`, ps[i].n)
 	return err
 }
 

@@ -378,6 +378,9 @@ func (s *Store) tx(ctx context.Context, fn func(*wtx) error) error {
 		s.wmu.Lock()
 	}
 	defer s.wmu.Unlock()
+	if s.merge != nil {
+		defer s.merge.held(time.Now())
+	}
 	// Begun without the context's cancellation, which its statements
 	// check (uninterrupted).
 	sqlTx, err := s.w.BeginTx(context.WithoutCancel(ctx), nil)
