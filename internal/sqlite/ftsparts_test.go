@@ -3,7 +3,6 @@ package sqlite_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,17 +15,7 @@ import (
 
 // openParts opens a store whose full-text parts hold rows artifacts each.
 func openParts(t testing.TB, rows int) *sqlite.Store {
-	t.Helper()
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "vigil.db"), sqlite.Options{FTSPartRows: rows})
-	if err != nil {
-		t.Fatalf("sqlite.Open: %v", err)
-	}
-	t.Cleanup(func() {
-		if err := s.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return s
+	return openWith(t, sqlite.Options{FTSPartRows: rows})
 }
 
 // TestSearchParts runs the artifact conformance tests on a store whose

@@ -12,8 +12,12 @@ import (
 	"github.com/vigil-soc/vigil/internal/storetest"
 )
 
-func open(t testing.TB) *sqlite.Store {
-	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "vigil.db"), sqlite.Options{})
+func open(t testing.TB) *sqlite.Store { return openWith(t, sqlite.Options{}) }
+
+// openWith opens a fresh store with opt, closed when the test ends.
+func openWith(t testing.TB, opt sqlite.Options) *sqlite.Store {
+	t.Helper()
+	s, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "vigil.db"), opt)
 	if err != nil {
 		t.Fatalf("sqlite.Open: %v", err)
 	}
