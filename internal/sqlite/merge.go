@@ -66,9 +66,9 @@ func (m *merger) held(since time.Time) {
 
 // idle reports whether the writer was held less than idleBusy of the
 // time lately (an average over about ten seconds, sampled at most once a
-// second), less own, the time of the merger's steps since the last
-// sample.
-func (m *merger) idle(own time.Duration) bool {
+// second); the sealed parts' own steps are not counted (sealedStep takes
+// them back).
+func (m *merger) idle() bool {
 	now := time.Now()
 	if m.at.IsZero() {
 		m.at, m.was, m.load = now, m.busy.Load(), 1
@@ -76,7 +76,7 @@ func (m *merger) idle(own time.Duration) bool {
 	}
 	if d := now.Sub(m.at); d >= time.Second {
 		b := m.busy.Load()
-		frac := max(float64(b-m.was-int64(own)), 0) / float64(d)
+		frac := max(float64(b-m.was), 0) / float64(d)
 		m.load = 0.9*m.load + 0.1*min(frac, 1)
 		m.at, m.was = now, b
 	}
@@ -154,7 +154,6 @@ func (s *Store) mergeLoop(m *merger) {
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	var own time.Duration // the sealed parts' steps since idle last sampled
 	for {
 		poked := false
 		select {
@@ -188,8 +187,7 @@ func (s *Store) mergeLoop(m *merger) {
 			}
 		}
 		// Then the parts no longer written to, while the writer idles.
-		for quiet && m.waiting.Load() == 0 && m.idle(own) {
-			own = 0
+		for quiet && m.waiting.Load() == 0 && m.idle() {
 			select {
 			case <-m.stop:
 				return
@@ -197,7 +195,7 @@ func (s *Store) mergeLoop(m *merger) {
 			}
 			t0 := time.Now()
 			did, err := s.sealedStep(ctx)
-			own += time.Since(t0)
+			m.busy.Add(-int64(time.Since(t0))) // not ingest's: idle stays idle
 			if err != nil {
 				logErr(err)
 				break
