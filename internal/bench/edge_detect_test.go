@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/metrics"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -140,10 +139,7 @@ func shuffleLines(lines []line) {
 
 // renumberLine is the bench's renumber of one line of the round-th pass.
 func renumberLine(raw string, round int) string {
-	if round%89 == 0 {
-		return raw
-	}
-	octet := strconv.Itoa(11 + round%89)
+	octet := renumberOctet(round)
 	for _, p := range []string{"SRC=11.", "from 11.", `"src_ip":"11.`} {
 		raw = strings.ReplaceAll(raw, p, strings.TrimSuffix(p, "11.")+octet+".")
 	}

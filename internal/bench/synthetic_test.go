@@ -78,9 +78,10 @@ func TestInternetLines(t *testing.T) {
 }
 
 // TestRenumberKeepsTheUniqueMixNew: the internet-unique mix's bodies, sent
-// for a second and a third time, carry source addresses no earlier pass
-// carried, every line still parsed with a public source; the other mixes
-// go out as they are.
+// again and again — every pass of the 215 before the first comes back,
+// those of two-digit octets edited in place and the others copied —
+// carry source addresses no earlier pass carried, every line still parsed
+// with a public source; the other mixes go out as they are.
 func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 	lines := internetLines(3000, time.Now(), true)
 	var body bytes.Buffer
@@ -90,9 +91,17 @@ func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 		body.WriteByte('\n')
 	}
 	b := &bench{f: Config{Files: "internet-unique"}}
+	if len(scannerOctets) < 200 {
+		t.Fatalf("%d passes before an address comes back: a 30-minute run would send its first scanners again", len(scannerOctets))
+	}
 	seen := map[string]int{}
-	for round := range 3 {
-		for i, raw := range strings.Split(strings.TrimSpace(string(b.renumber(body.Bytes(), round, false))), "\n") {
+	for round := range len(scannerOctets) {
+		owned := round%2 == 0
+		sent := body.Bytes()
+		if owned {
+			sent = bytes.Clone(sent)
+		}
+		for i, raw := range strings.Split(strings.TrimSpace(string(b.renumber(sent, round, owned))), "\n") {
 			var l string
 			if err := json.Unmarshal([]byte(raw), &l); err != nil {
 				t.Fatalf("round %d: line %d is no JSON string any more: %v", round, i, err)
@@ -114,6 +123,9 @@ func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 			}
 			seen[src] = round
 		}
+	}
+	if got := b.renumber(body.Bytes(), len(scannerOctets), false); !bytes.Equal(got, body.Bytes()) {
+		t.Error("the pass after the last does not start again from the first")
 	}
 	if !b.renumbered.Load() {
 		t.Error("renumbered is not set: the search phase would expect exact totals")
