@@ -1,11 +1,11 @@
 package bench
 
 import (
+	"encoding/json"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime/metrics"
-	"strings"
 	"testing"
 	"time"
 
@@ -137,13 +137,19 @@ func shuffleLines(lines []line) {
 	r.Shuffle(len(lines), func(i, j int) { lines[i], lines[j] = lines[j], lines[i] })
 }
 
-// renumberLine is the bench's renumber of one line of the round-th pass.
+// renumberLine is the bench's renumber of one line of the round-th pass:
+// the line as a body of one JSON string, renumbered, decoded again.
 func renumberLine(raw string, round int) string {
-	octet := renumberOctet(round)
-	for _, p := range []string{"SRC=11.", "from 11.", `"src_ip":"11.`} {
-		raw = strings.ReplaceAll(raw, p, strings.TrimSuffix(p, "11.")+octet+".")
+	body, err := json.Marshal(raw)
+	if err != nil {
+		panic(err)
 	}
-	return raw
+	b := &bench{f: Config{Files: "internet-edge"}}
+	var out string
+	if err := json.Unmarshal(b.renumber(body, round, true), &out); err != nil {
+		panic(err)
+	}
+	return out
 }
 
 // stageSeconds is the time the processor's stage took in all, by its
