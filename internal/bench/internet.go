@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -150,9 +151,10 @@ var renumberFrom = [][]byte{[]byte("SRC=11."), []byte("from 11."), []byte(`src_i
 // renumber returns a body of the internet-unique or internet-edge mix as
 // the round-th pass over the lines sends it: from the second pass on, the
 // public addresses of blocks, failed logins and alerts move from
-// 11.0.0.0/8 to another public /8 (scannerOctets), so that they stay new
-// for 215 passes instead of repeating after 200,000 lines, when a fast
-// run would make every address of the mix a brute force. Other mixes,
+// 11.0.0.0/8 to another public /8 (scannerOctets), and after 215 passes
+// their second octet too (renumberEpoch), so that they stay new for 860
+// passes instead of repeating after 200,000 lines, when a fast run would
+// make every address of the mix a brute force. Other mixes,
 // and every mix sent --via syslog-tcp (its frames are built once), are
 // sent as they are. owned says body is the caller's own copy, then edited
 // in place where the new octet has two digits, as 11 has: the bench's
@@ -160,10 +162,14 @@ var renumberFrom = [][]byte{[]byte("SRC=11."), []byte("from 11."), []byte(`src_i
 // were garbage the server's collector paid for.
 func (b *bench) renumber(body []byte, round int, owned bool) []byte {
 	octet := renumberOctet(round)
-	if (b.f.Files != "internet-unique" && b.f.Files != "internet-edge") || octet == "11" {
+	epoch := round / len(scannerOctets) % scannerEpochs
+	if (b.f.Files != "internet-unique" && b.f.Files != "internet-edge") || octet == "11" && epoch == 0 {
 		return body
 	}
 	b.renumbered.Store(true)
+	if epoch > 0 {
+		return renumberEpoch(body, octet, epoch)
+	}
 	if len(octet) != 2 {
 		for _, p := range renumberFrom {
 			body = bytes.ReplaceAll(body, p, append(p[:len(p)-3:len(p)-3], octet+"."...))
@@ -184,6 +190,43 @@ func (b *bench) renumber(body []byte, round int, owned bool) []byte {
 		}
 	}
 	return body
+}
+
+// scannerEpochs is how many times the passes over scannerOctets run,
+// each with the scanners' second octet moved by 64 (renumberEpoch): 860
+// passes, 172 M lines, before an address comes back. (215 passes were
+// 43 M lines, 30 minutes at 24,000 a second: a run that fast sent its
+// first scanners again in its last minute.)
+const scannerEpochs = 4
+
+// renumberEpoch returns a copy of body with the scanners' addresses
+// 11.a.b.c as octet.(a+64*epoch).b.c: publicAddr's addresses of the
+// 200,000 lines have a second octet below 64 (TestScannersLeaveRoomForEpochs),
+// so that each epoch's are new.
+func renumberEpoch(body []byte, octet string, epoch int) []byte {
+	out := make([]byte, 0, len(body)+len(body)/32)
+	copied := 0 // body[:copied] is in out
+	for i := 0; ; {
+		j := bytes.Index(body[i:], []byte("11."))
+		if j < 0 {
+			return append(out, body[copied:]...)
+		}
+		at := i + j // the first octet
+		i = at + 3
+		if !slices.ContainsFunc(renumberFrom, func(p []byte) bool { return bytes.HasSuffix(body[:at], p[:len(p)-3]) }) {
+			continue
+		}
+		k := i
+		for k < len(body) && k < i+3 && '0' <= body[k] && body[k] <= '9' {
+			k++
+		}
+		a, _ := strconv.Atoi(string(body[i:k]))
+		out = append(out, body[copied:at]...)
+		out = append(out, octet...)
+		out = append(out, '.')
+		out = strconv.AppendInt(out, int64(a+64*epoch), 10)
+		copied, i = k, k
+	}
 }
 
 // internetLineCount is how many lines the internet mixes hold; the unique

@@ -82,6 +82,31 @@ func TestInternetLines(t *testing.T) {
 // those of two-digit octets edited in place and the others copied —
 // carry source addresses no earlier pass carried, every line still parsed
 // with a public source; the other mixes go out as they are.
+// TestScannersLeaveRoomForEpochs: the scanners of the internet mixes'
+// lines have a second octet below 64, so that each epoch's (renumberEpoch,
+// the octet moved by 64) are new.
+func TestScannersLeaveRoomForEpochs(t *testing.T) {
+	now := time.Now()
+	for name, lines := range map[string][]line{"internet-unique": internetLines(internetLineCount, now, true), "internet-edge": edgeLines(internetLineCount, now)} {
+		n := 0
+		for _, l := range lines {
+			res := parse.Parse(l.Source, []byte(l.Raw), now)
+			src, _ := res.Event["source.ip"].(string)
+			a, err := netip.ParseAddr(src)
+			if err != nil || a.As4()[0] != 11 {
+				continue
+			}
+			n++
+			if a.As4()[1] >= 64 {
+				t.Fatalf("%s: scanner %s: its second octet leaves no room for the epochs", name, src)
+			}
+		}
+		if n < internetLineCount/2 {
+			t.Fatalf("%s: %d scanners in 11.0.0.0/8, want more than half the lines", name, n)
+		}
+	}
+}
+
 func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 	lines := internetLines(3000, time.Now(), true)
 	var body bytes.Buffer
@@ -91,11 +116,12 @@ func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 		body.WriteByte('\n')
 	}
 	b := &bench{f: Config{Files: "internet-unique"}}
-	if len(scannerOctets) < 200 {
-		t.Fatalf("%d passes before an address comes back: a 30-minute run would send its first scanners again", len(scannerOctets))
+	passes := len(scannerOctets) * scannerEpochs
+	if passes < 800 {
+		t.Fatalf("%d passes before an address comes back: a 30-minute run at 30,000 a second would send its first scanners again", passes)
 	}
 	seen := map[string]int{}
-	for round := range len(scannerOctets) {
+	for round := range passes {
 		owned := round%2 == 0
 		sent := body.Bytes()
 		if owned {
@@ -124,7 +150,7 @@ func TestRenumberKeepsTheUniqueMixNew(t *testing.T) {
 			seen[src] = round
 		}
 	}
-	if got := b.renumber(body.Bytes(), len(scannerOctets), false); !bytes.Equal(got, body.Bytes()) {
+	if got := b.renumber(body.Bytes(), passes, false); !bytes.Equal(got, body.Bytes()) {
 		t.Error("the pass after the last does not start again from the first")
 	}
 	if !b.renumbered.Load() {
