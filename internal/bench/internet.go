@@ -152,7 +152,7 @@ var renumberFrom = [][]byte{[]byte("SRC=11."), []byte("from 11."), []byte(`src_i
 // the round-th pass over the lines sends it: from the second pass on, the
 // public addresses of blocks, failed logins and alerts move from
 // 11.0.0.0/8 to another public /8 (scannerOctets), and after 215 passes
-// their second octet too (renumberEpoch), so that they stay new for 860
+// their second octet too (renumberCopy), so that they stay new for 860
 // passes instead of repeating after 200,000 lines, when a fast run would
 // make every address of the mix a brute force. Other mixes,
 // and every mix sent --via syslog-tcp (its frames are built once), are
@@ -167,14 +167,8 @@ func (b *bench) renumber(body []byte, round int, owned bool) []byte {
 		return body
 	}
 	b.renumbered.Store(true)
-	if epoch > 0 {
-		return renumberEpoch(body, octet, epoch)
-	}
-	if len(octet) != 2 {
-		for _, p := range renumberFrom {
-			body = bytes.ReplaceAll(body, p, append(p[:len(p)-3:len(p)-3], octet+"."...))
-		}
-		return body
+	if epoch > 0 || len(octet) != 2 {
+		return renumberCopy(body, octet, 64*epoch)
 	}
 	if !owned {
 		body = bytes.Clone(body)
@@ -193,17 +187,18 @@ func (b *bench) renumber(body []byte, round int, owned bool) []byte {
 }
 
 // scannerEpochs is how many times the passes over scannerOctets run,
-// each with the scanners' second octet moved by 64 (renumberEpoch): 860
+// each with the scanners' second octet moved by 64 (renumberCopy): 860
 // passes, 172 M lines, before an address comes back. (215 passes were
 // 43 M lines, 30 minutes at 24,000 a second: a run that fast sent its
 // first scanners again in its last minute.)
 const scannerEpochs = 4
 
-// renumberEpoch returns a copy of body with the scanners' addresses
-// 11.a.b.c as octet.(a+64*epoch).b.c: publicAddr's addresses of the
-// 200,000 lines have a second octet below 64 (TestScannersLeaveRoomForEpochs),
-// so that each epoch's are new.
-func renumberEpoch(body []byte, octet string, epoch int) []byte {
+// renumberCopy returns a copy of body with the scanners' addresses
+// 11.a.b.c as octet.(a+shift).b.c: a first octet of another width than
+// 11's, or an epoch's second octet (shift 64 an epoch: publicAddr's
+// addresses of the 200,000 lines have a second octet below 64,
+// TestScannersLeaveRoomForEpochs, so that each epoch's are new).
+func renumberCopy(body []byte, octet string, shift int) []byte {
 	out := make([]byte, 0, len(body)+len(body)/32)
 	copied := 0 // body[:copied] is in out
 	for i := 0; ; {
@@ -224,7 +219,7 @@ func renumberEpoch(body []byte, octet string, epoch int) []byte {
 		out = append(out, body[copied:at]...)
 		out = append(out, octet...)
 		out = append(out, '.')
-		out = strconv.AppendInt(out, int64(a+64*epoch), 10)
+		out = strconv.AppendInt(out, int64(a+shift), 10)
 		copied, i = k, k
 	}
 }

@@ -83,7 +83,7 @@ func TestInternetLines(t *testing.T) {
 // carry source addresses no earlier pass carried, every line still parsed
 // with a public source; the other mixes go out as they are.
 // TestScannersLeaveRoomForEpochs: the scanners of the internet mixes'
-// lines have a second octet below 64, so that each epoch's (renumberEpoch,
+// lines have a second octet below 64, so that each epoch's (renumberCopy,
 // the octet moved by 64) are new.
 func TestScannersLeaveRoomForEpochs(t *testing.T) {
 	now := time.Now()
