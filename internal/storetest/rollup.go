@@ -1,8 +1,10 @@
 package storetest
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -27,6 +29,7 @@ func rollupTests() []test {
 		{"EditRecountsSources", testRollupEdit},
 		{"OrgsApart", testRollupOrgs},
 		{"BoundedResponse", testRollupBounded},
+		{"OneBatchAsOneByOne", testRollupOneBatch},
 	}
 }
 
@@ -59,6 +62,16 @@ func alerts(t *testing.T, s Store, org, sig, typ, sev, src string, start time.Ti
 			Nodes: []vigil.NodeRef{ipNode(src), {Type: vigil.NodeIP, Value: "198.51.100.10"}}})
 	}
 	return d
+}
+
+// mustRollupRecord runs ds through rollupEngine and returns what it recorded.
+func mustRollupRecord(t *testing.T, s Store, org string, ds ...*vigil.Detection) []correlate.Recorded {
+	t.Helper()
+	found, err := rollupEngine(s).Detect(t.Context(), org, ds)
+	if err != nil {
+		t.Fatalf("Detect: %v", err)
+	}
+	return found
 }
 
 // mustRollupDetect runs ds through rollupEngine and returns the incident
@@ -349,5 +362,108 @@ func testRollupBounded(t *testing.T, s Store) {
 	}
 	if len(seen) != n {
 		t.Errorf("pages listed %d distinct sources, want %d", len(seen), n)
+	}
+}
+
+// testRollupOneBatch: the findings of one batch make of a roll-up what
+// they make of it one batch each — new sources (one of them in two
+// signatures), a source's burst growing, and a new source that
+// brute-forces after its scan and leaves at once — however the store
+// writes a batch's findings.
+func testRollupOneBatch(t *testing.T, s Store) {
+	const vnc = "ET SCAN Potential VNC Scan 5900-5920"
+	batch := func(org string) []*vigil.Detection {
+		return []*vigil.Detection{
+			alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, "203.0.113.11", at(20*time.Minute), 2),
+			alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, "203.0.113.12", at(21*time.Minute), 1),
+			alerts(t, s, org, vnc, "recon", vigil.SeverityMedium, "203.0.113.12", at(21*time.Minute+time.Second), 1),
+			alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, "203.0.113.3", at(22*time.Minute), 1),
+			alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, "203.0.113.13", at(23*time.Minute), 3),
+			alerts(t, s, org, scanSig, "recon", vigil.SeverityMedium, "203.0.113.14", at(24*time.Minute), 1),
+			bruteForce(t, s, org, "203.0.113.14", at(25*time.Minute), 5),
+		}
+	}
+	type outcome struct {
+		title                        string
+		artifacts, nodes, obs        int
+		sources, count               int
+		first, last                  time.Time
+		heaviest                     []string
+		incidents                    []string // of each finding, "rollup" for the roll-up's
+		ownArtifacts, ownObs, raised int
+	}
+	run := func(oneBatch bool) outcome {
+		org := vigil.NewID()
+		id, _ := rolledUp(t, s, org)
+		ds := batch(org)
+		var found []correlate.Recorded
+		if oneBatch {
+			found = mustRollupRecord(t, s, org, ds...)
+		} else {
+			for _, d := range ds {
+				found = append(found, mustRollupRecord(t, s, org, d)...)
+			}
+		}
+		// Where each finding is now (the scan of .14 left the roll-up
+		// with its brute force).
+		var got []string
+		for _, f := range found {
+			ob, err := s.GetObservation(t.Context(), org, f.ObservationID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ob.IncidentID)
+		}
+		inc := mustIncident(t, s, org, id)
+		o := outcome{title: inc.Title, artifacts: inc.ArtifactCount, nodes: inc.NodeCount, obs: len(inc.Observations),
+			sources: inc.Rollup.Sources, count: inc.Rollup.Count, first: *inc.FirstEventAt, last: *inc.LastEventAt}
+		page, total, err := s.RollupSources(t.Context(), org, id, vigil.Page{Limit: 100})
+		if err != nil || total != len(page) {
+			t.Fatalf("RollupSources: %d of %d, %v", len(page), total, err)
+		}
+		// Heaviest first; ties by address.
+		slices.SortStableFunc(page, func(a, b vigil.RollupSource) int {
+			return cmp.Or(cmp.Compare(b.Count, a.Count), strings.Compare(a.Node.Value, b.Node.Value))
+		})
+		for _, src := range page {
+			o.heaviest = append(o.heaviest, fmt.Sprintf("%s:%d", src.Node.Value, src.Count))
+		}
+		for _, g := range got {
+			if g == id {
+				g = "rollup"
+			}
+			o.incidents = append(o.incidents, g)
+		}
+		own := got[len(got)-1]
+		if own == id {
+			t.Fatalf("the brute force joined the roll-up")
+		}
+		oi := mustIncident(t, s, org, own)
+		o.ownArtifacts, o.ownObs = oi.ArtifactCount, len(oi.Observations)
+		if oi.RaisedBy != nil {
+			o.raised = len(oi.RaisedBy.Rollups)
+		}
+		return o
+	}
+	one, each := run(true), run(false)
+	// The incidents of other findings than the roll-up's are new ids in
+	// each org: compare which findings share one.
+	for _, o := range []*outcome{&one, &each} {
+		names := map[string]string{"rollup": "rollup"}
+		for i, g := range o.incidents {
+			if _, ok := names[g]; !ok {
+				names[g] = fmt.Sprint("incident ", len(names))
+			}
+			o.incidents[i] = names[g]
+		}
+	}
+	if !reflect.DeepEqual(one, each) {
+		t.Errorf("one batch made\n%+v\none batch each made\n%+v", one, each)
+	}
+	if want := []string{"203.0.113.3:4", "203.0.113.13:3", "203.0.113.11:2", "203.0.113.2:2", "203.0.113.1:1", "203.0.113.12:1"}; !slices.Equal(one.heaviest, want) {
+		t.Errorf("sources %v, want %v: the new ones counted, .3 grown, .14 gone with its brute force", one.heaviest, want)
+	}
+	if one.title != "Suricata: "+scanSig+" from 6 sources" || one.sources != 6 || one.count != 13 || one.artifacts != 13 {
+		t.Errorf("roll-up %q, %d sources counting %d, %d artifacts; want 6 sources of 13", one.title, one.sources, one.count, one.artifacts)
 	}
 }
