@@ -3,8 +3,6 @@ package parse
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,19 +16,7 @@ import (
 // ../shared/datasets, one line each, and the bad documents of
 // TestWindowsBadInput's kinds.
 func FuzzParseWindows(f *testing.F) {
-	files, _ := filepath.Glob(filepath.Join(winlogbeatDir, "*", "*", "*.json"))
-	if len(files) == 0 {
-		f.Fatalf("no Winlogbeat documents under %s (../shared/datasets beside the checkout)", winlogbeatDir)
-	}
-	for _, p := range files {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		var docs []json.RawMessage
-		if err := json.Unmarshal(b, &docs); err != nil {
-			f.Fatalf("%s: %v", p, err)
-		}
+	for _, docs := range readWinlogbeat(f, "*/*/*.json") {
 		for _, d := range docs {
 			var line bytes.Buffer
 			if err := json.Compact(&line, d); err != nil {

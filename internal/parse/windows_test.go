@@ -15,7 +15,7 @@ import (
 // ingest pipeline made of them (ingest).
 const winlogbeatDir = "../../../shared/datasets/windows/winlogbeat"
 
-func readWinlogbeat(t *testing.T, pattern string) map[string][]json.RawMessage {
+func readWinlogbeat(t testing.TB, pattern string) map[string][]json.RawMessage {
 	t.Helper()
 	files, _ := filepath.Glob(filepath.Join(winlogbeatDir, pattern))
 	if len(files) == 0 {
