@@ -41,7 +41,14 @@ func FuzzParseNoNUL(f *testing.F) {
 func requireNoNUL(t *testing.T, source string, raw []byte) {
 	t.Helper()
 	res := Parse(source, raw, time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC))
-	for k, v := range res.Event {
+	checkNoNUL(t, source, raw, res.Event)
+}
+
+// checkNoNUL fails t when a field name or value of ev, parsed from raw of
+// source, holds a NUL.
+func checkNoNUL(t *testing.T, source string, raw []byte, ev Event) {
+	t.Helper()
+	for k, v := range ev {
 		var vals []string
 		switch v := v.(type) {
 		case string:

@@ -78,12 +78,8 @@ func mustRollupRecord(t *testing.T, s Store, org string, ds ...*vigil.Detection)
 // of each observation recorded or grown.
 func mustRollupDetect(t *testing.T, s Store, org string, ds ...*vigil.Detection) []string {
 	t.Helper()
-	found, err := rollupEngine(s).Detect(t.Context(), org, ds)
-	if err != nil {
-		t.Fatalf("Detect: %v", err)
-	}
 	var out []string
-	for _, f := range found {
+	for _, f := range mustRollupRecord(t, s, org, ds...) {
 		out = append(out, f.IncidentID)
 	}
 	return out
@@ -389,7 +385,7 @@ func testRollupOneBatch(t *testing.T, s Store) {
 		sources, count               int
 		first, last                  time.Time
 		heaviest                     []string
-		incidents                    []string // of each finding, "rollup" for the roll-up's
+		incidents                    []string // of each finding, named by first appearance
 		ownArtifacts, ownObs, raised int
 	}
 	run := func(oneBatch bool) outcome {
@@ -405,18 +401,25 @@ func testRollupOneBatch(t *testing.T, s Store) {
 			}
 		}
 		// Where each finding is now (the scan of .14 left the roll-up
-		// with its brute force).
-		var got []string
+		// with its brute force), the incidents other than the roll-up
+		// named by first appearance: their ids differ between the orgs.
+		names := map[string]string{id: "rollup"}
+		var own string
+		var where []string
 		for _, f := range found {
 			ob, err := s.GetObservation(t.Context(), org, f.ObservationID)
 			if err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, ob.IncidentID)
+			own = ob.IncidentID
+			if _, ok := names[own]; !ok {
+				names[own] = fmt.Sprint("incident ", len(names))
+			}
+			where = append(where, names[own])
 		}
 		inc := mustIncident(t, s, org, id)
 		o := outcome{title: inc.Title, artifacts: inc.ArtifactCount, nodes: inc.NodeCount, obs: len(inc.Observations),
-			sources: inc.Rollup.Sources, count: inc.Rollup.Count, first: *inc.FirstEventAt, last: *inc.LastEventAt}
+			sources: inc.Rollup.Sources, count: inc.Rollup.Count, first: *inc.FirstEventAt, last: *inc.LastEventAt, incidents: where}
 		page, total, err := s.RollupSources(t.Context(), org, id, vigil.Page{Limit: 100})
 		if err != nil || total != len(page) {
 			t.Fatalf("RollupSources: %d of %d, %v", len(page), total, err)
@@ -428,13 +431,6 @@ func testRollupOneBatch(t *testing.T, s Store) {
 		for _, src := range page {
 			o.heaviest = append(o.heaviest, fmt.Sprintf("%s:%d", src.Node.Value, src.Count))
 		}
-		for _, g := range got {
-			if g == id {
-				g = "rollup"
-			}
-			o.incidents = append(o.incidents, g)
-		}
-		own := got[len(got)-1]
 		if own == id {
 			t.Fatalf("the brute force joined the roll-up")
 		}
@@ -446,17 +442,6 @@ func testRollupOneBatch(t *testing.T, s Store) {
 		return o
 	}
 	one, each := run(true), run(false)
-	// The incidents of other findings than the roll-up's are new ids in
-	// each org: compare which findings share one.
-	for _, o := range []*outcome{&one, &each} {
-		names := map[string]string{"rollup": "rollup"}
-		for i, g := range o.incidents {
-			if _, ok := names[g]; !ok {
-				names[g] = fmt.Sprint("incident ", len(names))
-			}
-			o.incidents[i] = names[g]
-		}
-	}
 	if !reflect.DeepEqual(one, each) {
 		t.Errorf("one batch made\n%+v\none batch each made\n%+v", one, each)
 	}
