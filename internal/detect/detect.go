@@ -98,6 +98,24 @@ type Scoped interface {
 	ScopedSignals(ev *Event) []vigil.Signal
 }
 
+// Grouped is a Scoped detector that its Group reads events for, with the
+// other detectors of the group: once per event for all of them, so that
+// those that cannot match it are passed over without being called.
+type Grouped interface {
+	Scoped
+	// Group returns the detector's group and its number in it.
+	Group() (Group, int)
+}
+
+// Group reads an event for its detectors, all of one scope.
+type Group interface {
+	// GroupSignals calls emit with the number and signals of every
+	// detector of the group that draws signals from ev, an event
+	// InScope admitted: what each one's ScopedSignals returns when not
+	// empty. It shares ev.Scratch with the scope's other detectors.
+	GroupSignals(ev *Event, emit func(member int, sigs []vigil.Signal))
+}
+
 // Screen decides, signal by signal, which signals count in one org:
 // its suppressions, and the kinds of signal it promotes or not. A signal
 // screened out feeds no burst and opens no observation; its artifact is
@@ -209,12 +227,21 @@ type scopedHit struct {
 // with one Scratch for all of them (Reset between events). It returns, by
 // detector index, the events that gave signals, in order.
 func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
+	// group is a Group of a scope, with the detector index of each of
+	// its members this engine holds (-1: none).
+	type group struct {
+		g   Group
+		det []int
+	}
 	type scope struct {
-		first Scoped
-		dets  []int
+		first  Scoped
+		dets   []int // those read one by one
+		groups []*group
+		all    []int
 	}
 	var scopes []*scope
 	var byKey map[string]*scope
+	groups := map[Group]*group{}
 	for i, d := range e.detectors {
 		sd, ok := d.(Scoped)
 		if !ok {
@@ -230,19 +257,42 @@ func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
 			byKey[k] = sc
 			scopes = append(scopes, sc)
 		}
-		sc.dets = append(sc.dets, i)
+		sc.all = append(sc.all, i)
+		gd, ok := d.(Grouped)
+		if !ok {
+			sc.dets = append(sc.dets, i)
+			continue
+		}
+		g, m := gd.Group()
+		gr := groups[g]
+		if gr == nil {
+			gr = &group{g: g}
+			groups[g] = gr
+			sc.groups = append(sc.groups, gr)
+		}
+		for len(gr.det) <= m {
+			gr.det = append(gr.det, -1)
+		}
+		gr.det[m] = i
 	}
 	if scopes == nil {
 		return nil
 	}
 	out := make(map[int][]scopedHit, len(e.detectors))
 	for _, sc := range scopes {
-		for _, i := range sc.dets {
+		for _, i := range sc.all {
 			out[i] = []scopedHit{}
 		}
 	}
 	var scratch Scratch
-	for _, ev := range evs {
+	var ev *Event
+	var gr *group
+	emit := func(m int, sigs []vigil.Signal) {
+		if m < len(gr.det) && gr.det[m] >= 0 {
+			out[gr.det[m]] = append(out[gr.det[m]], scopedHit{ev, sigs})
+		}
+	}
+	for _, ev = range evs {
 		if scratch != nil {
 			scratch.Reset()
 		}
@@ -255,6 +305,9 @@ func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
 				if sigs := e.detectors[i].(Scoped).ScopedSignals(ev); len(sigs) > 0 {
 					out[i] = append(out[i], scopedHit{ev, sigs})
 				}
+			}
+			for _, gr = range sc.groups {
+				gr.g.GroupSignals(ev, emit)
 			}
 		}
 		scratch, ev.Scratch = ev.Scratch, nil

@@ -241,10 +241,12 @@ func Compile(rules []*vigil.DetectionRule, local string) ([]detect.Detector, map
 			}
 		}
 	}
-	out := make([]detect.Detector, 0, len(dets)+len(corrs))
+	rds := make([]*ruleDetector, 0, len(dets))
 	for _, d := range dets {
-		out = append(out, newRuleDetector(d.r.ID, d.c, local))
+		rds = append(rds, newRuleDetector(d.r.ID, d.c, local))
 	}
+	out := make([]detect.Detector, 0, len(dets)+len(corrs))
+	out = append(out, groupRules(rds)...)
 	for _, r := range corrs {
 		parsed, err := sigma.Parse([]byte(r.Rule))
 		if err != nil {

@@ -175,7 +175,7 @@ func sameAsAlone(t *testing.T, rules []*vigil.DetectionRule, evs []*detect.Event
 	}
 	matched := 0
 	for _, d := range dets {
-		r := d.(*ruleDetector)
+		r := d.(groupedRule).ruleDetector
 		want := 0
 		for _, ev := range evs {
 			if r.rule.Match(&sigma.Event{Source: ev.Source, Fields: ev.Fields, Raw: ev.Raw}) {

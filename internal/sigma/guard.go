@@ -317,8 +317,31 @@ func (fg *fieldGuard) literals() *literals {
 
 func (p *Prepared) mark(guards []int32) {
 	for _, g := range guards {
-		p.cand[g] = p.gen
+		if p.cand[g] != p.gen {
+			p.cand[g] = p.gen
+			p.marked = append(p.marked, g)
+		}
 	}
+}
+
+// Guard returns the number of the rule's guard in its FieldSet (0: it
+// has none, and every event of its log source is a candidate) and the
+// guard fields it tests.
+func (c *Compiled) Guard() (int32, []int32) { return c.guard, c.guardOn }
+
+// Candidates looks the guard fields up in the index, those not looked up
+// yet for the event p is bound to, and returns the guards the event may
+// meet as far as all the fields looked up so far tell: a rule of the set
+// whose guard is not among them, and whose guard fields are all among
+// those looked up, is no match (MatchPrepared). The list is p's, valid
+// until the next Reset.
+func (p *Prepared) Candidates(fields []int32) []int32 {
+	for _, i := range fields {
+		if p.fieldGen[i] != p.gen {
+			p.markField(i)
+		}
+	}
+	return p.marked
 }
 
 // lookupLower returns m's entry for the ASCII lower-case form of s,

@@ -87,6 +87,7 @@ type Prepared struct {
 	// guard fields whose fieldGen is gen tell (guard.go).
 	cand     []uint32
 	fieldGen []uint32
+	marked   []int32 // the guards cand marks, in the order marked
 }
 
 type memoSlot struct {
@@ -113,6 +114,7 @@ func NewPrepared(set *FieldSet) *Prepared { return &Prepared{set: set} }
 func (p *Prepared) Reset(ev Event) {
 	p.ev = ev
 	p.gen++
+	p.marked = p.marked[:0]
 	if p.gen == 0 {
 		// Wrapped: a slot of gen 0 would pass for read.
 		clear(p.slots)
