@@ -34,7 +34,7 @@ type windowsChangeKind struct {
 // WindowsChanges returns the detectors of every kind.
 func WindowsChanges(span time.Duration) []Detector {
 	var out []Detector
-	for _, k := range windowsChangeKinds {
+	for _, k := range append(windowsChangeKinds[:len(windowsChangeKinds):len(windowsChangeKinds)], windowsToolKinds...) {
 		out = append(out, WindowsChange{Kind: k, Span: span})
 	}
 	return out

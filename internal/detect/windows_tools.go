@@ -1,0 +1,115 @@
+package detect
+
+import (
+	"strings"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// The WindowsChange kinds of attack tools at work on a host, from Sysmon:
+// a thread created in another process (process injection), and the named
+// pipes remote-execution services and attack tools open.
+
+// sysmon is Sysmon's channel.
+const sysmon = "Microsoft-Windows-Sysmon/Operational"
+
+// threadCreators are the Windows processes that create threads in others
+// as part of their work (csrss.exe a console program's Ctrl+C handler,
+// the session and service managers their children's first threads), by
+// path in lower case: not injection when they do. Sysmon's own sample
+// configurations leave them out the same way.
+var threadCreators = map[string]bool{}
+
+func init() {
+	for _, dir := range []string{`c:\windows\system32\`, `c:\windows\syswow64\`} {
+		for _, name := range []string{"csrss.exe", "wininit.exe", "winlogon.exe", "services.exe", "smss.exe",
+			"lsass.exe", "svchost.exe", "dwm.exe", "audiodg.exe", `wbem\wmiprvse.exe`} {
+			threadCreators[dir+name] = true
+		}
+	}
+	threadCreators["system"] = true
+}
+
+// remoteThread matches a Sysmon 8 (CreateRemoteThread) of one process in
+// another that is not a Windows process's own work: the source and
+// target, keyed by the host.
+func remoteThread(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, sysmon, "8") {
+		return "", "", nil, false
+	}
+	source := str(f, "process.executable")
+	target := str(f, "winlog.event_data.TargetImage")
+	if source == "" || strings.EqualFold(source, target) || threadCreators[strings.ToLower(source)] ||
+		strings.EqualFold(str(f, "winlog.event_data.StartFunction"), "CtrlRoutine") {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, baseName(source) + " into " + baseName(target), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
+		node(vigil.NodeHash, str(f, "process.hash.sha256"), false)), true
+}
+
+// baseName returns what follows a Windows path's last backslash.
+func baseName(p string) string { return p[strings.LastIndexByte(p, '\\')+1:] }
+
+// pipeEvent returns the name of the pipe a Sysmon 17 (created) or 18
+// (connected) names, in lower case, and whether f is one.
+func pipeEvent(f parse.Event) (string, bool) {
+	if !code(f, sysmon, "17", "18") {
+		return "", false
+	}
+	return strings.ToLower(str(f, "winlog.event_data.PipeName")), true
+}
+
+// remoteExecPipe reports whether a pipe is one a remote-execution service
+// opens for the commands it runs: PsExec's service (`\PSEXESVC`, and the
+// `\<service>-<computer>-<number>-stdin` of each command's streams, which
+// keep that form when the service is renamed), PAExec, RemCom and
+// CSExec.
+func remoteExecPipe(name string) bool {
+	for _, p := range []string{`\psexesvc`, `\paexec`, `\remcom_`, `\csexecsvc`} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	for _, s := range []string{"-stdin", "-stdout", "-stderr"} {
+		if strings.HasSuffix(name, s) && strings.Count(name, "-") >= 3 {
+			return true
+		}
+	}
+	return false
+}
+
+// attackToolPipe reports whether a pipe is one attack tools open under
+// their default names, or the pipe within a pipe's path by which the
+// "potato" privilege escalations (RoguePotato, PrintSpoofer) make a
+// service connect to them (`\RoguePotato\pipe\epmapper`).
+func attackToolPipe(name string) bool {
+	for _, p := range []string{`\kekeo_tsssp_endpoint`, `\msagent_`, `\postex_`, `\msse-`} {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return strings.Contains(name, `\pipe\`)
+}
+
+// pipeKind matches the pipe events whose pipe is, by is: keyed by the
+// host, the pipe its member.
+func pipeKind(is func(string) bool) func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	return func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+		name, ok := pipeEvent(f)
+		if !ok || !is(name) {
+			return "", "", nil, false
+		}
+		key, refs := hostKey(f)
+		return key, str(f, "winlog.event_data.PipeName"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
+			node(vigil.NodeHash, str(f, "process.hash.sha256"), false)), true
+	}
+}
+
+var windowsToolKinds = []windowsChangeKind{
+	{name: "windows_remote_thread", severity: vigil.SeverityHigh, title: "Process injection: remote thread created", match: remoteThread},
+	{name: "windows_remote_exec_pipe", severity: vigil.SeverityMedium, title: "Remote execution service pipe (PsExec style)",
+		match: pipeKind(remoteExecPipe)},
+	{name: "windows_attack_tool_pipe", severity: vigil.SeverityHigh, title: "Attack tool named pipe", match: pipeKind(attackToolPipe)},
+}

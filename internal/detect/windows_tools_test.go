@@ -1,0 +1,89 @@
+package detect
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// TestToolPipes: the pipe names of the real recordings (Sysmon 17 and 18
+// of ../shared/datasets/windows/evtx) sorted into remote-execution
+// services, attack tools and Windows' own.
+func TestToolPipes(t *testing.T) {
+	for _, tc := range []struct {
+		pipe       string
+		exec, tool bool
+	}{
+		// PsExec, as itself and with its service renamed
+		// (sysmon_privesc_psexec_dwell, DE_renamed_psexec_service).
+		{pipe: `\PSEXESVC`, exec: true},
+		{pipe: `\svchost-MSEDGEWIN10-8116-stdin`, exec: true},
+		{pipe: `\svchost-MSEDGEWIN10-8116-stdout`, exec: true},
+		{pipe: `\svchost-MSEDGEWIN10-8116-stderr`, exec: true},
+		// Attack tools' default pipes (kekeo, RoguePotato).
+		{pipe: `\kekeo_tsssp_endpoint`, tool: true},
+		{pipe: `\RoguePotato\pipe\epmapper`, tool: true},
+		// Windows' own, connected to by the same attacks.
+		{pipe: `\svchost`},
+		{pipe: `\lsass`},
+		{pipe: `\srvsvc`},
+		{pipe: `\wkssvc`},
+		{pipe: `\eventlog`},
+		{pipe: `\browser`},
+		{pipe: `\InitShutdown`},
+		{pipe: `\LSM_API_service`},
+		{pipe: `\atsvc`},
+		{pipe: `\epmapper`},
+		// A stream's name needs PsExec's <service>-<computer>-<n>.
+		{pipe: `\my-stdin`},
+	} {
+		name := strings.ToLower(tc.pipe)
+		if got := remoteExecPipe(name); got != tc.exec {
+			t.Errorf("remoteExecPipe(%s) = %v, want %v", tc.pipe, got, tc.exec)
+		}
+		if got := attackToolPipe(name); got != tc.tool {
+			t.Errorf("attackToolPipe(%s) = %v, want %v", tc.pipe, got, tc.tool)
+		}
+	}
+}
+
+// TestRemoteThread: a thread created in another process is injection,
+// but when Windows' own processes do it as part of their work.
+func TestRemoteThread(t *testing.T) {
+	ev := func(source, target, start string) parse.Event {
+		return parse.Event{"winlog.channel": sysmon, "event.code": "8", "host.name": "pc01",
+			"process.executable": source, "winlog.event_data.TargetImage": target, "winlog.event_data.StartFunction": start}
+	}
+	for _, tc := range []struct {
+		name   string
+		ev     parse.Event
+		want   bool
+		member string
+	}{
+		{"into explorer", ev(`\\vboxsrv\HTools\m.exe`, `C:\Windows\explorer.exe`, ""), true, "m.exe into explorer.exe"},
+		{"into lsass", ev(`C:\Windows\System32\rdrleakdiag.exe`, `C:\Windows\System32\lsass.exe`, ""), true, "rdrleakdiag.exe into lsass.exe"},
+		{"into an unknown process", ev(`C:\Users\a\AppData\Roaming\WINWORD.exe`, "<unknown process>", ""), true, "WINWORD.exe into <unknown process>"},
+		{"into itself", ev(`C:\Users\a\AppData\Roaming\WINWORD.exe`, `C:\Users\a\AppData\Roaming\winword.exe`, ""), false, ""},
+		{"csrss's Ctrl+C handler", ev(`C:\Windows\System32\csrss.exe`, `C:\Windows\System32\cmd.exe`, "CtrlRoutine"), false, ""},
+		{"the service manager", ev(`C:\Windows\System32\services.exe`, `C:\Windows\System32\svchost.exe`, ""), false, ""},
+		{"Ctrl+C from elsewhere", ev(`C:\Tools\x.exe`, `C:\Windows\System32\cmd.exe`, "CtrlRoutine"), false, ""},
+		{"a system name elsewhere", ev(`C:\Users\Public\csrss.exe`, `C:\Windows\explorer.exe`, ""), true, "csrss.exe into explorer.exe"},
+		{"no source", ev("", `C:\Windows\explorer.exe`, ""), false, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key, member, _, ok := remoteThread(tc.ev)
+			if ok != tc.want || member != tc.member {
+				t.Fatalf("remoteThread = %q, %q, %v; want member %q, %v", key, member, ok, tc.member, tc.want)
+			}
+			if ok && key != "pc01" {
+				t.Errorf("key %q, want the host pc01", key)
+			}
+		})
+	}
+	other := ev(`C:\Tools\x.exe`, `C:\Windows\explorer.exe`, "")
+	other["event.code"] = "10"
+	if _, _, _, ok := remoteThread(other); ok {
+		t.Error("a Sysmon 10 matched as a remote thread")
+	}
+}
