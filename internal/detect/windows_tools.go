@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/vigil-soc/vigil"
@@ -107,7 +109,40 @@ func pipeKind(is func(string) bool) func(f parse.Event) (string, string, []vigil
 	}
 }
 
+// executableExts are the extensions of files Windows runs, a service's
+// binary, a DLL or a script, in lower case.
+var executableExts = []string{".exe", ".dll", ".sys", ".scr", ".bat", ".cmd", ".ps1", ".vbs", ".js", ".hta", ".msi"}
+
+// adminShareWrite matches a Security 5145 that opens an executable in an
+// administrative share (C$, ADMIN$: a name ending in $, not IPC$) for
+// writing (%%4417, WriteData or AddFile) from another computer: how
+// PsExec, RemCom, smbexec and their kind copy what they then run as a
+// service, and how a file is staged on a host before it runs. Keyed by
+// the address it came from, so that it is one incident with what the
+// firewall or Suricata saw of that address.
+func adminShareWrite(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, "Security", "5145") {
+		return "", "", nil, false
+	}
+	share := strings.ToLower(str(f, "winlog.event_data.ShareName"))
+	file := str(f, "winlog.event_data.RelativeTargetName")
+	lower := strings.ToLower(file)
+	if !strings.HasSuffix(share, "$") || strings.HasSuffix(share, `\ipc$`) ||
+		!strings.Contains(str(f, "winlog.event_data.AccessList"), "%%4417") ||
+		!slices.ContainsFunc(executableExts, func(ext string) bool { return strings.HasSuffix(lower, ext) }) {
+		return "", "", nil, false
+	}
+	ip := str(f, "source.ip")
+	if a, err := netip.ParseAddr(ip); err != nil || a.IsLoopback() || a.IsUnspecified() {
+		return "", "", nil, false // the host's own
+	}
+	return ip, str(f, "winlog.event_data.ShareName") + `\` + file, nodes(node(vigil.NodeIP, ip, true),
+		node(vigil.NodeUser, windowsAccount(f, "user"), false), node(vigil.NodeHost, str(f, "host.name"), false)), true
+}
+
 var windowsToolKinds = []windowsChangeKind{
+	{name: "windows_admin_share_write", severity: vigil.SeverityHigh, title: "Lateral movement: executable written to an admin share",
+		match: adminShareWrite},
 	{name: "windows_remote_thread", severity: vigil.SeverityHigh, title: "Process injection: remote thread created", match: remoteThread},
 	{name: "windows_remote_exec_pipe", severity: vigil.SeverityMedium, title: "Remote execution service pipe (PsExec style)",
 		match: pipeKind(remoteExecPipe)},

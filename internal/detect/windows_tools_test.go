@@ -1,9 +1,15 @@
 package detect
 
 import (
+	"maps"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/evtx"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
@@ -85,5 +91,49 @@ func TestRemoteThread(t *testing.T) {
 	other["event.code"] = "10"
 	if _, _, _, ok := remoteThread(other); ok {
 		t.Error("a Sysmon 10 matched as a remote thread")
+	}
+}
+
+// TestAdminShareWrite: of the 5145 records of the two lateral-movement
+// recordings, exactly the executables opened for writing in C$ or ADMIN$
+// from another computer match — RemCom's service binary (six records)
+// and the files copied to C$ (malwr.exe, setup.bat) — keyed by the
+// address they came from, the account that wrote them a node.
+func TestAdminShareWrite(t *testing.T) {
+	for _, tc := range []struct {
+		file    string
+		members map[string]int
+		key     string
+		user    string
+	}{
+		{"Lateral Movement/LM_REMCOM_5145_TargetHost.evtx", map[string]int{`\\*\ADMIN$\System32\RemComSvc.exe`: 6}, "10.0.2.16", `PC01\IEUser`},
+		{"Lateral Movement/LM_5145_Remote_FileCopy.evtx", map[string]int{`\\*\C$\malwr.exe`: 2, `\\*\C$\Windows\Temp\setup.bat`: 2}, "10.0.2.15", ""},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]int{}
+			for _, doc := range docs {
+				f := parse.Parse("windows", doc, time.Time{}).Event
+				key, member, refs, ok := adminShareWrite(f)
+				if !ok {
+					continue
+				}
+				got[member]++
+				if key != tc.key {
+					t.Errorf("%s: key %q, want %q", member, key, tc.key)
+				}
+				if tc.user != "" && !slices.ContainsFunc(refs, func(r vigil.NodeRef) bool {
+					return r.Type == vigil.NodeUser && strings.EqualFold(r.Value, tc.user)
+				}) {
+					t.Errorf("%s: nodes %v name no user %s", member, refs, tc.user)
+				}
+			}
+			if !maps.Equal(got, tc.members) {
+				t.Errorf("matched %v, want %v", got, tc.members)
+			}
+		})
 	}
 }

@@ -171,6 +171,14 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 	case "1102":
 		subject()
 		ev.act("audit-log-cleared", "configuration", "success")
+	case "5140", "5145":
+		// A network share (5140) or a file or pipe in one (5145) opened
+		// from an address: who, from where (the share stays in
+		// winlog.event_data: ShareName, RelativeTargetName, AccessList).
+		subject()
+		ev.setWindowsAddr("source.ip", g("IpAddress"))
+		ev.setWindowsPort("source.port", g("IpPort"))
+		ev.act(map[string]string{"5140": "network-share-object-accessed", "5145": "network-share-object-access-checked"}[id], "file", "success")
 	}
 }
 
