@@ -3,7 +3,10 @@ package sigma
 import (
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/vigil-soc/vigil/internal/parse"
 )
 
 // found returns the guards each reports for s, sorted, once each.
@@ -99,4 +102,47 @@ func FuzzLiterals(f *testing.F) {
 			t.Errorf("literals %q in %q: each found %v, want %v", words, s, got, want)
 		}
 	})
+}
+
+// TestLiteralsSharedByWorkers: the workers of one org match events
+// through one FieldSet at once; its substring index, made at the first
+// event, is made once and read by all (run with -race).
+func TestLiteralsSharedByWorkers(t *testing.T) {
+	set := NewFieldSet()
+	var rules []*Compiled
+	for _, lit := range []string{"sekurlsa::", "invoke-mimikatz", "-encodedcommand", "\\temp\\"} {
+		r, err := Parse([]byte("title: t\nlogsource:\n    category: dns\ndetection:\n    s:\n        query|contains: '" + lit + "'\n    condition: s\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := CompileIn(r, set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules = append(rules, c)
+	}
+	ev := Event{Source: "dns", Fields: parse.Event{"dns.question.name": "powershell -EncodedCommand x; Invoke-Mimikatz"}}
+	var wg sync.WaitGroup
+	matched := make([]int, 8)
+	for w := range matched {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p := NewPrepared(set)
+			for range 100 {
+				p.Reset(ev)
+				for _, c := range rules {
+					if c.InScopePrepared(p) && c.MatchPrepared(p) {
+						matched[w]++
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for w, n := range matched {
+		if n != 200 {
+			t.Errorf("worker %d: %d matches, want 200 (two rules, 100 events)", w, n)
+		}
+	}
 }
