@@ -140,7 +140,33 @@ func adminShareWrite(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 		node(vigil.NodeUser, windowsAccount(f, "user"), false), node(vigil.NodeHost, str(f, "host.name"), false)), true
 }
 
+// debugPrivilege matches a Security 4703 that enables SeDebugPrivilege —
+// the right to open any process, LSASS's memory among them, which
+// Mimikatz asks for first (`privilege::debug`) — in a program outside
+// Windows' and the installed programs' folders: the tools an attacker
+// brings run from a user's folder, a download or a share. Keyed by the
+// host.
+func debugPrivilege(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, "Security", "4703") || !strings.Contains(str(f, "winlog.event_data.EnabledPrivilegeList"), "SeDebugPrivilege") {
+		return "", "", nil, false
+	}
+	exe := str(f, "process.executable")
+	lower := strings.ToLower(exe)
+	for _, dir := range []string{`c:\windows\`, `c:\program files\`, `c:\program files (x86)\`, `c:\programdata\microsoft\windows defender\`} {
+		if strings.HasPrefix(lower, dir) {
+			return "", "", nil, false
+		}
+	}
+	if exe == "" {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, exe, nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+}
+
 var windowsToolKinds = []windowsChangeKind{
+	{name: "windows_debug_privilege", severity: vigil.SeverityHigh, title: "Debug privilege enabled by an unusual program",
+		match: debugPrivilege},
 	{name: "windows_admin_share_write", severity: vigil.SeverityHigh, title: "Lateral movement: executable written to an admin share",
 		match: adminShareWrite},
 	{name: "windows_remote_thread", severity: vigil.SeverityHigh, title: "Process injection: remote thread created", match: remoteThread},

@@ -137,3 +137,38 @@ func TestAdminShareWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestDebugPrivilege: of the 4703 records of the recordings, the two that
+// enable SeDebugPrivilege in a program brought to the host (mimikatz.exe
+// on a desktop, MalSeclogon.exe on a share) match; svchost.exe enabling
+// other rights does not, nor would a program of Windows' own folders.
+func TestDebugPrivilege(t *testing.T) {
+	got := map[string]string{}
+	for _, file := range []string{"Privilege Escalation/win10_4703_SeDebugPrivilege_enabled.evtx", "Credential Access/tutto_malseclogon.evtx"} {
+		docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, doc := range docs {
+			f := parse.Parse("windows", doc, time.Time{}).Event
+			if key, member, _, ok := debugPrivilege(f); ok {
+				got[member] = key
+			}
+			if str(f, "event.code") == "4703" && str(f, "event.action") != "token-right-adjusted" {
+				t.Errorf("a 4703 parsed as %q", str(f, "event.action"))
+			}
+		}
+	}
+	want := map[string]string{
+		`C:\Users\IEUser\Desktop\x64\mimikatz.exe`:                                               "msedgewin10",
+		`\Device\Mup\VBoxSvr\Users\bouss\Downloads\MalSeclogon-master\x64\Debug\MalSeclogon.exe`: "msedgewin10",
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("matched %v, want %v", got, want)
+	}
+	own := parse.Event{"winlog.channel": "Security", "event.code": "4703", "host.name": "pc01",
+		"winlog.event_data.EnabledPrivilegeList": "SeDebugPrivilege", "process.executable": `C:\Windows\System32\Taskmgr.exe`}
+	if _, _, _, ok := debugPrivilege(own); ok {
+		t.Error("Task Manager enabling debug rights matched")
+	}
+}

@@ -171,6 +171,13 @@ func mapSecurity(ev Event, id string, g func(string) string) {
 	case "1102":
 		subject()
 		ev.act("audit-log-cleared", "configuration", "success")
+	case "4703":
+		// A token right enabled or disabled: by whom, in which process
+		// (the rights stay in winlog.event_data: EnabledPrivilegeList).
+		subject()
+		ev.setProcess("process", g("ProcessName"), "")
+		ev.setWindowsPID("process.pid", g("ProcessId"))
+		ev.act("token-right-adjusted", "iam", "success")
 	case "5140", "5145":
 		// A network share (5140) or a file or pipe in one (5145) opened
 		// from an address: who, from where (the share stays in
