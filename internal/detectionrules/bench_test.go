@@ -132,7 +132,7 @@ func windowsBenchEvents(b testing.TB) []*detect.Event {
 }
 
 // BenchmarkWindowsStarterRules evaluates the starter set, as an org has
-// it by default (191 Windows rules among them), on every record of the
+// it by default (290 Windows rules among them), on every record of the
 // real Windows recordings, as the detect stage does: each op is a batch
 // of all 3,844 events, each read afresh (its line's grams unset).
 func BenchmarkWindowsStarterRules(b *testing.B) {
