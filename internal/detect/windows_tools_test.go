@@ -110,13 +110,8 @@ func TestAdminShareWrite(t *testing.T) {
 		{"Lateral Movement/LM_5145_Remote_FileCopy.evtx", map[string]int{`\\*\C$\malwr.exe`: 2, `\\*\C$\Windows\Temp\setup.bat`: 2}, "10.0.2.15", ""},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", tc.file))
-			if err != nil {
-				t.Fatal(err)
-			}
 			got := map[string]int{}
-			for _, doc := range docs {
-				f := parse.Parse("windows", doc, time.Time{}).Event
+			for _, f := range parsedRecords(t, tc.file) {
 				key, member, refs, ok := adminShareWrite(f)
 				if !ok {
 					continue
@@ -145,12 +140,7 @@ func TestAdminShareWrite(t *testing.T) {
 func TestDebugPrivilege(t *testing.T) {
 	got := map[string]string{}
 	for _, file := range []string{"Privilege Escalation/win10_4703_SeDebugPrivilege_enabled.evtx", "Credential Access/tutto_malseclogon.evtx"} {
-		docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, doc := range docs {
-			f := parse.Parse("windows", doc, time.Time{}).Event
+		for _, f := range parsedRecords(t, file) {
 			if key, member, _, ok := debugPrivilege(f); ok {
 				got[member] = key
 			}
@@ -171,4 +161,19 @@ func TestDebugPrivilege(t *testing.T) {
 	if _, _, _, ok := debugPrivilege(own); ok {
 		t.Error("Task Manager enabling debug rights matched")
 	}
+}
+
+// parsedRecords reads a recording of ../shared/datasets/windows/evtx as
+// vigil import sends it and parses each record as the pipeline does.
+func parsedRecords(t *testing.T, file string) []parse.Event {
+	t.Helper()
+	docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]parse.Event, len(docs))
+	for i, doc := range docs {
+		out[i] = parse.Parse("windows", doc, time.Time{}).Event
+	}
+	return out
 }
