@@ -49,8 +49,46 @@ func mapWindows(ev Event, d *windowsDoc) {
 	}
 }
 
+// accessRights are the names Windows gives the access rights an object
+// access event lists by message number (AccessList: "%%1538 %%4417"), as
+// its rendered message and Event Viewer show them (msobjs.dll): the
+// standard rights and a file's or a pipe's.
+var accessRights = map[string]string{
+	"%%1537": "DELETE", "%%1538": "READ_CONTROL", "%%1539": "WRITE_DAC", "%%1540": "WRITE_OWNER",
+	"%%1541": "SYNCHRONIZE", "%%1542": "ACCESS_SYS_SEC",
+	"%%4416": "ReadData (or ListDirectory)", "%%4417": "WriteData (or AddFile)",
+	"%%4418": "AppendData (or AddSubdirectory or CreatePipeInstance)", "%%4419": "ReadEA",
+	"%%4420": "WriteEA", "%%4421": "Execute/Traverse", "%%4422": "DeleteChild",
+	"%%4423": "ReadAttributes", "%%4424": "WriteAttributes",
+}
+
+// nameAccessRights writes each right of an AccessList with its name
+// after its number, one a line ("%%4417 WriteData (or AddFile)"), so
+// that a Sigma rule finds it by either (SigmaHQ's rules ask for
+// `AccessList|contains: '%%4417'` and for `'WriteData'` alike); a number
+// it does not know stays alone. The raw line keeps the list as it came.
+func nameAccessRights(list string) string {
+	if !strings.Contains(list, "%%") {
+		return list
+	}
+	var b strings.Builder
+	for _, code := range strings.Fields(list) {
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(code)
+		if name, ok := accessRights[code]; ok {
+			b.WriteString(" " + name)
+		}
+	}
+	return b.String()
+}
+
 // mapSecurity maps the Security log's events.
 func mapSecurity(ev Event, id string, g func(string) string) {
+	if v, ok := ev["winlog.event_data.AccessList"].(string); ok {
+		ev["winlog.event_data.AccessList"] = capString(nameAccessRights(v))
+	}
 	subject := func() {
 		ev.setWindowsUser("user", g("SubjectUserName"), g("SubjectDomainName"))
 		ev.setSID("user.id", g("SubjectUserSid"))
