@@ -43,12 +43,27 @@ func remoteThread(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 	source := str(f, "process.executable")
 	target := str(f, "winlog.event_data.TargetImage")
 	if source == "" || strings.EqualFold(source, target) || threadCreators[strings.ToLower(source)] ||
-		strings.EqualFold(str(f, "winlog.event_data.StartFunction"), "CtrlRoutine") {
+		installed(source) || strings.EqualFold(str(f, "winlog.event_data.StartFunction"), "CtrlRoutine") {
 		return "", "", nil, false
 	}
 	key, refs := hostKey(f)
 	return key, baseName(source) + " into " + baseName(target), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
 		node(vigil.NodeHash, str(f, "process.hash.sha256"), false)), true
+}
+
+// installed reports whether a program is one installed on the host, in
+// Program Files or Defender's folder: antivirus, virtualization tools and
+// debuggers create threads in other processes as their work, and the
+// tools an attacker brings run from a user's folder, a download, a share
+// or Windows' own folders (PowerShell).
+func installed(exe string) bool {
+	lower := strings.ToLower(exe)
+	for _, dir := range []string{`c:\program files\`, `c:\program files (x86)\`, `c:\programdata\microsoft\windows defender\`} {
+		if strings.HasPrefix(lower, dir) {
+			return true
+		}
+	}
+	return false
 }
 
 // baseName returns what follows a Windows path's last backslash.
@@ -151,13 +166,7 @@ func debugPrivilege(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 		return "", "", nil, false
 	}
 	exe := str(f, "process.executable")
-	lower := strings.ToLower(exe)
-	for _, dir := range []string{`c:\windows\`, `c:\program files\`, `c:\program files (x86)\`, `c:\programdata\microsoft\windows defender\`} {
-		if strings.HasPrefix(lower, dir) {
-			return "", "", nil, false
-		}
-	}
-	if exe == "" {
+	if exe == "" || installed(exe) || strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) {
 		return "", "", nil, false
 	}
 	key, refs := hostKey(f)

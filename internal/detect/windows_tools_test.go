@@ -75,6 +75,8 @@ func TestRemoteThread(t *testing.T) {
 		{"the service manager", ev(`C:\Windows\System32\services.exe`, `C:\Windows\System32\svchost.exe`, ""), false, ""},
 		{"Ctrl+C from elsewhere", ev(`C:\Tools\x.exe`, `C:\Windows\System32\cmd.exe`, "CtrlRoutine"), false, ""},
 		{"a system name elsewhere", ev(`C:\Users\Public\csrss.exe`, `C:\Windows\explorer.exe`, ""), true, "csrss.exe into explorer.exe"},
+		{"an installed program", ev(`C:\Program Files\VMware\VMware Tools\vmtoolsd.exe`, `C:\Windows\explorer.exe`, ""), false, ""},
+		{"PowerShell", ev(`C:\Windows\System32\WindowsPowerShell\v1.0\powershell.exe`, `C:\Program Files\KeePass Password Safe 2\KeePass.exe`, ""), true, "powershell.exe into KeePass.exe"},
 		{"no source", ev("", `C:\Windows\explorer.exe`, ""), false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
