@@ -223,7 +223,8 @@ type scopedHit struct {
 
 // scopedSignals reads evs with the scoped detectors event by event: for
 // each event, each scope's first detector says whether the event is of
-// the scope, and every detector of a scope that has it reads it in turn,
+// the scope, and every detector of a scope that has it reads it in turn —
+// the Grouped ones through their Group, once for all of its members —
 // with one Scratch for all of them (Reset between events). It returns, by
 // detector index, the events that gave signals, in order.
 func (e *Engine) scopedSignals(evs []*Event) map[int][]scopedHit {
