@@ -2,6 +2,7 @@ package detect
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ type windowsChangeKind struct {
 // WindowsChanges returns the detectors of every kind.
 func WindowsChanges(span time.Duration) []Detector {
 	var out []Detector
-	for _, k := range append(windowsChangeKinds[:len(windowsChangeKinds):len(windowsChangeKinds)], windowsToolKinds...) {
+	for _, k := range slices.Concat(windowsChangeKinds, windowsToolKinds) {
 		out = append(out, WindowsChange{Kind: k, Span: span})
 	}
 	return out
@@ -188,7 +189,7 @@ var windowsChangeKinds = []windowsChangeKind{
 	{name: "windows_lsass_memory_read", severity: vigil.SeverityHigh, title: "Credential theft: LSASS memory read",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			target := strings.ToLower(str(f, "winlog.event_data.TargetImage"))
-			if !code(f, "Microsoft-Windows-Sysmon/Operational", "10") || !strings.HasSuffix(target, `\lsass.exe`) ||
+			if !code(f, sysmon, "10") || !strings.HasSuffix(target, `\lsass.exe`) ||
 				!lsassRead(str(f, "winlog.event_data.GrantedAccess")) {
 				return "", "", nil, false
 			}

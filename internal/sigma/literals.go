@@ -30,9 +30,11 @@ type litEdge struct {
 // newLiterals builds the index of lits: each literal (ASCII lower case,
 // not empty) with the guards it names.
 func newLiterals(lits map[string][]int32) *literals {
-	// The trie, each state's children by byte.
+	// The trie. The literals are added in sorted order, so that a
+	// state's children are made in the order of their bytes: a byte is
+	// the last child's or a new one.
 	type tnode struct {
-		kids   map[byte]int32
+		kids   []litEdge
 		guards []int32
 	}
 	trie := []tnode{{}}
@@ -40,19 +42,17 @@ func newLiterals(lits map[string][]int32) *literals {
 	for k := range lits {
 		keys = append(keys, k)
 	}
-	sort.Strings(keys) // the same states for the same literals
+	sort.Strings(keys)
 	for _, lit := range keys {
 		s := int32(0)
 		for i := 0; i < len(lit); i++ {
-			n, ok := trie[s].kids[lit[i]]
-			if !ok {
-				if trie[s].kids == nil {
-					trie[s].kids = map[byte]int32{}
-				}
-				n = int32(len(trie))
-				trie[s].kids[lit[i]] = n
-				trie = append(trie, tnode{})
+			if kids := trie[s].kids; len(kids) > 0 && kids[len(kids)-1].b == lit[i] {
+				s = kids[len(kids)-1].to
+				continue
 			}
+			n := int32(len(trie))
+			trie[s].kids = append(trie[s].kids, litEdge{lit[i], n})
+			trie = append(trie, tnode{})
 			s = n
 		}
 		trie[s].guards = lits[lit]
@@ -60,20 +60,12 @@ func newLiterals(lits map[string][]int32) *literals {
 
 	// Renumber breadth first, so that a state's fail (shorter) is
 	// numbered before it, and pack the moves.
-	order := make([]int32, 0, len(trie)) // new number → trie state
+	order := make([]int32, 1, len(trie)) // new number → trie state; the root first
 	newOf := make([]int32, len(trie))
-	order = append(order, 0)
 	for i := 0; i < len(order); i++ {
-		t := &trie[order[i]]
-		bs := make([]int, 0, len(t.kids))
-		for b := range t.kids {
-			bs = append(bs, int(b))
-		}
-		sort.Ints(bs)
-		for _, b := range bs {
-			k := t.kids[byte(b)]
-			newOf[k] = int32(len(order))
-			order = append(order, k)
+		for _, e := range trie[order[i]].kids {
+			newOf[e.to] = int32(len(order))
+			order = append(order, e.to)
 		}
 	}
 	n := len(order)
@@ -84,16 +76,10 @@ func newLiterals(lits map[string][]int32) *literals {
 		out:   make([][]int32, n),
 	}
 	for i, old := range order {
-		t := &trie[old]
 		x.first[i] = int32(len(x.edges))
-		x.out[i] = t.guards
-		bs := make([]int, 0, len(t.kids))
-		for b := range t.kids {
-			bs = append(bs, int(b))
-		}
-		sort.Ints(bs)
-		for _, b := range bs {
-			x.edges = append(x.edges, litEdge{byte(b), newOf[t.kids[byte(b)]]})
+		x.out[i] = trie[old].guards
+		for _, e := range trie[old].kids {
+			x.edges = append(x.edges, litEdge{e.b, newOf[e.to]})
 		}
 	}
 	x.first[n] = int32(len(x.edges))
