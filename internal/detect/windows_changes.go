@@ -35,7 +35,7 @@ type windowsChangeKind struct {
 // WindowsChanges returns the detectors of every kind.
 func WindowsChanges(span time.Duration) []Detector {
 	var out []Detector
-	for _, k := range slices.Concat(windowsChangeKinds, windowsToolKinds) {
+	for _, k := range slices.Concat(windowsChangeKinds, windowsToolKinds, windowsFootholdKinds) {
 		out = append(out, WindowsChange{Kind: k, Span: span})
 	}
 	return out

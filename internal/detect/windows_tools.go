@@ -126,7 +126,8 @@ func pipeKind(is func(string) bool) func(f parse.Event) (string, string, []vigil
 
 // executableExts are the extensions of files Windows runs, a service's
 // binary, a DLL or a script, in lower case.
-var executableExts = []string{".exe", ".dll", ".sys", ".scr", ".bat", ".cmd", ".ps1", ".vbs", ".js", ".hta", ".msi"}
+var executableExts = []string{".exe", ".dll", ".sys", ".scr", ".com", ".pif", ".cpl", ".bat", ".cmd", ".ps1", ".vbs", ".vbe",
+	".js", ".jse", ".wsf", ".hta", ".msi"}
 
 // adminShareWrite matches a Security 5145 that opens an executable in an
 // administrative share (C$, ADMIN$: a name ending in $, not IPC$) for

@@ -1,0 +1,247 @@
+package detect
+
+import (
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// The WindowsChange kinds of a foothold being made on a host, from Sysmon
+// and the Security log: a program put where Windows starts it at logon,
+// registry settings that persist or lift a defence, commands run through
+// WinRM, a program in a user's folder started by a script or a document,
+// and a host's privileged groups listed from another computer. Each is
+// one event that is a finding on its own, whatever tool made it, so that
+// a recording of a technique no Sigma rule of the starter set names still
+// gives one.
+
+// processCreated reports whether f is a process creation: Sysmon 1, or
+// Security 4688 (whose parent Windows 10 and later name).
+func processCreated(f parse.Event) bool {
+	return code(f, sysmon, "1") || code(f, "Security", "4688")
+}
+
+// runnable reports whether a path, in lower case, names a file Windows
+// runs: a program, a library or a script.
+func runnable(lower string) bool {
+	return slices.ContainsFunc(executableExts, func(ext string) bool { return strings.HasSuffix(lower, ext) })
+}
+
+// startupFolder matches a Sysmon 11 (file created) of a program or script
+// in a Startup folder, the user's or all users': Windows runs it at the
+// next logon (ATT&CK T1547.001). Installers (msiexec, programs in
+// Program Files) put shortcuts there, not programs, and are left out.
+func startupFolder(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, sysmon, "11") {
+		return "", "", nil, false
+	}
+	path := str(f, "file.path")
+	lower := strings.ToLower(path)
+	exe := str(f, "process.executable")
+	if !strings.Contains(lower, `\start menu\programs\startup\`) || !runnable(lower) ||
+		installed(exe) || strings.EqualFold(baseName(exe), "msiexec.exe") {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, path, nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
+		node(vigil.NodeHash, str(f, "file.hash.sha256"), false)), true
+}
+
+// registrySetting is a registry change (Sysmon 12, 13, 14) one of the
+// registry kinds fires on.
+type registrySetting struct {
+	// match reports whether a change is the setting's: the key or value
+	// path and its new data in lower case, and what was done
+	// ("registry-setvalue", "registry-createkey", "registry-deletevalue").
+	match func(path, data, action string) bool
+}
+
+// setTo returns a registrySetting of a value whose path ends with one of
+// suffixes, set to data holding one of values (any data if none).
+func setTo(suffixes []string, values ...string) registrySetting {
+	return registrySetting{match: func(path, data, action string) bool {
+		if action != "registry-setvalue" || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(path, s) }) {
+			return false
+		}
+		return len(values) == 0 || slices.ContainsFunc(values, func(v string) bool { return strings.Contains(data, v) })
+	}}
+}
+
+// under returns a registrySetting of a key or value created or set below
+// the key path that ends with parent, one level down when direct.
+func under(parent, action string, direct bool) registrySetting {
+	return registrySetting{match: func(path, _, act string) bool {
+		i := strings.Index(path, parent)
+		if i < 0 || act != action {
+			return false
+		}
+		rest := path[i+len(parent):]
+		return rest != "" && (!direct || !strings.Contains(rest, `\`))
+	}}
+}
+
+// persistenceSettings are registry changes that make something run, or an
+// account or share exist, that will outlast the attacker's session:
+// an account created in the SAM (a key under Names, written by LSASS
+// whatever tool asked), a share added, a pending IEAK group policy (an
+// INF Windows runs at the next logon), a debugger or exit monitor of a
+// program (Image File Execution Options, SilentProcessExit), Winlogon's
+// shell or user-init program replaced, and LSA packages (loaded into
+// LSASS) changed.
+var persistenceSettings = []registrySetting{
+	under(`\sam\domains\account\users\names\`, "registry-createkey", true),
+	under(`\services\lanmanserver\shares\`, "registry-setvalue", true),
+	under(`\ieak\grouppolicy\pendinggpos\`, "registry-setvalue", true),
+	setTo([]string{`\debugger`}),
+	setTo([]string{`\monitorprocess`}),
+	{match: func(path, data, action string) bool {
+		return action == "registry-setvalue" && strings.Contains(path, `\winlogon\`) &&
+			(strings.HasSuffix(path, `\winlogon\shell`) && strings.TrimSpace(data) != "explorer.exe" ||
+				strings.HasSuffix(path, `\winlogon\userinit`) && strings.TrimRight(strings.TrimSpace(data), ",") != `c:\windows\system32\userinit.exe`)
+	}},
+	setTo([]string{`\control\lsa\security packages`, `\control\lsa\authentication packages`, `\control\lsa\notification packages`}),
+}
+
+// defenceSettings are registry changes that turn a defence off: WDigest
+// made to keep clear-text passwords in LSASS's memory (what Mimikatz then
+// reads), and Microsoft Defender turned off by policy.
+var defenceSettings = []registrySetting{
+	setTo([]string{`\securityproviders\wdigest\uselogoncredential`}, "0x00000001"),
+	setTo([]string{`\windows defender\disableantispyware`, `\real-time protection\disablerealtimemonitoring`,
+		`\windows defender\disableantivirus`}, "0x00000001"),
+}
+
+// powershellSettings are registry changes that lift PowerShell's
+// restrictions: the execution policy set to Bypass or Unrestricted, and
+// the Constrained Language Mode policy (__PSLockdownPolicy) removed or
+// set to anything but enforcing (4).
+var powershellSettings = []registrySetting{
+	setTo([]string{`\shellids\microsoft.powershell\executionpolicy`, `\policies\microsoft\windows\powershell\executionpolicy`},
+		"bypass", "unrestricted"),
+	{match: func(path, data, action string) bool {
+		return strings.HasSuffix(path, `\environment\__pslockdownpolicy`) &&
+			(strings.HasPrefix(action, "registry-delete") || action == "registry-setvalue" && !strings.Contains(data, "0x00000004"))
+	}},
+}
+
+// registryKind matches the Sysmon registry events of one of settings:
+// keyed by the host, the key or value its member.
+func registryKind(settings []registrySetting) func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	return func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+		if !code(f, sysmon, "12", "13", "14") {
+			return "", "", nil, false
+		}
+		path := str(f, "registry.path")
+		lower, data, action := strings.ToLower(path), strings.ToLower(str(f, "registry.data.strings")), str(f, "event.action")
+		if !slices.ContainsFunc(settings, func(s registrySetting) bool { return s.match(lower, data, action) }) {
+			return "", "", nil, false
+		}
+		key, refs := hostKey(f)
+		return key, path, nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+	}
+}
+
+// winrmCommand matches a process started by WinRM's remote shell
+// (winrshost.exe, what `winrs -r:host command` runs) or by a PowerShell
+// remoting session (wsmprovhost.exe): a command run on the host from
+// another computer. Keyed by the host, the command line its member.
+func winrmCommand(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !processCreated(f) {
+		return "", "", nil, false
+	}
+	parent := strings.ToLower(baseName(str(f, "process.parent.executable")))
+	exe := str(f, "process.executable")
+	if parent != "winrshost.exe" && parent != "wsmprovhost.exe" || exe == "" || strings.EqualFold(baseName(exe), "conhost.exe") {
+		return "", "", nil, false
+	}
+	member := str(f, "process.command_line")
+	if member == "" {
+		member = exe
+	}
+	key, refs := hostKey(f)
+	return key, capMember(member), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+}
+
+// userFolders are the folders, in lower case, a user (and malware that
+// runs as one) can write to and downloads land in.
+var userFolders = []string{`\appdata\local\temp\`, `\appdata\roaming\`, `\downloads\`, `c:\users\public\`, `c:\windows\temp\`}
+
+// scriptHosts are the programs, by name in lower case, that run the
+// scripts and documents that download and start malware: PowerShell, the
+// Windows Script Host, HTML applications and Office.
+var scriptHosts = map[string]bool{
+	"powershell.exe": true, "pwsh.exe": true, "wscript.exe": true, "cscript.exe": true, "mshta.exe": true,
+	"winword.exe": true, "excel.exe": true, "powerpnt.exe": true, "outlook.exe": true, "msaccess.exe": true, "mspub.exe": true,
+}
+
+// droppedProgram matches a program in a user's folder (a temporary
+// folder, a download, the public profile) started by a script host or an
+// Office program: a script or document that wrote a program and ran it,
+// as Emotet's PowerShell and macro droppers do. Keyed by the host.
+func droppedProgram(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !processCreated(f) || !scriptHosts[strings.ToLower(baseName(str(f, "process.parent.executable")))] {
+		return "", "", nil, false
+	}
+	exe := str(f, "process.executable")
+	lower := strings.ToLower(exe)
+	if !strings.HasSuffix(lower, ".exe") && !strings.HasSuffix(lower, ".scr") && !strings.HasSuffix(lower, ".com") ||
+		!slices.ContainsFunc(userFolders, func(d string) bool { return strings.Contains(lower, d) }) {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, baseName(str(f, "process.parent.executable")) + " started " + exe, nodes(refs,
+		node(vigil.NodeUser, windowsAccount(f, "user"), false), node(vigil.NodeHash, str(f, "process.hash.sha256"), false)), true
+}
+
+// remoteGroupListing matches a Security 4799 (a local group's members
+// listed) of a privileged group by an account over the network — no
+// process of the host asked (CallerProcessName "-"), as BloodHound,
+// PowerView and `net localgroup /domain` queries over SAMR do — and not
+// by a computer account. Keyed by the host, the group its member.
+func remoteGroupListing(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, "Security", "4799") || str(f, "winlog.event_data.CallerProcessName") != "-" {
+		return "", "", nil, false
+	}
+	group := str(f, "winlog.event_data.TargetUserName")
+	subject := str(f, "winlog.event_data.SubjectUserName")
+	if !privilegedGroups[strings.ToLower(group)] || subject == "" || strings.HasSuffix(subject, "$") {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	account := parse.WindowsAccount(subject, str(f, "winlog.event_data.SubjectDomainName"))
+	return key, group, nodes(refs, node(vigil.NodeUser, account, false)), true
+}
+
+// capMember shortens a member (a command line) to what a finding's list
+// shows.
+func capMember(s string) string {
+	const max = 200
+	if len(s) <= max {
+		return s
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+var windowsFootholdKinds = []windowsChangeKind{
+	{name: "windows_startup_folder_write", severity: vigil.SeverityHigh, title: "Persistence: program written to a Startup folder",
+		match: startupFolder},
+	{name: "windows_registry_persistence", severity: vigil.SeverityMedium, title: "Persistence set in the registry",
+		match: registryKind(persistenceSettings)},
+	{name: "windows_registry_defence_off", severity: vigil.SeverityHigh, title: "Defence turned off in the registry",
+		match: registryKind(defenceSettings)},
+	{name: "windows_powershell_policy_lifted", severity: vigil.SeverityMedium, title: "PowerShell restrictions lifted",
+		match: registryKind(powershellSettings)},
+	{name: "windows_winrm_command", severity: vigil.SeverityMedium, title: "Command run through WinRM", match: winrmCommand},
+	{name: "windows_dropped_program", severity: vigil.SeverityHigh, title: "Program in a user folder started by a script or document",
+		match: droppedProgram},
+	{name: "windows_obfuscated_powershell", severity: vigil.SeverityHigh, title: "Obfuscated PowerShell", match: obfuscatedPowerShell},
+	{name: "windows_remote_group_listing", severity: vigil.SeverityLow, title: "Privileged local groups listed from another computer",
+		match: remoteGroupListing},
+}

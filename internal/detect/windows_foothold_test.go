@@ -1,0 +1,182 @@
+package detect
+
+import (
+	"encoding/json"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-soc/vigil/internal/parse"
+)
+
+// TestFootholdKindsOnRecordings runs the foothold kinds over every record
+// of the real recordings (../shared/datasets/windows/evtx): each fires on
+// exactly the records of the techniques it is for — a program written to
+// a Startup folder (a .ps1 by cmd.exe, cmd.exe copied by mstsc from the
+// RDP client's drive), the registry's persistence (accounts created in the
+// SAM, a share, a pending IEAK policy, Image File Execution Options
+// debuggers and a silent-exit monitor, Winlogon's shell, an LSA
+// notification package), PowerShell's policies lifted, commands of WinRM's
+// shell and a PowerShell remoting session, programs in user folders
+// started by Word, cscript or PowerShell, Emotet's obfuscated PowerShell in
+// its three logs, privileged groups listed over the network — and on no
+// record of any other recording. The real Winlogbeat documents (routine
+// logons, process creations, script blocks) match none.
+func TestFootholdKindsOnRecordings(t *testing.T) {
+	want := map[string]int{
+		"AutomatedTestingTools/Malware/sideloading_uacbypass_rundll32_injection_c2.evtx windows_dropped_program": 1,
+		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_registry_persistence":               8,
+		"Defense Evasion/DE_Powershell_CLM_Disabled_Sysmon_12.evtx windows_powershell_policy_lifted":              1,
+		"Defense Evasion/de_powershell_execpolicy_changed_sysmon_13.evtx windows_powershell_policy_lifted":        1,
+		"Defense Evasion/sysmon_2_11_evasion_timestomp_MACE.evtx windows_startup_folder_write":                    1,
+		"Discovery/4799_remote_local_groups_enumeration.evtx windows_remote_group_listing":                        3,
+		"Execution/sysmon_zipexec.evtx windows_dropped_program":                                                   1,
+		"Lateral Movement/LM_NewShare_Added_Sysmon_12_13.evtx windows_registry_persistence":                       1,
+		"Lateral Movement/LM_PowershellRemoting_sysmon_1_wsmprovhost.evtx windows_winrm_command":                  1,
+		"Lateral Movement/LM_tsclient_startup_folder.evtx windows_startup_folder_write":                           1,
+		"Lateral Movement/LM_winrm_exec_sysmon_1_winrshost.evtx windows_winrm_command":                            1,
+		"Other/emotet/exec_emotet_ps_4104.evtx windows_obfuscated_powershell":                                     1,
+		"Other/emotet/exec_emotet_ps_800_get-item.evtx windows_obfuscated_powershell":                             1,
+		"Other/emotet/exec_emotet_ps_800_invoke-item.evtx windows_obfuscated_powershell":                          1,
+		"Other/emotet/exec_emotet_sysmon_1.evtx windows_dropped_program":                                          1,
+		"Persistence/persistence_SilentProcessExit_ImageHijack_sysmon_13_1.evtx windows_registry_persistence":     1,
+		"Persistence/persistence_pendingGPO_sysmon_13.evtx windows_registry_persistence":                          3,
+		"Persistence/sysmon_13_1_persistence_via_winlogon_shell.evtx windows_registry_persistence":                1,
+		"Persistence/sysmon_local_account_creation_and_added_admingroup_12_13.evtx windows_registry_persistence":  5,
+		"Privilege Escalation/sysmon_privesc_psexec_dwell.evtx windows_dropped_program":                           1,
+	}
+	root := filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx")
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.evtx"))
+	deeper, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.evtx"))
+	if len(files)+len(deeper) != 167 {
+		t.Fatalf("%d recordings under %s, want 167 (../shared/datasets beside the checkout)", len(files)+len(deeper), root)
+	}
+	got := map[string]int{}
+	for _, f := range append(files, deeper...) {
+		rel, err := filepath.Rel(root, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range parsedRecords(t, filepath.ToSlash(rel)) {
+			for _, k := range windowsFootholdKinds {
+				if key, _, _, ok := k.match(ev); ok {
+					got[filepath.ToSlash(rel)+" "+k.name]++
+					if key == "" {
+						t.Errorf("%s: %s fired with no key", rel, k.name)
+					}
+				}
+			}
+		}
+	}
+	if !maps.Equal(got, want) {
+		for k, n := range got {
+			if want[k] != n {
+				t.Errorf("%s: %d matches, want %d", k, n, want[k])
+			}
+		}
+		for k, n := range want {
+			if _, ok := got[k]; !ok {
+				t.Errorf("%s: no match, want %d", k, n)
+			}
+		}
+	}
+
+	docs, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "winlogbeat", "*", "collection", "*.json"))
+	if len(docs) == 0 {
+		t.Fatal("no Winlogbeat documents (../shared/datasets beside the checkout)")
+	}
+	for _, file := range docs {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var list []json.RawMessage
+		if err := json.Unmarshal(b, &list); err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		for i, doc := range list {
+			ev := parse.Parse("windows", doc, time.Time{}).Event
+			for _, k := range windowsFootholdKinds {
+				if _, member, _, ok := k.match(ev); ok {
+					t.Errorf("%s document %d: %s fired (%s)", filepath.Base(file), i, k.name, member)
+				}
+			}
+		}
+	}
+}
+
+// TestRegistrySettings: which registry changes each registry kind takes,
+// and the values and actions it leaves (synthetic paths and data, as
+// Sysmon writes them).
+func TestRegistrySettings(t *testing.T) {
+	ev := func(id, eventType, path, details string) parse.Event {
+		return parse.Event{"winlog.channel": sysmon, "event.code": id, "host.name": "pc01", "registry.path": path,
+			"registry.data.strings": details, "event.action": "registry-" + strings.ToLower(eventType)}
+	}
+	const winlogon = `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\Winlogon\`
+	for _, tc := range []struct {
+		name string
+		ev   parse.Event
+		kind string // "" when none fires
+	}{
+		{"winlogon shell replaced", ev("13", "SetValue", winlogon+"Shell", `explorer.exe, C:\Users\a\x.exe`), "windows_registry_persistence"},
+		{"winlogon shell set to the default", ev("13", "SetValue", winlogon+"Shell", "explorer.exe"), ""},
+		{"userinit set to the default", ev("13", "SetValue", winlogon+"Userinit", `C:\Windows\system32\userinit.exe,`), ""},
+		{"userinit with another program", ev("13", "SetValue", winlogon+"Userinit", `C:\Windows\system32\userinit.exe,C:\x.exe`), "windows_registry_persistence"},
+		{"an account's key read back", ev("13", "SetValue", `HKLM\SAM\SAM\Domains\Account\Users\Names\bob\(Default)`, "Binary Data"), ""},
+		{"an account deleted", ev("12", "DeleteKey", `HKLM\SAM\SAM\Domains\Account\Users\Names\bob`, ""), ""},
+		{"an account created", ev("12", "CreateKey", `HKLM\SAM\SAM\Domains\Account\Users\Names\bob`, ""), "windows_registry_persistence"},
+		{"a share's security", ev("13", "SetValue", `HKLM\System\CurrentControlSet\Services\LanmanServer\Shares\Security\data`, "Binary Data"), ""},
+		{"wdigest on", ev("13", "SetValue", `HKLM\System\CurrentControlSet\Control\SecurityProviders\WDigest\UseLogonCredential`, "DWORD (0x00000001)"), "windows_registry_defence_off"},
+		{"wdigest off", ev("13", "SetValue", `HKLM\System\CurrentControlSet\Control\SecurityProviders\WDigest\UseLogonCredential`, "DWORD (0x00000000)"), ""},
+		{"defender off by policy", ev("13", "SetValue", `HKLM\SOFTWARE\Policies\Microsoft\Windows Defender\DisableAntiSpyware`, "DWORD (0x00000001)"), "windows_registry_defence_off"},
+		{"execution policy restricted", ev("13", "SetValue", `HKLM\SOFTWARE\Microsoft\PowerShell\1\ShellIds\Microsoft.PowerShell\ExecutionPolicy`, "RemoteSigned"), ""},
+		{"execution policy bypassed", ev("13", "SetValue", `HKCU\SOFTWARE\Policies\Microsoft\Windows\PowerShell\ExecutionPolicy`, "Bypass"), "windows_powershell_policy_lifted"},
+		{"language mode enforced", ev("13", "SetValue", `HKLM\System\CurrentControlSet\Control\Session Manager\Environment\__PSLockdownPolicy`, "DWORD (0x00000004)"), ""},
+		{"language mode policy deleted", ev("12", "DeleteValue", `HKLM\System\CurrentControlSet\Control\Session Manager\Environment\__PSLockdownPolicy`, ""), "windows_powershell_policy_lifted"},
+		{"a debugger of notepad", ev("13", "SetValue", `HKLM\SOFTWARE\Microsoft\Windows NT\CurrentVersion\Image File Execution Options\notepad.exe\Debugger`, `C:\x.exe`), "windows_registry_persistence"},
+		{"not Sysmon", parse.Event{"winlog.channel": "Security", "event.code": "13", "host.name": "pc01", "event.action": "registry-setvalue",
+			"registry.path": winlogon + "Shell", "registry.data.strings": "x.exe"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var fired []string
+			for _, k := range windowsFootholdKinds {
+				if key, _, _, ok := k.match(tc.ev); ok {
+					fired = append(fired, k.name)
+					if key != "pc01" {
+						t.Errorf("%s: key %q, want the host", k.name, key)
+					}
+				}
+			}
+			if want := []string{tc.kind}; tc.kind == "" && len(fired) > 0 || tc.kind != "" && (len(fired) != 1 || fired[0] != tc.kind) {
+				t.Errorf("fired %v, want %v", fired, want)
+			}
+		})
+	}
+}
+
+// TestObfuscated: the marks of obfuscation counted in PowerShell code
+// (synthetic snippets: ordinary code that joins, escapes and casts a few
+// times, and the same statements as Invoke-Obfuscation writes them).
+func TestObfuscated(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		code string
+		want bool
+	}{
+		{"plain script", `Get-ChildItem -Path C:\Logs -Filter *.log | Where-Object { $_.Length -gt 1MB } | Remove-Item -WhatIf`, false},
+		{"a few joins and escapes", `Write-Host ("Disk " + $d.Name + ": " + "free") ; "line one` + "`n" + `line two` + "`t" + `tabbed" + "end"`, false},
+		{"joined fragments", strings.Repeat(`&('ne'+'w-'+'ob'+'ject') ; `, 6), true},
+		{"fragments in parentheses", strings.Repeat(`(('h'+'ttp')+(':'+'//')) ; `, 6), true},
+		{"backticks that escape nothing", `[Net.ServicePointManager]::"SecURi` + "`T`" + `ypRO` + "`T`" + `oCOL" = 'tls12'`, true},
+		{"chars cast", strings.Repeat(`[char]73+[CHAR]69+[Char]88+`, 5) + `''`, true},
+		{"too short to judge", `'a'+'b'+'c'`, false},
+	} {
+		if got := obfuscated(tc.code); got != tc.want {
+			t.Errorf("%s: obfuscated = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
