@@ -180,3 +180,18 @@ func TestObfuscated(t *testing.T) {
 		}
 	}
 }
+
+// FuzzObfuscated: any text — a script block is whatever a host logged —
+// is judged without a panic, and more text never takes the marks away (a
+// prefix that is obfuscated stays so when more is appended).
+func FuzzObfuscated(f *testing.F) {
+	f.Add(strings.Repeat(`&('ne'+'w-'+'ob'+'ject') ; `, 6))
+	f.Add("SecURi`T`ypRO`T`oCOL and some more text to pass the length")
+	f.Add(strings.Repeat("[char]65+", 16))
+	f.Add("'\"+`")
+	f.Fuzz(func(t *testing.T, s string) {
+		if obfuscated(s) && !obfuscated(s+" Write-Host done") {
+			t.Errorf("obfuscated(%q) but not with more appended", s)
+		}
+	})
+}
