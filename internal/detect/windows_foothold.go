@@ -2,6 +2,7 @@ package detect
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -215,6 +216,77 @@ func remoteGroupListing(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 	return key, group, nodes(refs, node(vigil.NodeUser, account, false)), true
 }
 
+// registrySymlink matches a registry symbolic link made by a program
+// outside Windows' folder (Sysmon 13 of a SymbolicLinkValue): a key that
+// redirects a privileged service's writes to another, the way
+// registry-symlink escalations (CVE-2020-1377 and its kind) make SYSTEM
+// write where a user cannot. Keyed by the host, the link and its target
+// its member.
+func registrySymlink(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, sysmon, "13") || !strings.HasSuffix(strings.ToLower(str(f, "registry.path")), `\symboliclinkvalue`) {
+		return "", "", nil, false
+	}
+	exe := str(f, "process.executable")
+	if exe == "" || strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) || installed(exe) {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, str(f, "registry.path") + " → " + str(f, "registry.data.strings"), nodes(refs,
+		node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+}
+
+// spoolDriverWrite matches a library written into the print spooler's
+// driver folder (Sysmon 11 under spool\drivers\) by a program other than
+// Windows' own: the spooler then loads it as SYSTEM, as PrintNightmare
+// (CVE-2021-34527) and SpoolFool (CVE-2022-21999) make it do. Keyed by
+// the host, the library its member.
+func spoolDriverWrite(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, sysmon, "11") {
+		return "", "", nil, false
+	}
+	path := str(f, "file.path")
+	lower := strings.ToLower(path)
+	exe := str(f, "process.executable")
+	if !strings.Contains(lower, `\spool\drivers\`) || !strings.HasSuffix(lower, ".dll") ||
+		exe == "" || strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) || installed(exe) {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, path, nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
+		node(vigil.NodeHash, str(f, "file.hash.sha256"), false)), true
+}
+
+// webServers are the processes, by name in lower case, that serve web
+// applications on Windows: IIS's worker, Apache, Tomcat and the PHP
+// and Java hosts behind them.
+var webServers = map[string]bool{
+	"w3wp.exe": true, "httpd.exe": true, "nginx.exe": true, "tomcat.exe": true, "tomcat8.exe": true, "tomcat9.exe": true,
+	"php-cgi.exe": true, "java.exe": true, "node.exe": true,
+}
+
+// adminPorts are the ports of Windows' remote administration: SMB, RPC's
+// endpoint mapper, RDP and WinRM.
+var adminPorts = map[int64]bool{445: true, 135: true, 3389: true, 5985: true, 5986: true}
+
+// webTunnel matches a web server's process connecting to an
+// administration port (Sysmon 3): a web shell tunnelling RDP or SMB
+// through the site (Tunna, reGeorg, Neo-reGeorg), which a web
+// application never does. Keyed by the host, the process and the
+// destination its member.
+func webTunnel(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	if !code(f, sysmon, "3") {
+		return "", "", nil, false
+	}
+	exe := str(f, "process.executable")
+	port, _ := num(f, "destination.port")
+	if !webServers[strings.ToLower(baseName(exe))] || !adminPorts[port] {
+		return "", "", nil, false
+	}
+	key, refs := hostKey(f)
+	return key, baseName(exe) + " to " + str(f, "destination.ip") + ":" + strconv.FormatInt(port, 10), nodes(refs,
+		node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+}
+
 // capMember shortens a member (a command line) to what a finding's list
 // shows.
 func capMember(s string) string {
@@ -242,6 +314,12 @@ var windowsFootholdKinds = []windowsChangeKind{
 	{name: "windows_dropped_program", severity: vigil.SeverityHigh, title: "Program in a user folder started by a script or document",
 		match: droppedProgram},
 	{name: "windows_obfuscated_powershell", severity: vigil.SeverityHigh, title: "Obfuscated PowerShell", match: obfuscatedPowerShell},
+	{name: "windows_registry_symlink", severity: vigil.SeverityHigh, title: "Registry symbolic link made by a program",
+		match: registrySymlink},
+	{name: "windows_spool_driver_write", severity: vigil.SeverityHigh, title: "Library written to the print spooler's drivers",
+		match: spoolDriverWrite},
+	{name: "windows_web_tunnel", severity: vigil.SeverityHigh, title: "Web server connecting to an administration port",
+		match: webTunnel},
 	{name: "windows_remote_group_listing", severity: vigil.SeverityLow, title: "Privileged local groups listed from another computer",
 		match: remoteGroupListing},
 }

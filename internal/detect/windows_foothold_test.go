@@ -22,11 +22,16 @@ import (
 // notification package), PowerShell's policies lifted, commands of WinRM's
 // shell and a PowerShell remoting session, programs in user folders
 // started by Word, cscript or PowerShell, Emotet's obfuscated PowerShell in
-// its three logs, privileged groups listed over the network — and on no
+// its three logs, privileged groups listed over the network, a registry
+// symbolic link made by an exploit, SpoolFool's library in the spooler's
+// drivers, IIS's worker tunnelling RDP and SMB (Tunna) — and on no
 // record of any other recording. The real Winlogbeat documents (routine
 // logons, process creations, script blocks) match none.
 func TestFootholdKindsOnRecordings(t *testing.T) {
 	want := map[string]int{
+		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx windows_web_tunnel":                       4,
+		"Privilege Escalation/privesc_registry_symlink_CVE-2020-1377.evtx windows_registry_symlink":              1,
+		"Privilege Escalation/privesc_spoolfool_mahdihtm_sysmon_1_11_7_13.evtx windows_spool_driver_write":       1,
 		"AutomatedTestingTools/Malware/sideloading_uacbypass_rundll32_injection_c2.evtx windows_dropped_program": 1,
 		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_registry_persistence":               8,
 		"Defense Evasion/DE_Powershell_CLM_Disabled_Sysmon_12.evtx windows_powershell_policy_lifted":             1,
