@@ -14,17 +14,29 @@ import (
 // its own: an account locked out or created, a member added to a
 // privileged group, the security log cleared, a service installed, a
 // scheduled task created, LSASS's memory read, malware Microsoft Defender
-// detected. Each event is an
-// observation (one per key and Span, default 1 h, growing with repeats):
-// who did it, on which host, when.
+// detected, and the attack tools' and footholds' kinds (windows_tools.go,
+// windows_foothold.go). Each event is an observation (one per key and
+// Span, default 1 h, growing with repeats): who did it, on which host,
+// when.
+//
+// The kinds of one WindowsChanges read the Windows events as a group
+// (Grouped): an event is passed only to the kinds that read its event
+// id, instead of every kind reading every event.
 type WindowsChange struct {
 	Kind windowsChangeKind
 	Span time.Duration
+	// group and member place the detector in the group of the kinds made
+	// with it; nil when made alone.
+	group  *windowsChangeGroup
+	member int
 }
 
 // windowsChangeKind is what one WindowsChange detector looks for.
 type windowsChangeKind struct {
-	name     string
+	name string
+	// codes are the event ids (event.code) of the events match may fire
+	// on.
+	codes    []string
 	severity string
 	title    string // "Windows security log cleared"
 	// match returns the key, the member and the nodes of an event it
@@ -32,13 +44,51 @@ type windowsChangeKind struct {
 	match func(f parse.Event) (key, member string, refs []vigil.NodeRef, ok bool)
 }
 
-// WindowsChanges returns the detectors of every kind.
+// signals are the signals the kind draws from f, a Windows event.
+func (k *windowsChangeKind) signals(f parse.Event) []vigil.Signal {
+	key, member, refs, ok := k.match(f)
+	if !ok || key == "" {
+		return nil
+	}
+	return []vigil.Signal{{Key: key, Member: member, Nodes: refs}}
+}
+
+// windowsKinds are the kinds of every WindowsChange.
+var windowsKinds = slices.Concat(windowsChangeKinds, windowsToolKinds, windowsFootholdKinds)
+
+// WindowsChanges returns the detectors of every kind, one group.
 func WindowsChanges(span time.Duration) []Detector {
+	g := newWindowsChangeGroup(windowsKinds)
 	var out []Detector
-	for _, k := range slices.Concat(windowsChangeKinds, windowsToolKinds, windowsFootholdKinds) {
-		out = append(out, WindowsChange{Kind: k, Span: span})
+	for i, k := range windowsKinds {
+		out = append(out, WindowsChange{Kind: k, Span: span, group: g, member: i})
 	}
 	return out
+}
+
+// windowsChangeGroup reads a Windows event for the kinds whose codes hold
+// its event id.
+type windowsChangeGroup struct {
+	kinds  []windowsChangeKind
+	byCode map[string][]int // event id → the kinds (their numbers) that read it
+}
+
+func newWindowsChangeGroup(kinds []windowsChangeKind) *windowsChangeGroup {
+	g := &windowsChangeGroup{kinds: kinds, byCode: map[string][]int{}}
+	for i, k := range kinds {
+		for _, c := range k.codes {
+			g.byCode[c] = append(g.byCode[c], i)
+		}
+	}
+	return g
+}
+
+func (g *windowsChangeGroup) GroupSignals(ev *Event, emit func(member int, sigs []vigil.Signal)) {
+	for _, m := range g.byCode[str(ev.Fields, "event.code")] {
+		if sigs := g.kinds[m].signals(ev.Fields); sigs != nil {
+			emit(m, sigs)
+		}
+	}
 }
 
 func (d WindowsChange) Name() string { return d.Kind.name }
@@ -48,15 +98,31 @@ func (d WindowsChange) Window() Window {
 }
 
 func (d WindowsChange) Signals(ev *Event) []vigil.Signal {
-	f := ev.Fields
-	if !windowsEvent(f) {
+	if !d.InScope(ev) {
 		return nil
 	}
-	key, member, refs, ok := d.Kind.match(f)
-	if !ok || key == "" {
+	return d.ScopedSignals(ev)
+}
+
+// Scope is that of every WindowsChange: the Windows events.
+func (d WindowsChange) Scope() string { return "detect:windows-change" }
+
+func (d WindowsChange) InScope(ev *Event) bool { return windowsEvent(ev.Fields) }
+
+func (d WindowsChange) ScopedSignals(ev *Event) []vigil.Signal {
+	if !slices.Contains(d.Kind.codes, str(ev.Fields, "event.code")) {
 		return nil
 	}
-	return []vigil.Signal{{Key: key, Member: member, Nodes: refs}}
+	return d.Kind.signals(ev.Fields)
+}
+
+// Group returns the group the detector was made in; one made alone
+// (WindowsChange{Kind: k}) is a group of its own.
+func (d WindowsChange) Group() (Group, int) {
+	if d.group == nil {
+		return newWindowsChangeGroup([]windowsChangeKind{d.Kind}), 0
+	}
+	return d.group, d.member
 }
 
 func (d WindowsChange) Describe(key string, w vigil.WindowState) vigil.Finding {
@@ -121,7 +187,7 @@ func hostKey(f parse.Event) (string, []vigil.NodeRef) {
 }
 
 var windowsChangeKinds = []windowsChangeKind{
-	{name: "windows_account_locked_out", severity: vigil.SeverityMedium, title: "Windows account locked out",
+	{name: "windows_account_locked_out", codes: []string{"4740"}, severity: vigil.SeverityMedium, title: "Windows account locked out",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			if !code(f, "Security", "4740") {
 				return "", "", nil, false
@@ -130,7 +196,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			return account, str(f, "source.domain"), nodes(node(vigil.NodeUser, account, true),
 				node(vigil.NodeHost, parse.WindowsHost(str(f, "source.domain")), false), node(vigil.NodeHost, str(f, "host.name"), false)), true
 		}},
-	{name: "windows_account_created", severity: vigil.SeverityMedium, title: "Windows account created",
+	{name: "windows_account_created", codes: []string{"4720"}, severity: vigil.SeverityMedium, title: "Windows account created",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			if !code(f, "Security", "4720") {
 				return "", "", nil, false
@@ -139,7 +205,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			return account, "", nodes(node(vigil.NodeUser, account, true), node(vigil.NodeUser, windowsAccount(f, "user"), false),
 				node(vigil.NodeHost, str(f, "host.name"), false)), true
 		}},
-	{name: "windows_privileged_group_member_added", severity: vigil.SeverityHigh, title: "Member added to a privileged Windows group",
+	{name: "windows_privileged_group_member_added", codes: []string{"4728", "4732", "4756"}, severity: vigil.SeverityHigh, title: "Member added to a privileged Windows group",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			if !code(f, "Security", "4728", "4732", "4756") || !privilegedGroups[strings.ToLower(str(f, "group.name"))] {
 				return "", "", nil, false
@@ -151,7 +217,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			return member, str(f, "group.name"), nodes(node(vigil.NodeUser, member, true), node(vigil.NodeUser, windowsAccount(f, "user"), false),
 				node(vigil.NodeHost, str(f, "host.name"), false)), true
 		}},
-	{name: "windows_log_cleared", severity: vigil.SeverityHigh, title: "Windows security log cleared",
+	{name: "windows_log_cleared", codes: []string{"1102", "104"}, severity: vigil.SeverityHigh, title: "Windows security log cleared",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			if !code(f, "Security", "1102") && !code(f, "System", "104") {
 				return "", "", nil, false
@@ -159,7 +225,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			key, refs := hostKey(f)
 			return key, str(f, "winlog.channel"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
 		}},
-	{name: "windows_service_installed", severity: vigil.SeverityMedium, title: "Windows service installed",
+	{name: "windows_service_installed", codes: []string{"7045", "4697"}, severity: vigil.SeverityMedium, title: "Windows service installed",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			if !code(f, "System", "7045") && !code(f, "Security", "4697") {
 				return "", "", nil, false
@@ -167,7 +233,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			key, refs := hostKey(f)
 			return key, str(f, "service.name"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
 		}},
-	{name: "windows_scheduled_task_created", severity: vigil.SeverityMedium, title: "Windows scheduled task created",
+	{name: "windows_scheduled_task_created", codes: []string{"4698"}, severity: vigil.SeverityMedium, title: "Windows scheduled task created",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			if !code(f, "Security", "4698") {
 				return "", "", nil, false
@@ -175,7 +241,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			key, refs := hostKey(f)
 			return key, str(f, "winlog.task_name"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
 		}},
-	{name: "windows_defender_malware", severity: vigil.SeverityHigh, title: "Malware detected by Microsoft Defender",
+	{name: "windows_defender_malware", codes: []string{"1006", "1015", "1116"}, severity: vigil.SeverityHigh, title: "Malware detected by Microsoft Defender",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			// A detection (1006, 1116) or suspicious behaviour (1015); the
 			// 1117 that logs the action on a detection is not one more.
@@ -186,7 +252,7 @@ var windowsChangeKinds = []windowsChangeKind{
 			return key, str(f, "winlog.event_data.Threat Name"), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
 				node(vigil.NodeHash, str(f, "process.hash.sha256"), false)), true
 		}},
-	{name: "windows_lsass_memory_read", severity: vigil.SeverityHigh, title: "Credential theft: LSASS memory read",
+	{name: "windows_lsass_memory_read", codes: []string{"10"}, severity: vigil.SeverityHigh, title: "Credential theft: LSASS memory read",
 		match: func(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 			target := strings.ToLower(str(f, "winlog.event_data.TargetImage"))
 			if !code(f, sysmon, "10") || !strings.HasSuffix(target, `\lsass.exe`) ||

@@ -5,10 +5,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
@@ -53,29 +55,17 @@ func TestFootholdKindsOnRecordings(t *testing.T) {
 		"Persistence/sysmon_local_account_creation_and_added_admingroup_12_13.evtx windows_registry_persistence": 5,
 		"Privilege Escalation/sysmon_privesc_psexec_dwell.evtx windows_dropped_program":                          1,
 	}
-	root := filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx")
-	files, _ := filepath.Glob(filepath.Join(root, "*", "*.evtx"))
-	deeper, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.evtx"))
-	if len(files)+len(deeper) != 167 {
-		t.Fatalf("%d recordings under %s, want 167 (../shared/datasets beside the checkout)", len(files)+len(deeper), root)
-	}
 	got := map[string]int{}
-	for _, f := range append(files, deeper...) {
-		rel, err := filepath.Rel(root, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ev := range parsedRecords(t, filepath.ToSlash(rel)) {
-			for _, k := range windowsFootholdKinds {
-				if key, _, _, ok := k.match(ev); ok {
-					got[filepath.ToSlash(rel)+" "+k.name]++
-					if key == "" {
-						t.Errorf("%s: %s fired with no key", rel, k.name)
-					}
+	eachRecorded(t, func(rel string, ev parse.Event) {
+		for _, k := range windowsFootholdKinds {
+			if key, _, _, ok := k.match(ev); ok {
+				got[rel+" "+k.name]++
+				if key == "" {
+					t.Errorf("%s: %s fired with no key", rel, k.name)
 				}
 			}
 		}
-	}
+	})
 	if !maps.Equal(got, want) {
 		for k, n := range got {
 			if want[k] != n {
@@ -110,6 +100,63 @@ func TestFootholdKindsOnRecordings(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// eachRecorded calls f with every record of the 167 real recordings,
+// parsed, and the recording's path under windows/evtx.
+func eachRecorded(t *testing.T, f func(rel string, ev parse.Event)) {
+	t.Helper()
+	root := filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx")
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.evtx"))
+	deeper, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.evtx"))
+	if len(files)+len(deeper) != 167 {
+		t.Fatalf("%d recordings under %s, want 167 (../shared/datasets beside the checkout)", len(files)+len(deeper), root)
+	}
+	for _, file := range append(files, deeper...) {
+		rel, err := filepath.Rel(root, file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel = filepath.ToSlash(rel)
+		for _, ev := range parsedRecords(t, rel) {
+			f(rel, ev)
+		}
+	}
+}
+
+// TestWindowsChangeGroup: the kinds read as one group (an event passed
+// only to the kinds of its event id) draw from every record of the
+// recordings exactly the signals each kind draws reading every event, and
+// each detector alone (ScopedSignals) the same: no kind misses an event id
+// it fires on.
+func TestWindowsChangeGroup(t *testing.T) {
+	dets := WindowsChanges(0)
+	fired := 0
+	eachRecorded(t, func(rel string, f parse.Event) {
+		ev := &Event{Fields: f}
+		if !dets[0].(Scoped).InScope(ev) {
+			t.Fatalf("%s: a record out of the Windows scope", rel)
+		}
+		grouped := map[int][]vigil.Signal{}
+		g, _ := dets[0].(Grouped).Group()
+		g.GroupSignals(ev, func(m int, sigs []vigil.Signal) { grouped[m] = sigs })
+		for i, d := range dets {
+			want := windowsKinds[i].signals(f)
+			if !reflect.DeepEqual(grouped[i], want) {
+				t.Errorf("%s: %s grouped %v, alone reading every event %v", rel, d.Name(), grouped[i], want)
+			}
+			if got := d.Signals(ev); !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: %s Signals %v, want %v", rel, d.Name(), got, want)
+			}
+			if m := d.(WindowsChange).member; m != i {
+				t.Errorf("%s is member %d of the group, want %d", d.Name(), m, i)
+			}
+			fired += len(want)
+		}
+	})
+	if fired == 0 {
+		t.Fatal("no kind fired on any record")
 	}
 }
 

@@ -175,12 +175,12 @@ func debugPrivilege(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 }
 
 var windowsToolKinds = []windowsChangeKind{
-	{name: "windows_debug_privilege", severity: vigil.SeverityHigh, title: "Debug privilege enabled by an unusual program",
+	{name: "windows_debug_privilege", codes: []string{"4703"}, severity: vigil.SeverityHigh, title: "Debug privilege enabled by an unusual program",
 		match: debugPrivilege},
-	{name: "windows_admin_share_write", severity: vigil.SeverityHigh, title: "Lateral movement: executable written to an admin share",
+	{name: "windows_admin_share_write", codes: []string{"5145"}, severity: vigil.SeverityHigh, title: "Lateral movement: executable written to an admin share",
 		match: adminShareWrite},
-	{name: "windows_remote_thread", severity: vigil.SeverityHigh, title: "Process injection: remote thread created", match: remoteThread},
-	{name: "windows_remote_exec_pipe", severity: vigil.SeverityMedium, title: "Remote execution service pipe (PsExec style)",
+	{name: "windows_remote_thread", codes: []string{"8"}, severity: vigil.SeverityHigh, title: "Process injection: remote thread created", match: remoteThread},
+	{name: "windows_remote_exec_pipe", codes: []string{"17", "18"}, severity: vigil.SeverityMedium, title: "Remote execution service pipe (PsExec style)",
 		match: pipeKind(remoteExecPipe)},
-	{name: "windows_attack_tool_pipe", severity: vigil.SeverityHigh, title: "Attack tool named pipe", match: pipeKind(attackToolPipe)},
+	{name: "windows_attack_tool_pipe", codes: []string{"17", "18"}, severity: vigil.SeverityHigh, title: "Attack tool named pipe", match: pipeKind(attackToolPipe)},
 }
