@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
+	"github.com/vigil-soc/vigil/internal/evtx"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
@@ -245,5 +246,42 @@ func FuzzObfuscated(f *testing.F) {
 		if obfuscated(s) && !obfuscated(s+" Write-Host done") {
 			t.Errorf("obfuscated(%q) but not with more appended", s)
 		}
+	})
+}
+
+// FuzzWindowsKinds: whatever document a shipper or a hostile client sends
+// as a Windows event, the built-in Windows kinds read its parsed fields
+// without a panic, and every signal they draw has a key. The seeds are
+// records of the recordings each kind fires on.
+func FuzzWindowsKinds(f *testing.F) {
+	for _, file := range []string{
+		"Other/emotet/exec_emotet_ps_4104.evtx",
+		"Lateral Movement/LM_tsclient_startup_folder.evtx",
+		"Persistence/sysmon_local_account_creation_and_added_admingroup_12_13.evtx",
+		"Discovery/4799_remote_local_groups_enumeration.evtx",
+		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx",
+	} {
+		docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		for _, d := range docs {
+			f.Add(d)
+		}
+	}
+	dets := WindowsChanges(0)
+	g, _ := dets[0].(Grouped).Group()
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		ev := &Event{Fields: parse.Parse("windows", raw, time.Time{}).Event}
+		if !dets[0].(Scoped).InScope(ev) {
+			return
+		}
+		g.GroupSignals(ev, func(m int, sigs []vigil.Signal) {
+			for _, s := range sigs {
+				if s.Key == "" {
+					t.Errorf("%s drew a signal with no key", dets[m].Name())
+				}
+			}
+		})
 	})
 }
