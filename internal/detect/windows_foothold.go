@@ -287,6 +287,50 @@ func webTunnel(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 		node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
 }
 
+// wmiOwnConsumers are the event consumers Windows and its components
+// register themselves, by name in lower case.
+var wmiOwnConsumers = map[string]bool{"scm event log consumer": true, "bvtconsumer": true}
+
+// wmiSubscription matches a permanent WMI event subscription made: an
+// event consumer that runs a command or a script created (Sysmon 20), a
+// filter bound to a consumer (Sysmon 21), or the subscription Windows
+// logs itself (WMI-Activity 5861) — what runs a payload on an event,
+// such as some minutes after boot, with no file in a startup place
+// (ATT&CK T1546.003). Windows' own consumers are left out. Keyed by the
+// host, the consumer its member.
+func wmiSubscription(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	unquote := func(k string) string { return strings.Trim(str(f, "winlog.event_data."+k), ` "`) }
+	var member string
+	switch {
+	case code(f, sysmon, "20"):
+		typ := strings.ToLower(unquote("Type"))
+		if unquote("Operation") != "Created" || typ != "command line" && typ != "script" {
+			return "", "", nil, false
+		}
+		member = unquote("Name") + ": " + unquote("Destination")
+	case code(f, sysmon, "21"):
+		if unquote("Operation") != "Created" {
+			return "", "", nil, false
+		}
+		member = unquote("Consumer")
+	case code(f, "Microsoft-Windows-WMI-Activity/Operational", "5861"):
+		// Its items are the event's UserData.
+		member = strings.Trim(str(f, "winlog.user_data.CONSUMER"), ` "`)
+		if member == "" {
+			member = unquote("CONSUMER")
+		}
+	default:
+		return "", "", nil, false
+	}
+	for own := range wmiOwnConsumers {
+		if strings.Contains(strings.ToLower(member), own) {
+			return "", "", nil, false
+		}
+	}
+	key, refs := hostKey(f)
+	return key, capMember(member), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true
+}
+
 // capMember shortens a member (a command line) to what a finding's list
 // shows.
 func capMember(s string) string {
@@ -320,6 +364,8 @@ var windowsFootholdKinds = []windowsChangeKind{
 		match: spoolDriverWrite},
 	{name: "windows_web_tunnel", codes: []string{"3"}, severity: vigil.SeverityHigh, title: "Web server connecting to an administration port",
 		match: webTunnel},
+	{name: "windows_wmi_subscription", codes: []string{"20", "21", "5861"}, severity: vigil.SeverityHigh,
+		title: "Persistence: WMI event subscription", match: wmiSubscription},
 	{name: "windows_remote_group_listing", codes: []string{"4799"}, severity: vigil.SeverityLow, title: "Privileged local groups listed from another computer",
 		match: remoteGroupListing},
 }

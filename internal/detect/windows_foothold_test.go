@@ -27,11 +27,13 @@ import (
 // started by Word, cscript or PowerShell, Emotet's obfuscated PowerShell in
 // its three logs, privileged groups listed over the network, a registry
 // symbolic link made by an exploit, SpoolFool's library in the spooler's
-// drivers, IIS's worker tunnelling RDP and SMB (Tunna) — and on no
+// drivers, IIS's worker tunnelling RDP and SMB (Tunna), Atomic Red Team's
+// WMI subscription (its command-line consumer and its binding) — and on no
 // record of any other recording. The real Winlogbeat documents (routine
 // logons, process creations, script blocks) match none.
 func TestFootholdKindsOnRecordings(t *testing.T) {
 	want := map[string]int{
+		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_wmi_subscription":                   2,
 		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx windows_web_tunnel":                       4,
 		"Privilege Escalation/privesc_registry_symlink_CVE-2020-1377.evtx windows_registry_symlink":              1,
 		"Privilege Escalation/privesc_spoolfool_mahdihtm_sysmon_1_11_7_13.evtx windows_spool_driver_write":       1,
@@ -284,4 +286,35 @@ func FuzzWindowsKinds(f *testing.F) {
 			}
 		})
 	})
+}
+
+// TestWMISubscription: which WMI subscription events make one (synthetic
+// fields, as Sysmon and the WMI-Activity log write them).
+func TestWMISubscription(t *testing.T) {
+	sysmonEv := func(id, op, name, typ string) parse.Event {
+		return parse.Event{"winlog.channel": sysmon, "event.code": id, "host.name": "pc01",
+			"winlog.event_data.Operation": op, "winlog.event_data.Name": ` "` + name + `"`,
+			"winlog.event_data.Type": typ, "winlog.event_data.Destination": ` "C:\\x.exe"`,
+			"winlog.event_data.Consumer": ` "\\.\ROOT\subscription:CommandLineEventConsumer.Name=\"` + name + `\""`}
+	}
+	for _, tc := range []struct {
+		name string
+		ev   parse.Event
+		want bool
+	}{
+		{"a command-line consumer created", sysmonEv("20", "Created", "Updater", "Command Line"), true},
+		{"a script consumer created", sysmonEv("20", "Created", "Updater", "Script"), true},
+		{"a log-file consumer", sysmonEv("20", "Created", "Updater", "Log File"), false},
+		{"a consumer deleted", sysmonEv("20", "Deleted", "Updater", "Command Line"), false},
+		{"a binding created", sysmonEv("21", "Created", "Updater", ""), true},
+		{"Windows' own consumer bound", sysmonEv("21", "Created", "SCM Event Log Consumer", ""), false},
+		{"WMI-Activity's record of a subscription", parse.Event{"winlog.channel": "Microsoft-Windows-WMI-Activity/Operational",
+			"event.code": "5861", "host.name": "pc01", "winlog.user_data.CONSUMER": `CommandLineEventConsumer="Updater"`}, true},
+		{"WMI-Activity's record of Windows' own", parse.Event{"winlog.channel": "Microsoft-Windows-WMI-Activity/Operational",
+			"event.code": "5861", "host.name": "pc01", "winlog.user_data.CONSUMER": `NTEventLogEventConsumer="SCM Event Log Consumer"`}, false},
+	} {
+		if key, _, _, ok := wmiSubscription(tc.ev); ok != tc.want || ok && key != "pc01" {
+			t.Errorf("%s: fired %v (key %q), want %v", tc.name, ok, key, tc.want)
+		}
+	}
 }
