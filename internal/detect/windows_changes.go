@@ -54,7 +54,7 @@ func (k *windowsChangeKind) signals(f parse.Event) []vigil.Signal {
 }
 
 // windowsKinds are the kinds of every WindowsChange.
-var windowsKinds = slices.Concat(windowsChangeKinds, windowsToolKinds, windowsFootholdKinds)
+var windowsKinds = slices.Concat(windowsChangeKinds, windowsToolKinds, windowsFootholdKinds, windowsAppLogKinds)
 
 // WindowsChanges returns the detectors of every kind, one group.
 func WindowsChanges(span time.Duration) []Detector {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +16,7 @@ import (
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
-// TestFootholdKindsOnRecordings runs the foothold kinds over every record
+// TestFootholdKindsOnRecordings runs the foothold and Application log kinds over every record
 // of the real recordings (../shared/datasets/windows/evtx): each fires on
 // exactly the records of the techniques it is for — a program written to
 // a Startup folder (a .ps1 by cmd.exe, cmd.exe copied by mstsc from the
@@ -28,11 +29,18 @@ import (
 // its three logs, privileged groups listed over the network, a registry
 // symbolic link made by an exploit, SpoolFool's library in the spooler's
 // drivers, IIS's worker tunnelling RDP and SMB (Tunna), Atomic Red Team's
-// WMI subscription (its command-line consumer and its binding) — and on no
+// WMI subscription (its command-line consumer and its binding), and of the
+// Application log's kinds ntds.dit opened from a snapshot and a copy,
+// LSASS's silent-exit dump, xp_cmdshell turned on and called — and on no
 // record of any other recording. The real Winlogbeat documents (routine
 // logons, process creations, script blocks) match none.
 func TestFootholdKindsOnRecordings(t *testing.T) {
 	want := map[string]int{
+		"Credential Access/LsassSilentProcessExit_process_exit_monitor_3001_lsass.evtx windows_lsass_exit_dump":  2,
+		"Credential Access/dc_applog_ntdsutil_dfir_325_326_327.evtx windows_ntds_copy":                           4,
+		"Defense Evasion/DE_xp_cmdshell_enabled_MSSQL_EID_15457.evtx windows_mssql_xp_cmdshell":                  1,
+		"Lateral Movement/LM_xp_cmdshell_MSSQL_Events.evtx windows_mssql_xp_cmdshell":                            1,
+		"Lateral Movement/MSSQL_15281_xp_cmdshell_exec_failed_attempt.evtx windows_mssql_xp_cmdshell":            1,
 		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_wmi_subscription":                   2,
 		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx windows_web_tunnel":                       4,
 		"Privilege Escalation/privesc_registry_symlink_CVE-2020-1377.evtx windows_registry_symlink":              1,
@@ -60,7 +68,7 @@ func TestFootholdKindsOnRecordings(t *testing.T) {
 	}
 	got := map[string]int{}
 	eachRecorded(t, func(rel string, ev parse.Event) {
-		for _, k := range windowsFootholdKinds {
+		for _, k := range slices.Concat(windowsFootholdKinds, windowsAppLogKinds) {
 			if key, _, _, ok := k.match(ev); ok {
 				got[rel+" "+k.name]++
 				if key == "" {
@@ -97,7 +105,7 @@ func TestFootholdKindsOnRecordings(t *testing.T) {
 		}
 		for i, doc := range list {
 			ev := parse.Parse("windows", doc, time.Time{}).Event
-			for _, k := range windowsFootholdKinds {
+			for _, k := range slices.Concat(windowsFootholdKinds, windowsAppLogKinds) {
 				if _, member, _, ok := k.match(ev); ok {
 					t.Errorf("%s document %d: %s fired (%s)", filepath.Base(file), i, k.name, member)
 				}
@@ -315,6 +323,30 @@ func TestWMISubscription(t *testing.T) {
 	} {
 		if key, _, _, ok := wmiSubscription(tc.ev); ok != tc.want || ok && key != "pc01" {
 			t.Errorf("%s: fired %v (key %q), want %v", tc.name, ok, key, tc.want)
+		}
+	}
+}
+
+// TestNTDSCopy: the domain controller's own database opened where it
+// lives is no copy; a snapshot's or another folder's is (synthetic
+// ESENT data, in the form the recordings hold).
+func TestNTDSCopy(t *testing.T) {
+	ev := func(param string) parse.Event {
+		return parse.Event{"winlog.channel": "Application", "winlog.provider_name": "ESENT", "event.code": "326",
+			"host.name": "dc1", "winlog.event_data.param1": param}
+	}
+	for _, tc := range []struct {
+		param string
+		want  bool
+	}{
+		{`NTDS,612,,1,C:\Windows\NTDS\ntds.dit,0,[1] 0.000.,1 0`, false},
+		{`NTDS,612,,1,D:\Windows\NTDS\ntds.dit,0,[1] 0.000.,1 0`, false},
+		{`NTDS,3392,,1,C:\$SNAP_201911270054_VOLUMEC$\Windows\NTDS\ntds.dit,0,[1] 0.000.,1 0`, true},
+		{`NTDS,3392,,2,C:\Temp\ifm\Active Directory\ntds.dit,0,[1] 0.000.`, true},
+		{`svchost,1234,,1,C:\Windows\SoftwareDistribution\DataStore\DataStore.edb,0`, false},
+	} {
+		if _, _, _, ok := ntdsCopy(ev(tc.param)); ok != tc.want {
+			t.Errorf("%s: fired %v, want %v", tc.param, ok, tc.want)
 		}
 	}
 }
