@@ -31,40 +31,46 @@ import (
 // drivers, IIS's worker tunnelling RDP and SMB (Tunna), Atomic Red Team's
 // WMI subscription (its command-line consumer and its binding), and of the
 // Application log's kinds ntds.dit opened from a snapshot and a copy,
-// LSASS's silent-exit dump, xp_cmdshell turned on and called — and on no
+// LSASS's silent-exit dump, xp_cmdshell turned on and called, an MSI
+// installed from a URL, bitsadmin's two jobs of a local cmd.exe, an RDP
+// logon from 127.0.0.1, a WinRM shell — and on no
 // record of any other recording. The real Winlogbeat documents (routine
 // logons, process creations, script blocks) match none.
 func TestFootholdKindsOnRecordings(t *testing.T) {
 	want := map[string]int{
-		"Credential Access/LsassSilentProcessExit_process_exit_monitor_3001_lsass.evtx windows_lsass_exit_dump":  2,
-		"Credential Access/dc_applog_ntdsutil_dfir_325_326_327.evtx windows_ntds_copy":                           4,
-		"Defense Evasion/DE_xp_cmdshell_enabled_MSSQL_EID_15457.evtx windows_mssql_xp_cmdshell":                  1,
-		"Lateral Movement/LM_xp_cmdshell_MSSQL_Events.evtx windows_mssql_xp_cmdshell":                            1,
-		"Lateral Movement/MSSQL_15281_xp_cmdshell_exec_failed_attempt.evtx windows_mssql_xp_cmdshell":            1,
-		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_wmi_subscription":                   2,
-		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx windows_web_tunnel":                       4,
-		"Privilege Escalation/privesc_registry_symlink_CVE-2020-1377.evtx windows_registry_symlink":              1,
-		"Privilege Escalation/privesc_spoolfool_mahdihtm_sysmon_1_11_7_13.evtx windows_spool_driver_write":       1,
-		"AutomatedTestingTools/Malware/sideloading_uacbypass_rundll32_injection_c2.evtx windows_dropped_program": 1,
-		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_registry_persistence":               8,
-		"Defense Evasion/DE_Powershell_CLM_Disabled_Sysmon_12.evtx windows_powershell_policy_lifted":             1,
-		"Defense Evasion/de_powershell_execpolicy_changed_sysmon_13.evtx windows_powershell_policy_lifted":       1,
-		"Defense Evasion/sysmon_2_11_evasion_timestomp_MACE.evtx windows_startup_folder_write":                   1,
-		"Discovery/4799_remote_local_groups_enumeration.evtx windows_remote_group_listing":                       3,
-		"Execution/sysmon_zipexec.evtx windows_dropped_program":                                                  1,
-		"Lateral Movement/LM_NewShare_Added_Sysmon_12_13.evtx windows_registry_persistence":                      1,
-		"Lateral Movement/LM_PowershellRemoting_sysmon_1_wsmprovhost.evtx windows_winrm_command":                 1,
-		"Lateral Movement/LM_tsclient_startup_folder.evtx windows_startup_folder_write":                          1,
-		"Lateral Movement/LM_winrm_exec_sysmon_1_winrshost.evtx windows_winrm_command":                           1,
-		"Other/emotet/exec_emotet_ps_4104.evtx windows_obfuscated_powershell":                                    1,
-		"Other/emotet/exec_emotet_ps_800_get-item.evtx windows_obfuscated_powershell":                            1,
-		"Other/emotet/exec_emotet_ps_800_invoke-item.evtx windows_obfuscated_powershell":                         1,
-		"Other/emotet/exec_emotet_sysmon_1.evtx windows_dropped_program":                                         1,
-		"Persistence/persistence_SilentProcessExit_ImageHijack_sysmon_13_1.evtx windows_registry_persistence":    1,
-		"Persistence/persistence_pendingGPO_sysmon_13.evtx windows_registry_persistence":                         3,
-		"Persistence/sysmon_13_1_persistence_via_winlogon_shell.evtx windows_registry_persistence":               1,
-		"Persistence/sysmon_local_account_creation_and_added_admingroup_12_13.evtx windows_registry_persistence": 5,
-		"Privilege Escalation/sysmon_privesc_psexec_dwell.evtx windows_dropped_program":                          1,
+		"Command and Control/DE_RDP_Tunneling_TerminalServices-RemoteConnectionManagerOperational_1149.evtx windows_rdp_tunnel": 1,
+		"Execution/rogue_msi_url_1040_1042.evtx windows_msi_from_url":                                                           1,
+		"Lateral Movement/LM_winrm_target_wrmlogs_91_wsmanShellStarted_poorLog.evtx windows_winrm_shell":                        1,
+		"Persistence/persist_bitsadmin_Microsoft-Windows-Bits-Client-Operational.evtx windows_bits_job":                         2,
+		"Credential Access/LsassSilentProcessExit_process_exit_monitor_3001_lsass.evtx windows_lsass_exit_dump":                 2,
+		"Credential Access/dc_applog_ntdsutil_dfir_325_326_327.evtx windows_ntds_copy":                                          4,
+		"Defense Evasion/DE_xp_cmdshell_enabled_MSSQL_EID_15457.evtx windows_mssql_xp_cmdshell":                                 1,
+		"Lateral Movement/LM_xp_cmdshell_MSSQL_Events.evtx windows_mssql_xp_cmdshell":                                           1,
+		"Lateral Movement/MSSQL_15281_xp_cmdshell_exec_failed_attempt.evtx windows_mssql_xp_cmdshell":                           1,
+		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_wmi_subscription":                                  2,
+		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx windows_web_tunnel":                                      4,
+		"Privilege Escalation/privesc_registry_symlink_CVE-2020-1377.evtx windows_registry_symlink":                             1,
+		"Privilege Escalation/privesc_spoolfool_mahdihtm_sysmon_1_11_7_13.evtx windows_spool_driver_write":                      1,
+		"AutomatedTestingTools/Malware/sideloading_uacbypass_rundll32_injection_c2.evtx windows_dropped_program":                1,
+		"AutomatedTestingTools/PanacheSysmon_vs_AtomicRedTeam01.evtx windows_registry_persistence":                              8,
+		"Defense Evasion/DE_Powershell_CLM_Disabled_Sysmon_12.evtx windows_powershell_policy_lifted":                            1,
+		"Defense Evasion/de_powershell_execpolicy_changed_sysmon_13.evtx windows_powershell_policy_lifted":                      1,
+		"Defense Evasion/sysmon_2_11_evasion_timestomp_MACE.evtx windows_startup_folder_write":                                  1,
+		"Discovery/4799_remote_local_groups_enumeration.evtx windows_remote_group_listing":                                      3,
+		"Execution/sysmon_zipexec.evtx windows_dropped_program":                                                                 1,
+		"Lateral Movement/LM_NewShare_Added_Sysmon_12_13.evtx windows_registry_persistence":                                     1,
+		"Lateral Movement/LM_PowershellRemoting_sysmon_1_wsmprovhost.evtx windows_winrm_command":                                1,
+		"Lateral Movement/LM_tsclient_startup_folder.evtx windows_startup_folder_write":                                         1,
+		"Lateral Movement/LM_winrm_exec_sysmon_1_winrshost.evtx windows_winrm_command":                                          1,
+		"Other/emotet/exec_emotet_ps_4104.evtx windows_obfuscated_powershell":                                                   1,
+		"Other/emotet/exec_emotet_ps_800_get-item.evtx windows_obfuscated_powershell":                                           1,
+		"Other/emotet/exec_emotet_ps_800_invoke-item.evtx windows_obfuscated_powershell":                                        1,
+		"Other/emotet/exec_emotet_sysmon_1.evtx windows_dropped_program":                                                        1,
+		"Persistence/persistence_SilentProcessExit_ImageHijack_sysmon_13_1.evtx windows_registry_persistence":                   1,
+		"Persistence/persistence_pendingGPO_sysmon_13.evtx windows_registry_persistence":                                        3,
+		"Persistence/sysmon_13_1_persistence_via_winlogon_shell.evtx windows_registry_persistence":                              1,
+		"Persistence/sysmon_local_account_creation_and_added_admingroup_12_13.evtx windows_registry_persistence":                5,
+		"Privilege Escalation/sysmon_privesc_psexec_dwell.evtx windows_dropped_program":                                         1,
 	}
 	got := map[string]int{}
 	eachRecorded(t, func(rel string, ev parse.Event) {
@@ -347,6 +353,23 @@ func TestNTDSCopy(t *testing.T) {
 	} {
 		if _, _, _, ok := ntdsCopy(ev(tc.param)); ok != tc.want {
 			t.Errorf("%s: fired %v, want %v", tc.param, ok, tc.want)
+		}
+	}
+}
+
+// TestBareAddress: which BITS sources name their server by address.
+func TestBareAddress(t *testing.T) {
+	for url, want := range map[string]bool{
+		"http://10.0.0.5/a.exe":                      true,
+		"https://203.0.113.9:8443/x":                 true,
+		"http://[2001:db8::1]/x":                     true,
+		"http://user@198.51.100.7/x":                 true,
+		"http://download.windowsupdate.com/c/msdl/x": false,
+		"https://dl.google.com/update2/x.exe":        false,
+		"http://1.2.3.4.example.com/x":               false,
+	} {
+		if got := bareAddress(url); got != want {
+			t.Errorf("bareAddress(%s) = %v, want %v", url, got, want)
 		}
 	}
 }

@@ -239,7 +239,7 @@ func correlationDump(ctx context.Context, s *Store) (string, error) {
 // observations and incidents, the two 5145 rules' re-keyed bursts, and
 // what they joined or left (the Sigma engine's guards and groups, before
 // them, left the dump as it was: bf4245…).
-const replayDump = "dda9151c340d1949418efdc990bbe474631acb09291d0afa118bff8307b18765"
+const replayDump = "4675a33e5e8951d1acfaca9a834c04dd8c9b52884ff522db8ba2ef6cf9ed063a"
 
 // TestCorrelationReplayUnchanged replays 23 batches of the Windows mix
 // (some 2,400 history events, 1,300 of them growths, 260 bursts, 37
