@@ -36,14 +36,21 @@ func runnable(lower string) bool {
 // next logon (ATT&CK T1547.001). Installers (msiexec, programs in
 // Program Files) put shortcuts there, not programs, and are left out.
 func startupFolder(f parse.Event) (string, string, []vigil.NodeRef, bool) {
+	return fileWritten(f, func(lower, exe string) bool {
+		return strings.Contains(lower, `\start menu\programs\startup\`) && runnable(lower) &&
+			!installed(exe) && !strings.EqualFold(baseName(exe), "msiexec.exe")
+	})
+}
+
+// fileWritten matches a Sysmon 11 (file created) whose path (in lower
+// case) and writing program is accepts: keyed by the host, the file its
+// member.
+func fileWritten(f parse.Event, is func(lower, exe string) bool) (string, string, []vigil.NodeRef, bool) {
 	if !code(f, sysmon, "11") {
 		return "", "", nil, false
 	}
 	path := str(f, "file.path")
-	lower := strings.ToLower(path)
-	exe := str(f, "process.executable")
-	if !strings.Contains(lower, `\start menu\programs\startup\`) || !runnable(lower) ||
-		installed(exe) || strings.EqualFold(baseName(exe), "msiexec.exe") {
+	if !is(strings.ToLower(path), str(f, "process.executable")) {
 		return "", "", nil, false
 	}
 	key, refs := hostKey(f)
@@ -241,19 +248,10 @@ func registrySymlink(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 // (CVE-2021-34527) and SpoolFool (CVE-2022-21999) make it do. Keyed by
 // the host, the library its member.
 func spoolDriverWrite(f parse.Event) (string, string, []vigil.NodeRef, bool) {
-	if !code(f, sysmon, "11") {
-		return "", "", nil, false
-	}
-	path := str(f, "file.path")
-	lower := strings.ToLower(path)
-	exe := str(f, "process.executable")
-	if !strings.Contains(lower, `\spool\drivers\`) || !strings.HasSuffix(lower, ".dll") ||
-		exe == "" || strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) || installed(exe) {
-		return "", "", nil, false
-	}
-	key, refs := hostKey(f)
-	return key, path, nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false),
-		node(vigil.NodeHash, str(f, "file.hash.sha256"), false)), true
+	return fileWritten(f, func(lower, exe string) bool {
+		return strings.Contains(lower, `\spool\drivers\`) && strings.HasSuffix(lower, ".dll") &&
+			exe != "" && !strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) && !installed(exe)
+	})
 }
 
 // webServers are the processes, by name in lower case, that serve web
