@@ -1,14 +1,12 @@
 package detect_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/vigil-soc/vigil"
 	"github.com/vigil-soc/vigil/internal/detect"
-	"github.com/vigil-soc/vigil/internal/evtx"
 	"github.com/vigil-soc/vigil/internal/parse"
 	"github.com/vigil-soc/vigil/internal/pipeline"
 )
@@ -152,22 +150,12 @@ func BenchmarkDetectStore(b *testing.B) {
 // id) and with every detector reading every event ("each", as before the
 // group).
 func BenchmarkWindowsDetections(b *testing.B) {
-	root := filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx")
-	files, _ := filepath.Glob(filepath.Join(root, "*", "*.evtx"))
-	deeper, _ := filepath.Glob(filepath.Join(root, "*", "*", "*.evtx"))
 	var evs []*detect.Event
-	for _, f := range append(files, deeper...) {
-		docs, err := evtx.Documents(f)
-		if err != nil {
-			b.Fatal(err)
+	for _, r := range readRecordings(b) {
+		for _, d := range evtxRecords(b, r.path) {
+			res := parse.Parse("windows", d, ref)
+			evs = append(evs, &detect.Event{ArtifactID: vigil.NewID(), Source: "windows", At: res.Time, Fields: res.Event})
 		}
-		for _, d := range docs {
-			r := parse.Parse("windows", d, ref)
-			evs = append(evs, &detect.Event{ArtifactID: vigil.NewID(), Source: "windows", At: r.Time, Fields: r.Event})
-		}
-	}
-	if len(evs) == 0 {
-		b.Fatalf("no recordings under %s (../shared/datasets beside the checkout)", root)
 	}
 	grouped := detect.Default(detect.Config{})
 	var each []detect.Detector

@@ -25,12 +25,6 @@ func processCreated(f parse.Event) bool {
 	return code(f, sysmon, "1") || code(f, "Security", "4688")
 }
 
-// runnable reports whether a path, in lower case, names a file Windows
-// runs: a program, a library or a script.
-func runnable(lower string) bool {
-	return slices.ContainsFunc(executableExts, func(ext string) bool { return strings.HasSuffix(lower, ext) })
-}
-
 // startupFolder matches a Sysmon 11 (file created) of a program or script
 // in a Startup folder, the user's or all users': Windows runs it at the
 // next logon (ATT&CK T1547.001). Installers (msiexec, programs in
@@ -58,37 +52,34 @@ func fileWritten(f parse.Event, is func(lower, exe string) bool) (string, string
 		node(vigil.NodeHash, str(f, "file.hash.sha256"), false)), true
 }
 
-// registrySetting is a registry change (Sysmon 12, 13, 14) one of the
-// registry kinds fires on.
-type registrySetting struct {
-	// match reports whether a change is the setting's: the key or value
-	// path and its new data in lower case, and what was done
-	// ("registry-setvalue", "registry-createkey", "registry-deletevalue").
-	match func(path, data, action string) bool
-}
+// registrySetting reports whether a registry change (Sysmon 12, 13, 14)
+// is one a registry kind fires on: the key or value path and its new data
+// in lower case, and what was done ("registry-setvalue",
+// "registry-createkey", "registry-deletevalue").
+type registrySetting func(path, data, action string) bool
 
 // setTo returns a registrySetting of a value whose path ends with one of
 // suffixes, set to data holding one of values (any data if none).
 func setTo(suffixes []string, values ...string) registrySetting {
-	return registrySetting{match: func(path, data, action string) bool {
+	return func(path, data, action string) bool {
 		if action != "registry-setvalue" || !slices.ContainsFunc(suffixes, func(s string) bool { return strings.HasSuffix(path, s) }) {
 			return false
 		}
 		return len(values) == 0 || slices.ContainsFunc(values, func(v string) bool { return strings.Contains(data, v) })
-	}}
+	}
 }
 
 // under returns a registrySetting of a key or value created or set below
 // the key path that ends with parent, one level down when direct.
 func under(parent, action string, direct bool) registrySetting {
-	return registrySetting{match: func(path, _, act string) bool {
+	return func(path, _, act string) bool {
 		i := strings.Index(path, parent)
 		if i < 0 || act != action {
 			return false
 		}
 		rest := path[i+len(parent):]
 		return rest != "" && (!direct || !strings.Contains(rest, `\`))
-	}}
+	}
 }
 
 // persistenceSettings are registry changes that make something run, or an
@@ -105,11 +96,11 @@ var persistenceSettings = []registrySetting{
 	under(`\ieak\grouppolicy\pendinggpos\`, "registry-setvalue", true),
 	setTo([]string{`\debugger`}),
 	setTo([]string{`\monitorprocess`}),
-	{match: func(path, data, action string) bool {
+	func(path, data, action string) bool {
 		return action == "registry-setvalue" && strings.Contains(path, `\winlogon\`) &&
 			(strings.HasSuffix(path, `\winlogon\shell`) && strings.TrimSpace(data) != "explorer.exe" ||
 				strings.HasSuffix(path, `\winlogon\userinit`) && strings.TrimRight(strings.TrimSpace(data), ",") != `c:\windows\system32\userinit.exe`)
-	}},
+	},
 	setTo([]string{`\control\lsa\security packages`, `\control\lsa\authentication packages`, `\control\lsa\notification packages`}),
 }
 
@@ -129,10 +120,10 @@ var defenceSettings = []registrySetting{
 var powershellSettings = []registrySetting{
 	setTo([]string{`\shellids\microsoft.powershell\executionpolicy`, `\policies\microsoft\windows\powershell\executionpolicy`},
 		"bypass", "unrestricted"),
-	{match: func(path, data, action string) bool {
+	func(path, data, action string) bool {
 		return strings.HasSuffix(path, `\environment\__pslockdownpolicy`) &&
 			(strings.HasPrefix(action, "registry-delete") || action == "registry-setvalue" && !strings.Contains(data, "0x00000004"))
-	}},
+	},
 }
 
 // registryKind matches the Sysmon registry events of one of settings:
@@ -144,7 +135,7 @@ func registryKind(settings []registrySetting) func(f parse.Event) (string, strin
 		}
 		path := str(f, "registry.path")
 		lower, data, action := strings.ToLower(path), strings.ToLower(str(f, "registry.data.strings")), str(f, "event.action")
-		if !slices.ContainsFunc(settings, func(s registrySetting) bool { return s.match(lower, data, action) }) {
+		if !slices.ContainsFunc(settings, func(is registrySetting) bool { return is(lower, data, action) }) {
 			return "", "", nil, false
 		}
 		key, refs := hostKey(f)
@@ -233,8 +224,7 @@ func registrySymlink(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 	if !code(f, sysmon, "13") || !strings.HasSuffix(strings.ToLower(str(f, "registry.path")), `\symboliclinkvalue`) {
 		return "", "", nil, false
 	}
-	exe := str(f, "process.executable")
-	if exe == "" || strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) || installed(exe) {
+	if !broughtIn(str(f, "process.executable")) {
 		return "", "", nil, false
 	}
 	key, refs := hostKey(f)
@@ -249,8 +239,7 @@ func registrySymlink(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 // the host, the library its member.
 func spoolDriverWrite(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 	return fileWritten(f, func(lower, exe string) bool {
-		return strings.Contains(lower, `\spool\drivers\`) && strings.HasSuffix(lower, ".dll") &&
-			exe != "" && !strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) && !installed(exe)
+		return strings.Contains(lower, `\spool\drivers\`) && strings.HasSuffix(lower, ".dll") && broughtIn(exe)
 	})
 }
 
@@ -287,7 +276,7 @@ func webTunnel(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 
 // wmiOwnConsumers are the event consumers Windows and its components
 // register themselves, by name in lower case.
-var wmiOwnConsumers = map[string]bool{"scm event log consumer": true, "bvtconsumer": true}
+var wmiOwnConsumers = []string{"scm event log consumer", "bvtconsumer"}
 
 // wmiSubscription matches a permanent WMI event subscription made: an
 // event consumer that runs a command or a script created (Sysmon 20), a
@@ -320,10 +309,9 @@ func wmiSubscription(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 	default:
 		return "", "", nil, false
 	}
-	for own := range wmiOwnConsumers {
-		if strings.Contains(strings.ToLower(member), own) {
-			return "", "", nil, false
-		}
+	lower := strings.ToLower(member)
+	if slices.ContainsFunc(wmiOwnConsumers, func(own string) bool { return strings.Contains(lower, own) }) {
+		return "", "", nil, false
 	}
 	key, refs := hostKey(f)
 	return key, capMember(member), nodes(refs, node(vigil.NodeUser, windowsAccount(f, "user"), false)), true

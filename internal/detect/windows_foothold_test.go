@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/vigil-soc/vigil"
-	"github.com/vigil-soc/vigil/internal/evtx"
 	"github.com/vigil-soc/vigil/internal/parse"
 )
 
@@ -277,11 +276,7 @@ func FuzzWindowsKinds(f *testing.F) {
 		"Discovery/4799_remote_local_groups_enumeration.evtx",
 		"Command and Control/tunna_iis_rdp_smb_tunneling_sysmon_3.evtx",
 	} {
-		docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
-		if err != nil {
-			f.Fatal(err)
-		}
-		for _, d := range docs {
+		for _, d := range recordedDocs(f, file) {
 			f.Add(d)
 		}
 	}

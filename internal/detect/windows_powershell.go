@@ -49,7 +49,7 @@ func obfuscated(text string) bool {
 	if len(text) < 40 {
 		return false
 	}
-	var joins, ticks int
+	var joins, ticks, chars int
 	for i := 0; i < len(text); i++ {
 		switch c := text[i]; c {
 		case '\'', '"':
@@ -72,10 +72,13 @@ func obfuscated(text string) bool {
 			if i > 0 && i+1 < len(text) && letter(text[i-1]) && letter(text[i+1]) && !strings.ContainsRune("0abefnrtuv", rune(text[i+1])) {
 				ticks++
 			}
+		case '[':
+			if i+6 <= len(text) && strings.EqualFold(text[i:i+6], "[char]") {
+				chars++
+			}
 		}
 	}
-	return joins >= obfuscatedJoins || ticks >= obfuscatedTicks ||
-		strings.Count(strings.ToLower(text), "[char]") >= obfuscatedChars
+	return joins >= obfuscatedJoins || ticks >= obfuscatedTicks || chars >= obfuscatedChars
 }
 
 // skipSpace returns the index of the first byte of s from i that is not a

@@ -36,7 +36,7 @@ type recording struct {
 	channels     string
 }
 
-func readRecordings(t *testing.T) []recording {
+func readRecordings(t testing.TB) []recording {
 	t.Helper()
 	f, err := os.Open(filepath.Join(datasets(t), "windows", "evtx", "INDEX.md"))
 	if err != nil {

@@ -66,6 +66,19 @@ func installed(exe string) bool {
 	return false
 }
 
+// broughtIn reports whether a program is one brought to the host: named,
+// and outside Windows' folder and the installed programs' — a user's
+// folder, a download or a share.
+func broughtIn(exe string) bool {
+	return exe != "" && !strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) && !installed(exe)
+}
+
+// runnable reports whether a path, in lower case, names a file Windows
+// runs: a program, a library or a script (executableExts).
+func runnable(lower string) bool {
+	return slices.ContainsFunc(executableExts, func(ext string) bool { return strings.HasSuffix(lower, ext) })
+}
+
 // baseName returns what follows a Windows path's last backslash.
 func baseName(p string) string { return p[strings.LastIndexByte(p, '\\')+1:] }
 
@@ -144,8 +157,7 @@ func adminShareWrite(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 	file := str(f, "winlog.event_data.RelativeTargetName")
 	lower := strings.ToLower(file)
 	if !strings.HasSuffix(share, "$") || strings.HasSuffix(share, `\ipc$`) ||
-		!strings.Contains(str(f, "winlog.event_data.AccessList"), "%%4417") ||
-		!slices.ContainsFunc(executableExts, func(ext string) bool { return strings.HasSuffix(lower, ext) }) {
+		!strings.Contains(str(f, "winlog.event_data.AccessList"), "%%4417") || !runnable(lower) {
 		return "", "", nil, false
 	}
 	ip := str(f, "source.ip")
@@ -167,7 +179,7 @@ func debugPrivilege(f parse.Event) (string, string, []vigil.NodeRef, bool) {
 		return "", "", nil, false
 	}
 	exe := str(f, "process.executable")
-	if exe == "" || installed(exe) || strings.HasPrefix(strings.ToLower(exe), `c:\windows\`) {
+	if !broughtIn(exe) {
 		return "", "", nil, false
 	}
 	key, refs := hostKey(f)

@@ -165,14 +165,22 @@ func TestDebugPrivilege(t *testing.T) {
 	}
 }
 
+// recordedDocs reads a recording of ../shared/datasets/windows/evtx as
+// the documents vigil import sends.
+func recordedDocs(tb testing.TB, file string) [][]byte {
+	tb.Helper()
+	docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return docs
+}
+
 // parsedRecords reads a recording of ../shared/datasets/windows/evtx as
 // vigil import sends it and parses each record as the pipeline does.
 func parsedRecords(t *testing.T, file string) []parse.Event {
 	t.Helper()
-	docs, err := evtx.Documents(filepath.Join("..", "..", "..", "shared", "datasets", "windows", "evtx", file))
-	if err != nil {
-		t.Fatal(err)
-	}
+	docs := recordedDocs(t, file)
 	out := make([]parse.Event, len(docs))
 	for i, doc := range docs {
 		out[i] = parse.Parse("windows", doc, time.Time{}).Event
