@@ -58,10 +58,11 @@ type Tally struct {
 	spans     map[string]time.Duration
 	lastSweep time.Time
 	stats     TallyStats
-	// log holds on disk the cold keys of one signal spilled beyond the
-	// limit (nil: they spill to the store).
-	log *spillLog
-	rec []byte // a record being logged
+	// log holds on disk the cold keys (of up to logSignalsMax signals)
+	// spilled beyond the limit (nil: they spill to the store).
+	log      *spillLog
+	rec      []byte       // a record being logged
+	unlogged []heldSignal // the signals of a record read back
 }
 
 // TallyStats counts what the Tally did with keys since it was made.
@@ -174,7 +175,7 @@ func NewTally(lateness time.Duration, limit int) *Tally {
 		gone: newGoneKeys(), marks: map[[2]string]int64{}, spans: map[string]time.Duration{}}
 }
 
-// SpillTo makes the keys of one signal that t spills beyond its limit go
+// SpillTo makes the keys of a few signals that t spills beyond its limit go
 // to files in dir (removed first, and when t closes), up to logFactor
 // times the limit, instead of the store: see spillLog.
 func (t *Tally) SpillTo(dir string) error {
@@ -199,6 +200,11 @@ const (
 	logFactor = 96
 	logMin    = 1 << 20
 )
+
+// logSignalsMax is the most signals of a key the spill log takes as one
+// record (a record of a scanner's signal is about 90 bytes, and at most
+// logRecordMax): a busier key stays in memory or spills to the store.
+const logSignalsMax = 8
 
 // Close removes the files of t's spill log, if any: call it after Drain.
 func (t *Tally) Close() error {
@@ -298,8 +304,8 @@ func (t *Tally) route(org string, ds []*vigil.Detection, now time.Time) routed {
 		}
 		if h == nil && c == nil && t.log != nil {
 			if hs, ok := t.unlog(ref.pair, tk.key, t.marks[m]-int64(d.Span+t.lateness)); ok {
-				ref, c = t.cold.intern(ref.pair, tk.key), t.cold.scratchOf(hs)
-				t.held++
+				ref, c = t.cold.intern(ref.pair, tk.key), t.cold.scratchOf(hs...)
+				t.held += len(hs)
 			}
 		}
 		if h != nil {
@@ -422,12 +428,10 @@ func (t *Tally) spill(out *routed, org string, ds []*vigil.Detection) {
 		if t.held <= t.limit-t.limit/100 {
 			return
 		}
-		if e.flags&heldMany == 0 && t.log != nil {
-			key := t.cold.key(ref)
-			t.rec = t.codec.appendRecord(t.rec[:0], key, e)
-			if t.log.put(ref.pair, key, e.at, t.rec) {
+		if t.log != nil {
+			if n, ok := t.logKey(ref, e); ok {
 				t.stats.Logged++
-				t.held--
+				t.held -= n
 				t.cold.del(ref)
 				continue
 			}
@@ -452,6 +456,28 @@ func (t *Tally) spill(out *routed, org string, ds []*vigil.Detection) {
 		}
 		out.spilled[&d] = true
 	}
+}
+
+// logKey puts the cold key ref, whose entry in cold.one is e, in the
+// spill log and returns how many signals it held; false when the log
+// does not take it (full, failed, or the key too busy for one record).
+// A scanner that comes back within its horizon holds a few signals:
+// before such keys could be logged, a full Tally sent every one of them
+// to the store, a row per signal and the store's to decide from then on
+// (the edge mix with the same scanners a second time ran at half the
+// rate, docs/benchmarks.md, issue 34).
+func (t *Tally) logKey(ref coldRef, e heldSignal) (int, bool) {
+	var buf [1]heldSignal
+	sigs := t.cold.signals(ref, e, &buf)
+	if len(sigs) > logSignalsMax {
+		return 0, false
+	}
+	key := t.cold.key(ref)
+	t.rec = t.codec.appendRecord(t.rec[:0], key, sigs...)
+	if !t.log.put(ref.pair, key, e.at, t.rec) {
+		return 0, false
+	}
+	return len(sigs), true
 }
 
 // sweep forgets the keys whose newest signal is more than Span + Lateness
@@ -627,21 +653,22 @@ func (t *Tally) Prune(r vigil.SignalRetention) int {
 
 // unlog takes the signal of key of pair out of the spill log, false when
 // the log holds none at or after from.
-func (t *Tally) unlog(pair uint32, key string, from int64) (heldSignal, bool) {
+func (t *Tally) unlog(pair uint32, key string, from int64) ([]heldSignal, bool) {
 	rec, ok, err := t.log.take(pair, key, from)
 	if err != nil {
 		t.stats.LogLost++
 	}
 	if !ok {
-		return heldSignal{}, false
+		return nil, false
 	}
-	_, h, err := t.codec.readRecord(rec)
+	_, hs, err := t.codec.readRecord(rec, t.unlogged[:0])
+	t.unlogged = hs
 	if err != nil {
 		t.stats.LogLost++
-		return heldSignal{}, false
+		return nil, false
 	}
 	t.stats.Unlogged++
-	return h, true
+	return hs, true
 }
 
 // Held is the signals of one key held in memory.
@@ -666,15 +693,15 @@ func (t *Tally) Drain() []Held {
 	}
 	if t.log != nil {
 		err := t.log.drain(func(pair uint32, rec []byte) {
-			key, h, err := t.codec.readRecord(rec)
+			key, hs, err := t.codec.readRecord(rec, nil)
 			if err != nil {
 				t.stats.LogLost++
 				return
 			}
 			p := t.pairNames[pair]
 			tk := tallyKey{p[0], p[1], key}
-			out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: []vigil.Signal{t.codec.decode(key, h)}})
-			t.hot[tk] = &hotKey{newest: h.at}
+			out = append(out, Held{Org: tk.org, Key: DetectionKey{tk.detector, tk.key}, Signals: t.codec.decodeAll(key, hs)})
+			t.hot[tk] = &hotKey{newest: hs[len(hs)-1].at}
 		})
 		if err != nil {
 			t.stats.LogLost++ // some records may be lost

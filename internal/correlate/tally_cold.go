@@ -121,10 +121,10 @@ func (cs *coldKeys) get(r coldRef) *coldKey {
 	return cs.scratchOf(h)
 }
 
-// scratchOf returns the scratch key holding h alone.
-func (cs *coldKeys) scratchOf(h heldSignal) *coldKey {
+// scratchOf returns the scratch key holding hs.
+func (cs *coldKeys) scratchOf(hs ...heldSignal) *coldKey {
 	c := cs.fresh()
-	c.sigs = append(c.sigs, h)
+	c.sigs = append(c.sigs, hs...)
 	return c
 }
 

@@ -12,7 +12,7 @@ import (
 	"path/filepath"
 )
 
-// spillLog keeps on disk the cold keys of one signal that a full Tally
+// spillLog keeps on disk the cold keys of a few signals that a full Tally
 // spills, instead of the store's transaction: on an internet-facing host
 // nearly every key of a port scan or a failed login is a scanning address
 // seen once, held for its span and the lateness (3 to 7 minutes), and at
@@ -412,29 +412,34 @@ func (l *spillLog) close() error {
 	return errors.Join(errs...)
 }
 
-// A record is its key, its signal's time, artifact id, count and flags,
-// and its strings written out (the codec's numbers are renumbered while
-// it is on disk): member, unit, the signal's own key, the artifact id
-// when no UUID, and its nodes' templates as the codec's lists are keyed.
+// A record is its key, then each of its signals by time: its time,
+// artifact id, count and flags, and its strings written out (the codec's
+// numbers are renumbered while it is on disk): member, unit, the signal's
+// own key, the artifact id when no UUID, and its nodes' templates as the
+// codec's lists are keyed. A record of one signal is what the log and the
+// snapshot held before a key of several could be logged.
 
-// appendRecord appends the record of h, held under key.
-func (c *heldCodec) appendRecord(b []byte, key string, h heldSignal) []byte {
+// appendRecord appends the record of hs, the signals of key by time.
+func (c *heldCodec) appendRecord(b []byte, key string, hs ...heldSignal) []byte {
 	b = appendString(b, key)
-	b = binary.LittleEndian.AppendUint64(b, uint64(h.at))
-	b = append(b, h.id[:]...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(h.count))
-	b = append(b, h.flags)
-	b = appendString(b, c.names[h.member])
-	b = appendString(b, c.names[h.unit])
-	b = appendString(b, c.names[h.key])
-	if h.flags&heldIDString != 0 {
-		b = appendString(b, c.names[h.id.number()])
+	for _, h := range hs {
+		b = binary.LittleEndian.AppendUint64(b, uint64(h.at))
+		b = append(b, h.id[:]...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(h.count))
+		b = append(b, h.flags)
+		b = appendString(b, c.names[h.member])
+		b = appendString(b, c.names[h.unit])
+		b = appendString(b, c.names[h.key])
+		if h.flags&heldIDString != 0 {
+			b = appendString(b, c.names[h.id.number()])
+		}
+		var enc []byte
+		for _, t := range c.tmpls[h.nodes] {
+			enc = appendTemplate(enc, t)
+		}
+		b = appendString(b, enc)
 	}
-	var enc []byte
-	for _, t := range c.tmpls[h.nodes] {
-		enc = appendTemplate(enc, t)
-	}
-	return appendString(b, enc)
+	return b
 }
 
 func appendString[S string | []byte](b []byte, s S) []byte {
@@ -457,13 +462,20 @@ func recordKey(rec []byte) []byte {
 	return k
 }
 
-// recordAt is the time of a record's signal.
+// recordAt is the time of a record's newest signal, its last.
 func recordAt(rec []byte) int64 {
 	_, b, ok := readString(rec)
-	if !ok || len(b) < 8 {
+	at := int64(math.MinInt64)
+	for ok && len(b) > 0 {
+		var sig signalFields
+		if sig, b, ok = readSignal(b); ok {
+			at = sig.at
+		}
+	}
+	if !ok {
 		return math.MinInt64
 	}
-	return int64(binary.LittleEndian.Uint64(b))
+	return at
 }
 
 // strOf is str of a string in bytes.
@@ -474,46 +486,74 @@ func (c *heldCodec) strOf(b []byte) uint32 {
 	return c.str(string(b))
 }
 
-// readRecord returns the signal of rec in c's numbers, and its key.
-func (c *heldCodec) readRecord(rec []byte) (string, heldSignal, error) {
-	bad := errors.New("spill log: a record cut short")
-	key, b, ok := readString(rec)
-	if !ok || len(b) < 8+16+4+1 {
-		return "", heldSignal{}, bad
+// signalFields is one signal of a record as read, its strings still
+// the record's bytes.
+type signalFields struct {
+	at    int64
+	id    heldID
+	count int32
+	flags uint8
+	strs  [4][]byte // member, unit, key, and the id when a string
+	nodes []byte
+}
+
+// readSignal reads the signal at the start of b and returns the rest of b.
+func readSignal(b []byte) (signalFields, []byte, bool) {
+	var f signalFields
+	if len(b) < 8+16+4+1 {
+		return f, nil, false
 	}
-	h := heldSignal{at: int64(binary.LittleEndian.Uint64(b))}
-	copy(h.id[:], b[8:24])
-	h.count = int32(binary.LittleEndian.Uint32(b[24:]))
-	h.flags = b[28]
+	f.at = int64(binary.LittleEndian.Uint64(b))
+	copy(f.id[:], b[8:24])
+	f.count = int32(binary.LittleEndian.Uint32(b[24:]))
+	f.flags = b[28]
 	b = b[29:]
-	var strs [4][]byte
 	n := 3
-	if h.flags&heldIDString != 0 {
+	if f.flags&heldIDString != 0 {
 		n = 4
 	}
+	var ok bool
 	for i := range n {
-		if strs[i], b, ok = readString(b); !ok {
-			return "", heldSignal{}, bad
+		if f.strs[i], b, ok = readString(b); !ok {
+			return f, nil, false
 		}
 	}
-	h.member, h.unit, h.key = c.strOf(strs[0]), c.strOf(strs[1]), c.strOf(strs[2])
-	if n == 4 {
-		h.id = stringID(c.strOf(strs[3]))
+	if f.nodes, b, ok = readString(b); !ok {
+		return f, nil, false
 	}
-	enc, _, ok := readString(b)
-	if !ok {
-		return "", heldSignal{}, bad
+	return f, b, true
+}
+
+// readRecord appends the signals of rec, in c's numbers, to into, and
+// returns them with rec's key.
+func (c *heldCodec) readRecord(rec []byte, into []heldSignal) (string, []heldSignal, error) {
+	bad := errors.New("spill log: a record cut short")
+	key, b, ok := readString(rec)
+	if !ok || len(b) == 0 {
+		return "", into, bad
 	}
-	if id, ok := c.lists[string(enc)]; ok {
-		h.nodes = id
-	} else {
-		t, err := parseTemplates(enc)
-		if err != nil {
-			return "", heldSignal{}, err
+	for len(b) > 0 {
+		var f signalFields
+		if f, b, ok = readSignal(b); !ok {
+			return "", into, bad
 		}
-		h.nodes = c.addList(string(enc), t)
+		h := heldSignal{at: f.at, id: f.id, count: f.count, flags: f.flags}
+		h.member, h.unit, h.key = c.strOf(f.strs[0]), c.strOf(f.strs[1]), c.strOf(f.strs[2])
+		if f.flags&heldIDString != 0 {
+			h.id = stringID(c.strOf(f.strs[3]))
+		}
+		if id, ok := c.lists[string(f.nodes)]; ok {
+			h.nodes = id
+		} else {
+			t, err := parseTemplates(f.nodes)
+			if err != nil {
+				return "", into, err
+			}
+			h.nodes = c.addList(string(f.nodes), t)
+		}
+		into = append(into, h)
 	}
-	return string(key), h, nil
+	return string(key), into, nil
 }
 
 // parseTemplates reads what appendTemplate wrote of each template.

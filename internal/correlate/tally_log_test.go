@@ -212,3 +212,71 @@ func TestDefaultTallyBound(t *testing.T) {
 		t.Fatalf("the log takes %d keys, want 9,600,000", tl.log.limit)
 	}
 }
+
+// TestTallyLogsKeysThatComeBack: a scanner that comes back within its
+// horizon holds a few signals; beyond the limit such keys go to the spill
+// log whole, not to the store, and fire with every signal as given when
+// they meet the thresholds. A key of more than logSignalsMax signals
+// still spills to the store.
+func TestTallyLogsKeysThatComeBack(t *testing.T) {
+	tl := NewTally(2*time.Minute, 100)
+	if err := tl.SpillTo(t.TempDir()); err != nil {
+		t.Fatal(err)
+	}
+	clock := t0
+	route := func(ds ...*vigil.Detection) routed {
+		clock = clock.Add(time.Millisecond)
+		return tl.route("org", ds, clock)
+	}
+	const keys = 5_000
+	keyOf := func(i int) string { return fmt.Sprintf("11.0.%d.%d", i/250, i%250) }
+	first := map[string][]vigil.Signal{}
+	for i := range keys {
+		key := keyOf(i)
+		at := t0.Add(time.Duration(i) * time.Millisecond)
+		sigs := []vigil.Signal{logSignal(key, 2*i, at, "22"), logSignal(key, 2*i+1, at.Add(time.Millisecond), "23")}
+		first[key] = sigs
+		// Two packets, one batch each: the second finds the first wherever it is.
+		if r := route(logScan(key, sigs[0])); len(r.ds) != 0 {
+			t.Fatalf("key %d: %d detections for the store, want none", i, len(r.ds))
+		}
+		if r := route(logScan(key, sigs[1])); len(r.ds) != 0 {
+			t.Fatalf("key %d came back: %d detections for the store, want none (logged with both packets)", i, len(r.ds))
+		}
+	}
+	st, held, _ := tl.Stats()
+	if st.Spilled != 0 || held > 100 || st.Logged < keys-100 {
+		t.Fatalf("tally %+v, %d held: want the keys of two packets logged, none spilled to the store", st, held)
+	}
+	for i := range keys {
+		key := keyOf(i)
+		at := t0.Add(keys * time.Millisecond)
+		r := route(logScan(key, logSignal(key, 2*keys+i, at, "80")))
+		if len(r.ds) != 1 || len(r.ds[0].Signals) != 3 {
+			t.Fatalf("key %d: %d detections, want one of its 3 packets", i, len(r.ds))
+		}
+		for j, want := range first[key] {
+			if got := sigString(r.ds[0].Signals[j]); got != sigString(want) {
+				t.Fatalf("key %d's packet %d came back as\n%s\nwant\n%s", i, j, got, sigString(want))
+			}
+		}
+	}
+	// A key of many packets on one port never fires a port scan; past
+	// logSignalsMax it is no record for the log, and spills to the store.
+	busy := "11.9.9.9"
+	var sigs []vigil.Signal
+	for i := range logSignalsMax + 1 {
+		sigs = append(sigs, logSignal(busy, 4*keys+i, t0.Add(keys*time.Millisecond), "22"))
+	}
+	route(logScan(busy, sigs...))
+	spilled := false
+	for i := 0; i < 20_000 && !spilled; i++ {
+		key := fmt.Sprintf("12.0.%d.%d", i/250, i%250)
+		for _, d := range route(logScan(key, logSignal(key, 5*keys+i, t0.Add(keys*time.Millisecond), "22"))).ds {
+			spilled = spilled || d.Key == busy && len(d.Signals) == logSignalsMax+1
+		}
+	}
+	if !spilled {
+		t.Fatalf("the key of %d packets was not spilled to the store whole", logSignalsMax+1)
+	}
+}

@@ -178,13 +178,13 @@ func (t *Tally) Restore(r io.ReadSeeker) (int, error) {
 			c := &coldKey{}
 			var key string
 			for range n {
-				k, h, err := t.codec.readRecord(sr.str())
+				k, hs, err := t.codec.readRecord(sr.str(), c.sigs)
 				if err != nil {
 					sr.fail(err)
 					break
 				}
 				key = k
-				c.sigs = append(c.sigs, h)
+				c.sigs = hs
 			}
 			if sr.err == nil {
 				t.restore(pair, key, c)
@@ -200,12 +200,12 @@ func (t *Tally) Restore(r io.ReadSeeker) (int, error) {
 				keys++
 				break
 			}
-			k, h, err := t.codec.readRecord(rec)
+			k, hs, err := t.codec.readRecord(rec, nil)
 			if err != nil {
 				sr.fail(err)
 				break
 			}
-			t.restore(pair, k, &coldKey{sigs: []heldSignal{h}})
+			t.restore(pair, k, &coldKey{sigs: hs})
 			keys++
 		case 'e':
 			return keys, nil

@@ -23,7 +23,7 @@ import (
 // loadTally returns a Tally of limit signals that knows every key the
 // database holds signals of (those that came near a threshold, and all of
 // them from before signals were counted in memory), holds what the
-// snapshot at path+".snapshot" holds, and spills its keys of one signal
+// snapshot at path+".snapshot" holds, and spills its keys of a few signals
 // to files in path (correlate.Tally.SpillTo).
 func loadTally(ctx context.Context, db *sql.DB, limit int, path string, log *slog.Logger) (*correlate.Tally, error) {
 	t := correlate.NewTally(0, limit)

@@ -155,26 +155,30 @@ func TestTallyMatchesTheStore(t *testing.T) {
 }
 
 // TestTallySpillKeepsTheCount: a key spilled to the database to keep
-// within the memory bound, with 4 packets, fires at its fifth: the
+// within the memory bound, with 9 packets on 2 ports (more than the spill
+// log takes as one record), fires at its tenth on a third port: the
 // spilled signals count.
 func TestTallySpillKeepsTheCount(t *testing.T) {
 	s := openTallyStore(t, filepath.Join(t.TempDir(), "v.db"), 1)
 	var sigs []vigil.Signal
-	for i := range 4 {
-		sigs = append(sigs, signalAt(t, fmt.Sprint("s", i), "203.0.113.9", time.Duration(i)*time.Second, fmt.Sprint(i), s))
+	var ids []string
+	for i := range 9 {
+		sigs = append(sigs, signalAt(t, fmt.Sprint("s", i), "203.0.113.9", time.Duration(i)*time.Second, fmt.Sprint(i%2), s))
+		ids = append(ids, fmt.Sprint("s", i))
 	}
 	if n := detectAll(t, s, scanDetection("203.0.113.9", sigs)); n != 0 {
-		t.Fatalf("4 packets fired %d", n)
+		t.Fatalf("9 packets on 2 ports fired %d", n)
 	}
-	if st, held, _ := s.Tally().Stats(); st.Spilled != 1 || held != 0 {
-		t.Fatalf("tally %+v, %d held: want the key spilled", st, held)
+	if st, held, _ := s.Tally().Stats(); st.Spilled != 1 || st.Logged != 0 || held != 0 {
+		t.Fatalf("tally %+v, %d held: want the key spilled to the database", st, held)
 	}
-	fifth := signalAt(t, "s4", "203.0.113.9", 5*time.Second, "4", s)
-	if n := detectAll(t, s, scanDetection("203.0.113.9", []vigil.Signal{fifth})); n != 1 {
-		t.Fatalf("the fifth packet recorded %d observations, want 1", n)
+	tenth := signalAt(t, "s9", "203.0.113.9", 9*time.Second, "2", s)
+	if n := detectAll(t, s, scanDetection("203.0.113.9", []vigil.Signal{tenth})); n != 1 {
+		t.Fatalf("the tenth packet recorded %d observations, want 1", n)
 	}
-	if got := observed(t, s); len(got) != 1 || !slices.Equal([]string{got[0]}, []string{"203.0.113.9: 5 packets, 5 ports, 09:00:00 to 09:00:05, grown false [s0 s1 s2 s3 s4]"}) {
-		t.Fatalf("observations %q", got)
+	want := fmt.Sprintf("203.0.113.9: 10 packets, 3 ports, 09:00:00 to 09:00:09, grown false %v", append(ids, "s9"))
+	if got := observed(t, s); len(got) != 1 || got[0] != want {
+		t.Fatalf("observations %q, want %q", got, want)
 	}
 }
 
