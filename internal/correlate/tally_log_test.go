@@ -25,21 +25,37 @@ func logSignal(key string, i int, at time.Time, port string) vigil.Signal {
 		Nodes: []vigil.NodeRef{{Type: vigil.NodeIP, Value: key, Key: true}, {Type: vigil.NodeIP, Value: "203.0.113.10"}}}
 }
 
+// tallyClock routes org's detections through a Tally, each call a
+// millisecond after the last.
+type tallyClock struct {
+	tl  *Tally
+	now time.Time
+}
+
+func (c *tallyClock) route(ds ...*vigil.Detection) routed {
+	c.now = c.now.Add(time.Millisecond)
+	return c.tl.route("org", ds, c.now)
+}
+
+// loggingTally returns a Tally of limit signals that spills to a log in
+// dir, its clock at t0.
+func loggingTally(t *testing.T, dir string, limit int) *tallyClock {
+	t.Helper()
+	tl := NewTally(2*time.Minute, limit)
+	if err := tl.SpillTo(dir); err != nil {
+		t.Fatal(err)
+	}
+	return &tallyClock{tl: tl, now: t0}
+}
+
 // TestTallyLogsKeysOfOneSignal: beyond its limit the Tally writes its keys
 // of one signal to its spill log, not to the store (it hands the store
 // nothing); a logged key that comes again fires with its logged signal
 // whole, and the keys past their horizon leave the log with their files.
 func TestTallyLogsKeysOfOneSignal(t *testing.T) {
 	dir := t.TempDir()
-	tl := NewTally(2*time.Minute, 100)
-	if err := tl.SpillTo(dir); err != nil {
-		t.Fatal(err)
-	}
-	clock := t0
-	route := func(ds ...*vigil.Detection) routed {
-		clock = clock.Add(time.Millisecond)
-		return tl.route("org", ds, clock)
-	}
+	tc := loggingTally(t, dir, 100)
+	tl, route := tc.tl, tc.route
 	const keys = 20_000
 	first := map[string]vigil.Signal{}
 	for i := range keys {
@@ -77,7 +93,7 @@ func TestTallyLogsKeysOfOneSignal(t *testing.T) {
 		route(logScan(key, logSignal(key, 3*keys+i, t0.Add(time.Minute+time.Duration(i)*time.Millisecond), "22")))
 	}
 	late := t0.Add(10 * time.Minute)
-	clock = clock.Add(time.Hour)
+	tc.now = tc.now.Add(time.Hour)
 	route(logScan("13.0.0.1", logSignal("13.0.0.1", 4*keys, late, "22")))
 	if n := tl.LogHeld(); n != 0 {
 		t.Fatalf("%d keys logged 9 minutes past their horizon, want none", n)
@@ -219,15 +235,8 @@ func TestDefaultTallyBound(t *testing.T) {
 // they meet the thresholds. A key of more than logSignalsMax signals
 // still spills to the store.
 func TestTallyLogsKeysThatComeBack(t *testing.T) {
-	tl := NewTally(2*time.Minute, 100)
-	if err := tl.SpillTo(t.TempDir()); err != nil {
-		t.Fatal(err)
-	}
-	clock := t0
-	route := func(ds ...*vigil.Detection) routed {
-		clock = clock.Add(time.Millisecond)
-		return tl.route("org", ds, clock)
-	}
+	tc := loggingTally(t, t.TempDir(), 100)
+	tl, route := tc.tl, tc.route
 	const keys = 5_000
 	keyOf := func(i int) string { return fmt.Sprintf("11.0.%d.%d", i/250, i%250) }
 	first := map[string][]vigil.Signal{}
