@@ -651,7 +651,7 @@ func (t *Tally) Prune(r vigil.SignalRetention) int {
 	return n
 }
 
-// unlog takes the signal of key of pair out of the spill log, false when
+// unlog takes the signals of key of pair out of the spill log, false when
 // the log holds none at or after from.
 func (t *Tally) unlog(pair uint32, key string, from int64) ([]heldSignal, bool) {
 	rec, ok, err := t.log.take(pair, key, from)
