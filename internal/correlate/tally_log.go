@@ -524,18 +524,21 @@ func readSignal(b []byte) (signalFields, []byte, bool) {
 	return f, b, true
 }
 
+// errRecordCut is a record that ends inside a signal: made once, as
+// every key read back from the log goes through readRecord.
+var errRecordCut = errors.New("spill log: a record cut short")
+
 // readRecord appends the signals of rec, in c's numbers, to into, and
 // returns them with rec's key.
 func (c *heldCodec) readRecord(rec []byte, into []heldSignal) (string, []heldSignal, error) {
-	bad := errors.New("spill log: a record cut short")
 	key, b, ok := readString(rec)
 	if !ok || len(b) == 0 {
-		return "", into, bad
+		return "", into, errRecordCut
 	}
 	for len(b) > 0 {
 		var f signalFields
 		if f, b, ok = readSignal(b); !ok {
-			return "", into, bad
+			return "", into, errRecordCut
 		}
 		h := heldSignal{at: f.at, id: f.id, count: f.count, flags: f.flags}
 		h.member, h.unit, h.key = c.strOf(f.strs[0]), c.strOf(f.strs[1]), c.strOf(f.strs[2])
